@@ -1,0 +1,521 @@
+import CMosquitto
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The libmosquitto handle, shared between the network thread and callers.
+///
+/// libmosquitto documents publish/subscribe/unsubscribe/disconnect as safe to call from other threads once
+/// `mosquitto_threaded_set` is on; `ClientCore.withHandle` keeps the handle alive while such a call runs.
+struct Handle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// The state behind a `MosquittoClient`: the network thread, libmosquitto's callbacks and the bookkeeping that
+/// ties each operation to the broker's acknowledgement.
+///
+/// Threading rules, from libmosquitto's design (see `shared/reference/libmosquitto.md`):
+/// - one thread of ours runs `mosquitto_loop`; every callback runs on it, under libmosquitto's callback mutex;
+/// - callbacks only copy data, update `state` under its lock and hand results to continuations: they never block;
+/// - no libmosquitto function is ever called while `state`'s lock is held, so callbacks (which take that lock)
+///   can't deadlock with callers (which take libmosquitto's internal locks);
+/// - `mosquitto_destroy` runs on the network thread after its loop ended and no caller is inside libmosquitto.
+///
+/// Why not `mosquitto_loop_start`: its thread exits silently on TLS, AUTH, DNS and protocol errors and offers no
+/// way to learn that it died, and its back-off sleep can't be cut short. Our loop around `mosquitto_loop` and
+/// `mosquitto_reconnect_async` retries what retrying can fix, reports every failure, stops promptly, and
+/// never blocks in a TCP connect, so stopping it is bounded.
+final class ClientCore: Sendable {
+    enum Phase {
+        case idle, connecting, connected, reconnecting, closing, closed
+    }
+
+    /// A broker acknowledgement, as libmosquitto reported it.
+    enum Ack {
+        case published(reasonCode: Int32)
+        case subscribed(granted: [Int32])
+        case unsubscribed
+    }
+
+    /// What an outstanding message id stands for.
+    enum Inflight {
+        case publish(topic: String, qos: MQTTQoS, completion: Completion<Void>)
+        /// `waiter` is nil for the batches that restore subscriptions after a reconnect.
+        case subscribe(filters: [String], qos: MQTTQoS, waiter: UInt64?, sequence: UInt64)
+        case unsubscribe(filters: [String], waiter: UInt64?, sequence: UInt64)
+    }
+
+    /// A SUBSCRIBE or UNSUBSCRIBE waiting for a connection.
+    struct PendingSend {
+        enum Kind { case subscribe(MQTTQoS), unsubscribe }
+        var kind: Kind
+        var filters: [String]
+        var waiter: UInt64
+        var sequence: UInt64
+    }
+
+    /// A caller's subscribe or unsubscribe, possibly spread over several packets.
+    struct Waiter {
+        var remaining: Int
+        var granted: [String: MQTTQoS] = [:]
+        var refused: [String] = []
+        let completion: Completion<[String: MQTTQoS]>
+    }
+
+    /// Progress of the subscriptions sent again after a reconnect.
+    struct Restore {
+        var remainingBatches: Int
+        var count: Int
+        var refused: [String] = []
+    }
+
+    struct State {
+        var phase: Phase = .idle
+        var handle: Handle?
+        /// Callers currently inside a libmosquitto call with `handle`.
+        var activeCalls = 0
+        /// Bumped on every connect and disconnect: an id sent under another generation may have been lost.
+        var generation: UInt64 = 0
+        var everConnected = false
+        var stopDeadline: ContinuousClock.Instant?
+        var connectCompletion: Completion<Bool>?
+        var subscriptions: [String: MQTTQoS] = [:]
+        var inflight: [Int32: Inflight] = [:]
+        /// Acknowledgements that arrived before the caller had recorded the message id.
+        var early: [Int32: Ack] = [:]
+        var waiters: [UInt64: Waiter] = [:]
+        var pendingSends: [PendingSend] = []
+        var nextID: UInt64 = 0
+        var restore: Restore?
+        /// Why the last connection or connection attempt ended, recorded by the callbacks for the network thread.
+        var lastFailureReason: String?
+        var lastFailureWasConnected = false
+        var lastRefusal: MosquittoError?
+        var lastLoggedError: String?
+        var reconnects: UInt64 = 0
+        /// Failed attempts since the last successful connection; drives the back-off.
+        var reconnectAttempt = 0
+        var lastDropLog: ContinuousClock.Instant?
+        var droppedSinceLog: UInt64 = 0
+
+        mutating func makeID() -> UInt64 {
+            nextID &+= 1
+            return nextID
+        }
+    }
+
+    let configuration: MosquittoConfiguration
+    let logger: Logger
+    let state = Mutex(State())
+    let messageContinuation: AsyncStream<MQTTMessage>.Continuation
+    let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
+    let received = Atomic<UInt64>(0)
+    let dropped = Atomic<UInt64>(0)
+    /// Wakes the network thread from its back-off wait when the client is asked to stop.
+    let wakeup = DispatchSemaphore(value: 0)
+    let exited = Completion<Void>()
+    /// Restore batches carry at most this many filters (one SUBSCRIBE packet each).
+    static let batchSize = 500
+
+    init(
+        configuration: MosquittoConfiguration,
+        logger: Logger,
+        messages: AsyncStream<MQTTMessage>.Continuation,
+        events: AsyncStream<ConnectionEvent>.Continuation
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.messageContinuation = messages
+        self.eventContinuation = events
+    }
+
+    var subscriptions: [String: MQTTQoS] { state.withLock { $0.subscriptions } }
+
+    var statistics: MosquittoStatistics {
+        MosquittoStatistics(
+            received: received.load(ordering: .relaxed),
+            dropped: dropped.load(ordering: .relaxed),
+            reconnects: state.withLock { $0.reconnects }
+        )
+    }
+
+    var endpoint: String { "\(configuration.host):\(configuration.port)" }
+
+    // MARK: - Connect and disconnect
+
+    func connect() async throws(MosquittoError) -> Bool {
+        try configuration.validate()
+        let completion = Completion<Bool>()
+        try state.withLock { state throws(MosquittoError) in
+            switch state.phase {
+            case .idle:
+                state.phase = .connecting
+                state.connectCompletion = completion
+            case .closing, .closed:
+                throw MosquittoError.invalidConfiguration(
+                    "this client was disconnected; make a new MosquittoClient to connect again")
+            case .connecting, .connected, .reconnecting:
+                throw MosquittoError.invalidConfiguration("connect() was already called on this client")
+            }
+        }
+        let handle: Handle
+        do {
+            handle = try makeHandle()
+        } catch {
+            finishWithoutThread(error)
+            throw error
+        }
+        state.withLock { $0.handle = handle }
+        let thread = Thread { [self] in runNetworkLoop(handle) }
+        thread.name = "mosquitto \(configuration.host)"
+        thread.start()
+        do {
+            return try await completion.value(
+                operation: "connect to \(endpoint)",
+                timeout: configuration.operationTimeout
+            )
+        } catch {
+            // A failed first attempt leaves nothing running behind the caller's back.
+            requestStop()
+            throw error
+        }
+    }
+
+    func disconnect() async {
+        requestStop()
+        do {
+            try await exited.value(operation: "stop the MQTT network thread", timeout: configuration.shutdownTimeout)
+        } catch {
+            logger.warning(
+                "the MQTT network thread did not stop in time; it will free its resources when it does",
+                metadata: ["broker": "\(endpoint)", "error": "\(error)"]
+            )
+        }
+    }
+
+    /// Asks the network thread to disconnect and end. Returns at once; safe to call more than once.
+    func requestStop() {
+        enum Action { case nothing, finish, disconnect }
+        let action = state.withLock { state -> Action in
+            switch state.phase {
+            case .idle:
+                state.phase = .closed
+                return .finish
+            case .closing, .closed:
+                return .nothing
+            case .connecting, .connected, .reconnecting:
+                state.phase = .closing
+                state.stopDeadline = .now + .seconds(1)
+                return .disconnect
+            }
+        }
+        switch action {
+        case .nothing: return
+        case .finish:
+            // Never connected: there is no thread to end the streams.
+            finishStreams(error: nil)
+            exited.complete(.success(()))
+            return
+        case .disconnect: break
+        }
+        // Queues DISCONNECT when connected (so the broker does not publish the will) and wakes the loop.
+        _ = try? withHandle("disconnect") { mosquitto_disconnect($0.pointer) }
+        wakeup.signal()
+    }
+
+    /// Ends a client whose handle could not be made: nothing to stop, only streams to finish.
+    private func finishWithoutThread(_ error: MosquittoError) {
+        let completion = state.withLock { state in
+            state.phase = .closed
+            defer { state.connectCompletion = nil }
+            return state.connectCompletion
+        }
+        completion?.complete(.failure(error))
+        finishStreams(error: nil)
+        exited.complete(.success(()))
+    }
+
+    func finishStreams(error: MosquittoError?) {
+        messageContinuation.finish()
+        eventContinuation.yield(.closed(error))
+        eventContinuation.finish()
+    }
+
+    // MARK: - Operations
+
+    func publish(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws(MosquittoError) {
+        let operation = "publish to '\(topic)'"
+        if let problem = TopicRules.problemWithPublishTopic(topic) { throw .invalidTopic(problem) }
+        guard payload.count <= 268_435_455 else {
+            throw .library(operation, MOSQ_ERR_PAYLOAD_SIZE.rawValue)
+        }
+        let completion = Completion<Void>()
+        let generation = state.withLock { $0.generation }
+        var mid: Int32 = 0
+        let rc = try withHandle(operation) { handle in
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(
+                    handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
+            }
+        }
+        if rc == MOSQ_ERR_NO_CONN.rawValue { throw .notConnected(operation: operation) }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw .library(operation, rc, errno: errno) }
+        let entry = Inflight.publish(topic: topic, qos: qos, completion: completion)
+        let effects = state.withLock { state -> [Effect] in
+            if let ack = state.early.removeValue(forKey: mid) { return state.apply(ack, to: entry) }
+            if qos == .atMostOnce && state.generation != generation {
+                // The connection changed before libmosquitto wrote it: QoS 0 is not queued across reconnects.
+                return [.fail(completion, .connectionLost(reason: "the connection changed before the message left"))]
+            }
+            state.inflight[mid] = entry
+            return []
+        }
+        perform(effects)
+        try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+    }
+
+    func subscribe(_ filters: [String], qos: MQTTQoS) async throws(MosquittoError) -> [String: MQTTQoS] {
+        guard !filters.isEmpty else { return [:] }
+        for filter in filters {
+            if let problem = TopicRules.problemWithFilter(filter) { throw .invalidTopic(problem) }
+        }
+        let unique = Array(Set(filters))
+        let operation = filters.count == 1 ? "subscribe to '\(filters[0])'" : "subscribe to \(filters.count) filters"
+        let completion = Completion<[String: MQTTQoS]>()
+        let sends = try register(operation, unique, kind: .subscribe(qos), completion: completion) { state in
+            for filter in unique { state.subscriptions[filter] = qos }
+        }
+        for send in sends { transmit(send) }
+        return try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+    }
+
+    func unsubscribe(_ filters: [String]) async throws(MosquittoError) {
+        guard !filters.isEmpty else { return }
+        for filter in filters {
+            if let problem = TopicRules.problemWithFilter(filter) { throw .invalidTopic(problem) }
+        }
+        let unique = Array(Set(filters))
+        let operation =
+            filters.count == 1 ? "unsubscribe from '\(filters[0])'" : "unsubscribe from \(filters.count) filters"
+        let completion = Completion<[String: MQTTQoS]>()
+        let sends = try register(operation, unique, kind: .unsubscribe, completion: completion) { state in
+            for filter in unique { state.subscriptions.removeValue(forKey: filter) }
+        }
+        for send in sends { transmit(send) }
+        _ = try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+    }
+
+    /// Records a caller's (un)subscribe: updates the set, and returns the packets to send now, or queues them
+    /// for the next connection when there is none.
+    private func register(
+        _ operation: String,
+        _ filters: [String],
+        kind: PendingSend.Kind,
+        completion: Completion<[String: MQTTQoS]>,
+        update: (inout State) -> Void
+    ) throws(MosquittoError) -> [PendingSend] {
+        try state.withLock { state throws(MosquittoError) -> [PendingSend] in
+            switch state.phase {
+            case .idle: throw MosquittoError.notConnected(operation: operation)
+            case .closing, .closed: throw MosquittoError.closed(operation: operation)
+            case .connecting, .connected, .reconnecting: break
+            }
+            update(&state)
+            let chunks = stride(from: 0, to: filters.count, by: Self.batchSize).map {
+                Array(filters[$0..<min($0 + Self.batchSize, filters.count)])
+            }
+            let id = state.makeID()
+            state.waiters[id] = Waiter(remaining: chunks.count, completion: completion)
+            let sends = chunks.map { PendingSend(kind: kind, filters: $0, waiter: id, sequence: state.makeID()) }
+            guard state.phase == .connected else {
+                state.pendingSends += sends
+                return []
+            }
+            return sends
+        }
+    }
+
+    /// Sends one SUBSCRIBE/UNSUBSCRIBE from a caller's thread, coping with the connection changing meanwhile.
+    private func transmit(_ send: PendingSend) {
+        while true {
+            let generation = state.withLock { state -> UInt64? in
+                guard state.phase == .connected else {
+                    state.pendingSends.append(send)
+                    return nil
+                }
+                return state.generation
+            }
+            guard let generation else { return }
+            let (rc, mid) = sendPacket(send)
+            enum Next { case done, again }
+            let (next, effects) = state.withLock { state -> (Next, [Effect]) in
+                if rc == MOSQ_ERR_SUCCESS.rawValue {
+                    let entry = send.inflight
+                    if let ack = state.early.removeValue(forKey: mid) { return (.done, state.apply(ack, to: entry)) }
+                    if state.generation == generation {
+                        state.inflight[mid] = entry
+                        return (.done, [])
+                    }
+                    // The connection changed while the packet was queued: it may be lost, so send it again.
+                    return (.again, [])
+                }
+                if rc == MOSQ_ERR_NO_CONN.rawValue { return (.again, []) }
+                return (.done, state.fail(waiter: send.waiter, .library(send.operation, rc)))
+            }
+            perform(effects)
+            if next == .done { return }
+        }
+    }
+
+    /// Calls `mosquitto_subscribe_multiple` or `mosquitto_unsubscribe_multiple`.
+    func sendPacket(_ send: PendingSend) -> (rc: Int32, mid: Int32) {
+        var mid: Int32 = 0
+        let rc =
+            (try? withHandle(send.operation) { handle -> Int32 in
+                withCStrings(send.filters) { pointers in
+                    switch send.kind {
+                    case .subscribe(let qos):
+                        return mosquitto_subscribe_multiple(
+                            handle.pointer, &mid, Int32(send.filters.count), pointers, qos.rawValue, 0, nil)
+                    case .unsubscribe:
+                        return mosquitto_unsubscribe_multiple(
+                            handle.pointer, &mid, Int32(send.filters.count), pointers, nil)
+                    }
+                }
+            }) ?? MOSQ_ERR_NO_CONN.rawValue
+        return (rc, mid)
+    }
+
+    /// Runs `body` with the handle, keeping the network thread from destroying it meanwhile.
+    func withHandle<Result>(_ operation: String, _ body: (Handle) throws(MosquittoError) -> Result)
+        throws(MosquittoError) -> Result
+    {
+        let handle = try state.withLock { state throws(MosquittoError) -> Handle in
+            guard let handle = state.handle else {
+                if state.phase == .idle { throw MosquittoError.notConnected(operation: operation) }
+                throw MosquittoError.closed(operation: operation)
+            }
+            state.activeCalls += 1
+            return handle
+        }
+        defer { state.withLock { $0.activeCalls -= 1 } }
+        return try body(handle)
+    }
+
+    // MARK: - Effects: completions and events delivered outside the lock
+
+    enum Effect {
+        case finish(Completion<[String: MQTTQoS]>, Result<[String: MQTTQoS], MosquittoError>)
+        case published(Completion<Void>)
+        case fail(Completion<Void>, MosquittoError)
+        case event(ConnectionEvent)
+    }
+
+    func perform(_ effects: [Effect]) {
+        for effect in effects {
+            switch effect {
+            case .finish(let completion, let result): completion.complete(result)
+            case .published(let completion): completion.complete(.success(()))
+            case .fail(let completion, let error): completion.complete(.failure(error))
+            case .event(let event): eventContinuation.yield(event)
+            }
+        }
+    }
+}
+
+extension ClientCore.PendingSend {
+    var inflight: ClientCore.Inflight {
+        switch kind {
+        case .subscribe(let qos): .subscribe(filters: filters, qos: qos, waiter: waiter, sequence: sequence)
+        case .unsubscribe: .unsubscribe(filters: filters, waiter: waiter, sequence: sequence)
+        }
+    }
+
+    var operation: String {
+        switch kind {
+        case .subscribe: "subscribe to \(filters.count == 1 ? "'\(filters[0])'" : "\(filters.count) filters")"
+        case .unsubscribe: "unsubscribe from \(filters.count == 1 ? "'\(filters[0])'" : "\(filters.count) filters")"
+        }
+    }
+}
+
+extension ClientCore.State {
+    typealias Effect = ClientCore.Effect
+
+    /// Applies an acknowledgement to what it acknowledges.
+    mutating func apply(_ ack: ClientCore.Ack, to entry: ClientCore.Inflight) -> [Effect] {
+        switch (entry, ack) {
+        case (.publish(let topic, _, let completion), .published(let code)):
+            if code >= 0x80 {
+                let reason = LibMosquitto.reasonString(code)
+                return [.fail(completion, .publishRejected(topic: topic, code: code, reason: reason))]
+            }
+            return [.published(completion)]
+        case (.subscribe(let filters, _, let waiter, _), .subscribed(let granted)):
+            var accepted: [String: MQTTQoS] = [:]
+            var refused: [String] = []
+            for (index, filter) in filters.enumerated() {
+                let code = index < granted.count ? granted[index] : 0x80
+                if code >= 0x80 {
+                    refused.append(filter)
+                    subscriptions.removeValue(forKey: filter)
+                } else {
+                    accepted[filter] = MQTTQoS(rawValue: code) ?? .atMostOnce
+                }
+            }
+            guard let waiter else { return restoreBatchDone(refused: refused) }
+            return progress(waiter: waiter, granted: accepted, refused: refused)
+        case (.unsubscribe(_, let waiter, _), .unsubscribed):
+            guard let waiter else { return [] }
+            return progress(waiter: waiter, granted: [:], refused: [])
+        default:
+            // An id reused by libmosquitto after 65535 messages, for an operation that already timed out.
+            return []
+        }
+    }
+
+    mutating func progress(waiter id: UInt64, granted: [String: MQTTQoS], refused: [String]) -> [Effect] {
+        guard var waiter = waiters[id] else { return [] }
+        waiter.remaining -= 1
+        waiter.granted.merge(granted) { $1 }
+        waiter.refused += refused
+        guard waiter.remaining <= 0 else {
+            waiters[id] = waiter
+            return []
+        }
+        waiters.removeValue(forKey: id)
+        if !waiter.refused.isEmpty {
+            return [.finish(waiter.completion, .failure(.subscriptionRefused(filters: waiter.refused.sorted())))]
+        }
+        return [.finish(waiter.completion, .success(waiter.granted))]
+    }
+
+    mutating func fail(waiter id: UInt64, _ error: MosquittoError) -> [Effect] {
+        guard let waiter = waiters.removeValue(forKey: id) else { return [] }
+        return [.finish(waiter.completion, .failure(error))]
+    }
+
+    mutating func restoreBatchDone(refused: [String]) -> [Effect] {
+        guard var progress = restore else { return [] }
+        progress.remainingBatches -= 1
+        progress.refused += refused
+        restore = progress
+        guard progress.remainingBatches <= 0 else { return [] }
+        restore = nil
+        return [.event(.subscriptionsRestored(count: progress.count, refused: progress.refused.sorted()))]
+    }
+}
+
+/// Calls `body` with a C array of C strings, valid only during the call.
+func withCStrings<Result>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Result)
+    -> Result
+{
+    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: strings.count)
+    for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
+    defer {
+        for index in 0..<strings.count { free(pointers[index]) }
+        pointers.deallocate()
+    }
+    return body(pointers)
+}

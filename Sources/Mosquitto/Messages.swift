@@ -1,0 +1,49 @@
+/// A message received from the broker; topic and payload were copied out of libmosquitto's buffers.
+public struct MQTTMessage: Sendable, Hashable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var qos: MQTTQoS
+    /// True when the broker sent a stored retained message (typically right after subscribing).
+    public var retain: Bool
+
+    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) {
+        self.topic = topic
+        self.payload = payload
+        self.qos = qos
+        self.retain = retain
+    }
+
+    /// The payload as text when it is valid UTF-8.
+    public var payloadString: String? { String(validating: payload, as: UTF8.self) }
+}
+
+/// A change in the client's connection, in the order it happened.
+public enum ConnectionEvent: Sendable, Hashable {
+    /// The broker accepted the connection (the first one or a reconnect).
+    case connected(sessionPresent: Bool)
+    /// After a reconnect, every registered subscription was sent again and the broker answered.
+    /// `refused` lists filters the broker no longer allows; they were dropped from the client's set.
+    case subscriptionsRestored(count: Int, refused: [String])
+    /// The connection dropped unexpectedly; the client reconnects by itself.
+    case disconnected(MosquittoError)
+    /// A reconnect attempt failed; the next one comes after `retryIn`.
+    case reconnectFailed(MosquittoError, retryIn: Duration)
+    /// The client stopped for good: `nil` after `disconnect()`, the error when the network thread died of one.
+    case closed(MosquittoError?)
+}
+
+/// The messages a client receives, as an `AsyncSequence`. It has one consumer and ends when the client closes.
+public struct MQTTMessages: AsyncSequence, Sendable {
+    public typealias Element = MQTTMessage
+    let stream: AsyncStream<MQTTMessage>
+
+    public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.Iterator { stream.makeAsyncIterator() }
+}
+
+/// The connection changes of a client, as an `AsyncSequence`. It has one consumer and ends after `.closed`.
+public struct ConnectionEvents: AsyncSequence, Sendable {
+    public typealias Element = ConnectionEvent
+    let stream: AsyncStream<ConnectionEvent>
+
+    public func makeAsyncIterator() -> AsyncStream<ConnectionEvent>.Iterator { stream.makeAsyncIterator() }
+}

@@ -1,0 +1,151 @@
+import CMosquitto
+import Logging
+
+/// An MQTT client over libmosquitto whose operations complete on the broker's acknowledgement.
+///
+/// One client makes one connection: `connect()` once, then it reconnects by itself with a bounded back-off,
+/// restoring every registered subscription each time, until `disconnect()`. A new broker address means a
+/// new client. Received messages arrive on `messages`, connection changes on `events`.
+///
+/// ```swift
+/// let client = MosquittoClient(configuration: .init(host: "localhost"), logger: logger)
+/// try await client.connect()
+/// try await client.subscribe("kitchen", qos: .atLeastOnce)
+/// for await message in client.messages { print(message.topic, message.payloadString ?? "") }
+/// ```
+public final class MosquittoClient: Sendable {
+    /// The configuration the client was made with.
+    public let configuration: MosquittoConfiguration
+    /// Every message the broker delivers, in arrival order. One consumer; ends when the client closes.
+    public let messages: MQTTMessages
+    /// Connection changes. One consumer; ends after `.closed`.
+    public let events: ConnectionEvents
+
+    let core: ClientCore
+
+    /// Makes a client; nothing touches the network until `connect()`.
+    /// - Parameters:
+    ///   - configuration: where the broker is and how to talk to it.
+    ///   - logger: receives libmosquitto's log lines and the client's own.
+    public init(configuration: MosquittoConfiguration, logger: Logger) {
+        let (messageStream, messageContinuation) = AsyncStream.makeStream(
+            of: MQTTMessage.self,
+            bufferingPolicy: .bufferingNewest(max(1, configuration.messageBufferLimit))
+        )
+        let (eventStream, eventContinuation) = AsyncStream.makeStream(of: ConnectionEvent.self)
+        self.configuration = configuration
+        self.messages = MQTTMessages(stream: messageStream)
+        self.events = ConnectionEvents(stream: eventStream)
+        self.core = ClientCore(
+            configuration: configuration,
+            logger: logger,
+            messages: messageContinuation,
+            events: eventContinuation
+        )
+    }
+
+    deinit {
+        core.requestStop()
+    }
+
+    /// Connects and waits for the broker's CONNACK.
+    ///
+    /// Throws if this first attempt fails (refused, unreachable, TLS, timeout) and leaves the client closed;
+    /// once connected, later connection losses are repaired in the background.
+    /// - Returns: whether the broker still held a session for this client id.
+    @discardableResult
+    public func connect() async throws(MosquittoError) -> Bool {
+        try await core.connect()
+    }
+
+    /// Sends DISCONNECT (so the will is not published), stops the network thread and frees libmosquitto's
+    /// handle. Operations still waiting fail with `.closed`. Waits at most `shutdownTimeout`.
+    public func disconnect() async {
+        await core.disconnect()
+    }
+
+    /// Subscribes to one topic filter and waits for the broker's SUBACK.
+    ///
+    /// The filter joins the client's subscription set, restored after every reconnect. Called while the
+    /// client is reconnecting, it waits for the reconnect. A timeout does not undo the subscription.
+    /// - Returns: the QoS the broker granted.
+    @discardableResult
+    public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) async throws(MosquittoError) -> MQTTQoS {
+        let granted = try await core.subscribe([filter], qos: qos)
+        return granted[filter] ?? qos
+    }
+
+    /// Subscribes to many filters at once (batched SUBSCRIBE packets) and waits for every SUBACK.
+    /// - Returns: the QoS the broker granted per filter.
+    @discardableResult
+    public func subscribe(_ filters: [String], qos: MQTTQoS = .atLeastOnce) async throws(MosquittoError)
+        -> [String: MQTTQoS]
+    {
+        try await core.subscribe(filters, qos: qos)
+    }
+
+    /// Removes filters from the subscription set and waits for the broker's UNSUBACK.
+    public func unsubscribe(_ filters: [String]) async throws(MosquittoError) {
+        try await core.unsubscribe(filters)
+    }
+
+    /// Removes one filter from the subscription set and waits for the broker's UNSUBACK.
+    public func unsubscribe(_ filter: String) async throws(MosquittoError) {
+        try await core.unsubscribe([filter])
+    }
+
+    /// Publishes a message. QoS 1 and 2 complete on the broker's acknowledgement (and are queued and resent
+    /// across a reconnect); QoS 0 completes once libmosquitto has written it, and fails while disconnected.
+    public func publish(
+        topic: String,
+        payload: [UInt8],
+        qos: MQTTQoS = .atLeastOnce,
+        retain: Bool = false
+    ) async throws(MosquittoError) {
+        try await core.publish(topic: topic, payload: payload, qos: qos, retain: retain)
+    }
+
+    /// Publishes a UTF-8 text payload.
+    public func publish(
+        topic: String,
+        payload: String,
+        qos: MQTTQoS = .atLeastOnce,
+        retain: Bool = false
+    ) async throws(MosquittoError) {
+        try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain)
+    }
+
+    /// The subscription set: what the client restores after every reconnect.
+    public var subscriptions: [String: MQTTQoS] { core.subscriptions }
+
+    /// Counters since the client was made.
+    public var statistics: MosquittoStatistics { core.statistics }
+
+    /// Connects, runs `body`, and disconnects whether `body` returns or throws.
+    public static func withConnection<Result: Sendable>(
+        configuration: MosquittoConfiguration,
+        logger: Logger,
+        _ body: (MosquittoClient) async throws -> Result
+    ) async throws -> Result {
+        let client = MosquittoClient(configuration: configuration, logger: logger)
+        do {
+            try await client.connect()
+            let result = try await body(client)
+            await client.disconnect()
+            return result
+        } catch {
+            await client.disconnect()
+            throw error
+        }
+    }
+}
+
+/// What a client has counted since it was made.
+public struct MosquittoStatistics: Sendable, Hashable {
+    /// Messages received from the broker.
+    public var received: UInt64
+    /// Received messages dropped because the consumer fell more than `messageBufferLimit` behind.
+    public var dropped: UInt64
+    /// Successful reconnects after the first connection.
+    public var reconnects: UInt64
+}

@@ -1,0 +1,478 @@
+import CMosquitto
+import Foundation
+import Logging
+
+extension ClientCore {
+    // MARK: - Making the handle
+
+    /// Creates and configures the libmosquitto handle; every setting that libmosquitto rejects is named.
+    func makeHandle() throws(MosquittoError) -> Handle {
+        LibMosquitto.ensureInitialised()
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        guard let pointer = mosquitto_new(configuration.clientID, configuration.cleanSession, userdata) else {
+            let reason = errno == ENOMEM ? "out of memory" : "invalid client id or session setting"
+            throw .invalidConfiguration("libmosquitto could not create a client: \(reason)")
+        }
+        do {
+            try configure(pointer)
+        } catch {
+            mosquitto_destroy(pointer)
+            throw error
+        }
+        return Handle(pointer: pointer)
+    }
+
+    private func configure(_ m: OpaquePointer) throws(MosquittoError) {
+        func check(_ rc: Int32, _ what: String) throws(MosquittoError) {
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                throw .invalidConfiguration("\(what): \(LibMosquitto.errorString(rc))")
+            }
+        }
+        try check(mosquitto_threaded_set(m, true), "threaded mode")
+        let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        try check(mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, version), "protocol version")
+        // Status messages are small; Nagle's algorithm would only add latency.
+        try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        if let credentials = configuration.credentials {
+            try check(
+                mosquitto_username_pw_set(m, credentials.username, credentials.password), "user name and password")
+        }
+        if let will = configuration.will {
+            let rc = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(m, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos.rawValue, will.retain)
+            }
+            try check(rc, "last will on '\(will.topic)'")
+        }
+        if let tls = configuration.tls {
+            try configureTLS(m, tls, check: check)
+        }
+        mosquitto_connect_v5_callback_set(m, onConnect)
+        mosquitto_disconnect_v5_callback_set(m, onDisconnect)
+        mosquitto_publish_v5_callback_set(m, onPublish)
+        mosquitto_subscribe_v5_callback_set(m, onSubscribe)
+        mosquitto_unsubscribe_v5_callback_set(m, onUnsubscribe)
+        mosquitto_message_v5_callback_set(m, onMessage)
+        mosquitto_log_callback_set(m, onLog)
+    }
+
+    private func configureTLS(
+        _ m: OpaquePointer,
+        _ tls: TLSConfiguration,
+        check: (Int32, String) throws(MosquittoError) -> Void
+    ) throws(MosquittoError) {
+        var caFile: String?
+        var caDirectory: String?
+        switch tls.trustRoots {
+        case .system:
+            try check(mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "TLS with the system's CAs")
+        case .caFile(let path): caFile = path
+        case .caDirectory(let path): caDirectory = path
+        }
+        if caFile != nil || caDirectory != nil || tls.clientCertificate != nil {
+            try check(
+                mosquitto_tls_set(
+                    m, caFile, caDirectory, tls.clientCertificate?.certificateFile,
+                    tls.clientCertificate?.privateKeyFile, nil),
+                "TLS certificates (CA \(caFile ?? caDirectory ?? "system"))"
+            )
+        }
+        // SSL_VERIFY_PEER (1): the broker's certificate must chain to a trusted CA.
+        try check(mosquitto_tls_opts_set(m, 1, tls.version?.rawValue, nil), "TLS options")
+        try check(mosquitto_tls_insecure_set(m, !tls.verifyHostname), "TLS host name verification")
+    }
+
+    // MARK: - The network thread
+
+    /// Runs `mosquitto_loop` until the client stops; reconnects with back-off; destroys the handle at the end.
+    func runNetworkLoop(_ handle: Handle) {
+        let m = handle.pointer
+        let keepAlive = Int32(configuration.keepAlive.components.seconds)
+        var fatal: MosquittoError?
+        var rc = mosquitto_connect_bind_async(m, configuration.host, Int32(configuration.port), keepAlive, nil)
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            failFirstConnect(takeFailure(rc: rc, errno: errno).error)
+            return shutDown(handle, fatal: nil)
+        }
+        while true {
+            // One second at most in select(), so a stop request is seen promptly even while a connect is pending.
+            rc = mosquitto_loop(m, 1000, 1)
+            let savedErrno = errno
+            let (phase, everConnected, pastDeadline) = state.withLock { state in
+                (state.phase, state.everConnected, state.stopDeadline.map { .now >= $0 } ?? false)
+            }
+            if phase == .closing || phase == .closed {
+                // Stop once DISCONNECT went out (the loop reports no connection) or after a bounded wait.
+                if rc != MOSQ_ERR_SUCCESS.rawValue || pastDeadline { break }
+                continue
+            }
+            if rc == MOSQ_ERR_SUCCESS.rawValue { continue }
+            if Self.isFatal(rc) {
+                fatal = .library("the MQTT network loop", rc, errno: savedErrno)
+                logger.error("MQTT network loop stopped", metadata: ["broker": "\(endpoint)", "error": "\(fatal!)"])
+                break
+            }
+            let failure = takeFailure(rc: rc, errno: savedErrno)
+            if !everConnected {
+                failFirstConnect(failure.error)
+                break
+            }
+            let attempt = state.withLock { state in
+                state.reconnectAttempt += 1
+                return state.reconnectAttempt
+            }
+            let delay = backoff(attempt: attempt)
+            if failure.wasConnected {
+                logger.warning("connection to the MQTT broker lost", metadata: ["broker": "\(endpoint)", "error": "\(failure.error)"])
+                eventContinuation.yield(.disconnected(failure.error))
+            } else {
+                logger.warning(
+                    "reconnect to the MQTT broker failed",
+                    metadata: [
+                        "broker": "\(endpoint)", "error": "\(failure.error)", "retry_in": "\(delay.formattedSeconds)",
+                    ])
+                eventContinuation.yield(.reconnectFailed(failure.error, retryIn: delay))
+            }
+            if wakeup.wait(timeout: .now() + delay.timeInterval) == .success || isStopping { break }
+            rc = mosquitto_reconnect_async(m)
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                let reason = reasonText(rc: rc, errno: errno)
+                state.withLock {
+                    $0.lastFailureReason = reason
+                    $0.lastFailureWasConnected = false
+                }
+            }
+        }
+        shutDown(handle, fatal: fatal)
+    }
+
+    private var isStopping: Bool {
+        state.withLock { $0.phase == .closing || $0.phase == .closed }
+    }
+
+    /// Errors retrying can't fix. libmosquitto's own loop also gives up on TLS, AUTH, DNS and protocol errors;
+    /// we retry those with back-off, because a DNS hiccup or a renewed certificate must not end a year-long agent.
+    static func isFatal(_ rc: Int32) -> Bool {
+        rc == MOSQ_ERR_NOMEM.rawValue || rc == MOSQ_ERR_INVAL.rawValue || rc == MOSQ_ERR_NOT_SUPPORTED.rawValue
+    }
+
+    /// The reason the connection or the attempt ended, as recorded by the callbacks, or from `rc`.
+    private func takeFailure(rc: Int32, errno: Int32) -> (error: MosquittoError, wasConnected: Bool) {
+        state.withLock { state in
+            defer {
+                state.lastFailureReason = nil
+                state.lastRefusal = nil
+                state.lastFailureWasConnected = false
+                state.lastLoggedError = nil
+            }
+            if let refusal = state.lastRefusal { return (refusal, false) }
+            var reason = state.lastFailureReason ?? reasonText(rc: rc, errno: errno)
+            // libmosquitto says only "A TLS error occurred."; OpenSSL's own words went to the log callback.
+            if rc == MOSQ_ERR_TLS.rawValue || reason == LibMosquitto.errorString(MOSQ_ERR_TLS.rawValue),
+                let detail = state.lastLoggedError
+            {
+                reason += " \(detail)"
+            }
+            if state.lastFailureWasConnected { return (.connectionLost(reason: reason), true) }
+            return (.connectFailed(endpoint: endpoint, reason: reason), false)
+        }
+    }
+
+    /// libmosquitto's words for `rc`: the system's for `MOSQ_ERR_ERRNO`, the broker's for an MQTT 5 reason code.
+    func reasonText(rc: Int32, errno savedErrno: Int32) -> String {
+        if configuration.protocolVersion == .v5 && rc >= 0x80 {
+            return "the broker disconnected: \(LibMosquitto.reasonString(rc))"
+        }
+        if rc == MOSQ_ERR_ERRNO.rawValue && savedErrno != 0 {
+            return String(cString: strerror(savedErrno))
+        }
+        return LibMosquitto.errorString(rc)
+    }
+
+    private func failFirstConnect(_ error: MosquittoError) {
+        let completion = state.withLock { state in
+            defer { state.connectCompletion = nil }
+            return state.connectCompletion
+        }
+        logger.debug("MQTT connect failed", metadata: ["broker": "\(endpoint)", "error": "\(error)"])
+        completion?.complete(.failure(error))
+    }
+
+    /// Exponential back-off between the configured bounds, with ±20 % jitter so many clients don't stampede.
+    func backoff(attempt: Int) -> Duration {
+        let low = configuration.reconnectDelay.lowerBound
+        let high = configuration.reconnectDelay.upperBound
+        let doublings = min(attempt - 1, 30)
+        let base = min(high, low * Double(1 << doublings))
+        return min(high, base * Double.random(in: 0.8...1.2))
+    }
+
+    /// Retires the handle once no caller is inside libmosquitto, fails what still waits, and ends the streams.
+    private func shutDown(_ handle: Handle, fatal: MosquittoError?) {
+        let (effects, connectCompletion) = state.withLock { state -> ([Effect], Completion<Bool>?) in
+            state.phase = .closed
+            state.handle = nil
+            var effects: [Effect] = []
+            for (_, entry) in state.inflight {
+                if case .publish(let topic, _, let completion) = entry {
+                    effects.append(.fail(completion, fatal ?? .closed(operation: "publish to '\(topic)'")))
+                }
+            }
+            for (_, waiter) in state.waiters {
+                effects.append(.finish(waiter.completion, .failure(fatal ?? .closed(operation: "subscription change"))))
+            }
+            state.inflight = [:]
+            state.waiters = [:]
+            state.pendingSends = []
+            state.early = [:]
+            defer { state.connectCompletion = nil }
+            return (effects, state.connectCompletion)
+        }
+        while state.withLock({ $0.activeCalls }) > 0 { usleep(100) }
+        mosquitto_destroy(handle.pointer)
+        connectCompletion?.complete(.failure(fatal ?? .closed(operation: "connect to \(endpoint)")))
+        perform(effects)
+        finishStreams(error: fatal)
+        exited.complete(.success(()))
+    }
+
+    // MARK: - Callbacks (on the network thread, under libmosquitto's callback mutex: never block here)
+
+    func handleConnect(rc: Int32, flags: Int32) {
+        guard rc == 0 else {
+            let refusal = MosquittoError.connectionRefused(
+                code: rc, reason: LibMosquitto.connackString(rc, protocolVersion: configuration.protocolVersion))
+            state.withLock { $0.lastRefusal = refusal }
+            return
+        }
+        let sessionPresent = flags & 1 == 1
+        let plan = state.withLock { state -> ConnectPlan in
+            let isReconnect = state.everConnected
+            state.everConnected = true
+            state.reconnectAttempt = 0
+            state.generation &+= 1
+            if state.phase != .closing { state.phase = .connected }
+            if isReconnect { state.reconnects += 1 }
+            let pending = state.pendingSends.sorted { $0.sequence < $1.sequence }
+            state.pendingSends = []
+            // Filters a caller is waiting on go out in the caller's own packets; the rest in restore batches.
+            let waitedOn = Set(pending.flatMap { $0.filters })
+            var byQoS: [MQTTQoS: [String]] = [:]
+            for (filter, qos) in state.subscriptions where !waitedOn.contains(filter) {
+                byQoS[qos, default: []].append(filter)
+            }
+            var batches: [(MQTTQoS, [String])] = []
+            for (qos, filters) in byQoS.sorted(by: { $0.key < $1.key }) {
+                for start in stride(from: 0, to: filters.count, by: Self.batchSize) {
+                    batches.append((qos, Array(filters[start..<min(start + Self.batchSize, filters.count)])))
+                }
+            }
+            if isReconnect {
+                state.restore = Restore(remainingBatches: batches.count, count: batches.reduce(0) { $0 + $1.1.count })
+            }
+            defer { state.connectCompletion = nil }
+            return ConnectPlan(
+                isReconnect: isReconnect, pending: pending, batches: batches,
+                completion: state.connectCompletion)
+        }
+        plan.completion?.complete(.success(sessionPresent))
+        logger.info(
+            plan.isReconnect ? "reconnected to the MQTT broker" : "connected to the MQTT broker",
+            metadata: ["broker": "\(endpoint)", "session_present": "\(sessionPresent)"])
+        eventContinuation.yield(.connected(sessionPresent: sessionPresent))
+        if plan.isReconnect && plan.batches.isEmpty {
+            state.withLock { $0.restore = nil }
+            eventContinuation.yield(.subscriptionsRestored(count: 0, refused: []))
+        }
+        // Subscribing from a callback only queues packets, which libmosquitto allows. Acks can't overtake us:
+        // they are handled on this same thread after we return.
+        for (qos, filters) in plan.batches {
+            let send = PendingSend(kind: .subscribe(qos), filters: filters, waiter: 0, sequence: 0)
+            let (rc, mid) = sendPacket(send)
+            let effects = state.withLock { state -> [Effect] in
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                    logger.error(
+                        "could not restore subscriptions", metadata: ["error": "\(LibMosquitto.errorString(rc))"])
+                    return state.restoreBatchDone(refused: filters)
+                }
+                state.inflight[mid] = .subscribe(filters: filters, qos: qos, waiter: nil, sequence: 0)
+                return []
+            }
+            perform(effects)
+        }
+        for send in plan.pending {
+            let (rc, mid) = sendPacket(send)
+            let effects = state.withLock { state -> [Effect] in
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                    return state.fail(waiter: send.waiter, .library(send.operation, rc))
+                }
+                state.inflight[mid] = send.inflight
+                return []
+            }
+            perform(effects)
+        }
+    }
+
+    struct ConnectPlan {
+        var isReconnect: Bool
+        var pending: [PendingSend]
+        var batches: [(MQTTQoS, [String])]
+        var completion: Completion<Bool>?
+    }
+
+    func handleDisconnect(rc: Int32, errno savedErrno: Int32) {
+        let effects = state.withLock { state -> [Effect] in
+            state.generation &+= 1
+            if state.phase == .closing || state.phase == .closed { return [] }
+            let wasConnected = state.phase == .connected
+            if wasConnected { state.phase = .reconnecting }
+            state.lastFailureWasConnected = wasConnected
+            let reason = reasonText(rc: rc, errno: savedErrno)
+            state.lastFailureReason = reason
+            // SUBSCRIBE/UNSUBSCRIBE packets of the lost connection are gone: callers' ones go out again on the
+            // next connection; restore batches are rebuilt from the subscription set then.
+            var effects: [Effect] = []
+            for (mid, entry) in state.inflight {
+                switch entry {
+                case .subscribe(let filters, let qos, let waiter?, let sequence):
+                    state.pendingSends.append(
+                        PendingSend(kind: .subscribe(qos), filters: filters, waiter: waiter, sequence: sequence))
+                    state.inflight.removeValue(forKey: mid)
+                case .unsubscribe(let filters, let waiter?, let sequence):
+                    state.pendingSends.append(
+                        PendingSend(kind: .unsubscribe, filters: filters, waiter: waiter, sequence: sequence))
+                    state.inflight.removeValue(forKey: mid)
+                case .subscribe, .unsubscribe:
+                    state.inflight.removeValue(forKey: mid)
+                case .publish(_, let qos, let completion) where qos == .atMostOnce:
+                    // libmosquitto drops unsent QoS 0 packets on reconnect; QoS 1/2 ones it resends.
+                    effects.append(.fail(completion, .connectionLost(reason: reason)))
+                    state.inflight.removeValue(forKey: mid)
+                case .publish:
+                    break
+                }
+            }
+            state.restore = nil
+            return effects
+        }
+        perform(effects)
+    }
+
+    func handleAck(mid: Int32, _ ack: Ack) {
+        let effects = state.withLock { state -> [Effect] in
+            guard let entry = state.inflight.removeValue(forKey: mid) else {
+                state.early[mid] = ack
+                return []
+            }
+            return state.apply(ack, to: entry)
+        }
+        perform(effects)
+    }
+
+    func handleMessage(_ message: UnsafePointer<mosquitto_message>) {
+        let message = message.pointee
+        let topic = String(cString: message.topic)
+        let payload: [UInt8]
+        if message.payloadlen > 0, let bytes = message.payload {
+            payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
+        } else {
+            payload = []
+        }
+        received.add(1, ordering: .relaxed)
+        let result = messageContinuation.yield(
+            MQTTMessage(
+                topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
+                retain: message.retain))
+        if case .dropped = result { noteDrop() }
+    }
+
+    /// Counts a message dropped for a slow consumer, and logs it at most every ten seconds.
+    private func noteDrop() {
+        dropped.add(1, ordering: .relaxed)
+        let report = state.withLock { state -> UInt64? in
+            state.droppedSinceLog += 1
+            let now = ContinuousClock.now
+            if let last = state.lastDropLog, now - last < .seconds(10) { return nil }
+            state.lastDropLog = now
+            defer { state.droppedSinceLog = 0 }
+            return state.droppedSinceLog
+        }
+        if let report {
+            logger.error(
+                "the message consumer is too slow: dropped the oldest received messages",
+                metadata: [
+                    "dropped": "\(report)", "dropped_total": "\(dropped.load(ordering: .relaxed))",
+                    "buffer_limit": "\(configuration.messageBufferLimit)",
+                ])
+        }
+    }
+
+    func handleLog(level: Int32, text: String) {
+        let logLevel: Logger.Level
+        switch level {
+        case MOSQ_LOG_ERR:
+            logLevel = .error
+            state.withLock { $0.lastLoggedError = text }
+        case MOSQ_LOG_WARNING: logLevel = .warning
+        case MOSQ_LOG_NOTICE, MOSQ_LOG_INFO: logLevel = .debug
+        default: logLevel = .trace
+        }
+        logger.log(level: logLevel, "libmosquitto: \(text)")
+    }
+}
+
+// MARK: - C callbacks: recover the core from userdata and hand over
+
+private func core(_ userdata: UnsafeMutableRawPointer?) -> ClientCore {
+    Unmanaged<ClientCore>.fromOpaque(userdata!).takeUnretainedValue()
+}
+
+private let onConnect:
+    @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+        _, userdata, rc, flags, _ in
+        core(userdata).handleConnect(rc: rc, flags: flags)
+    }
+
+private let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = {
+    _, userdata, rc, _ in
+    let savedErrno = errno
+    core(userdata).handleDisconnect(rc: rc, errno: savedErrno)
+}
+
+private let onPublish:
+    @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+        _, userdata, mid, reasonCode, _ in
+        core(userdata).handleAck(mid: mid, .published(reasonCode: reasonCode))
+    }
+
+private let onSubscribe:
+    @convention(c) (
+        OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, UnsafePointer<Int32>?, OpaquePointer?
+    ) -> Void = { _, userdata, mid, count, granted, _ in
+        let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
+        core(userdata).handleAck(mid: mid, .subscribed(granted: codes))
+    }
+
+private let onUnsubscribe: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void =
+    { _, userdata, mid, _ in
+        core(userdata).handleAck(mid: mid, .unsubscribed)
+    }
+
+private let onMessage:
+    @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?) ->
+        Void = { _, userdata, message, _ in
+            guard let message else { return }
+            core(userdata).handleMessage(message)
+        }
+
+private let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = {
+    _, userdata, level, text in
+    guard let text else { return }
+    core(userdata).handleLog(level: level, text: String(cString: text))
+}
+
+extension Duration {
+    var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,6 @@
+import HubCLI
+
+@main
+enum Hubctl {
+    static func main() async { await HubctlCommand.main() }
+}

@@ -1,0 +1,6 @@
+import HubAgent
+
+@main
+enum Hubd {
+    static func main() async { await HubdCommand.main() }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import Synchronization
+
+/// A real `mosquitto` broker on a free loopback port, with a temporary configuration.
+///
+/// The broker runs under a small `sh` guardian that reads our end of a pipe: when the test process ends for any
+/// reason, even a crash, the pipe closes and the guardian stops the broker. `withBroker` also stops it when the
+/// test body throws.
+public final class MosquittoBroker: Sendable {
+    /// What the broker should require and offer.
+    public struct Options: Sendable {
+        /// Accept clients without a user name.
+        public var allowAnonymous = true
+        /// Users and passwords written with `mosquitto_passwd`; turns anonymous access off when not empty.
+        public var users: [String: String] = [:]
+        /// Serve TLS with this certificate and key (signed by `TestCertificates.ca`).
+        public var tls: TestCertificates.ServerIdentity?
+        /// Keep sessions and retained messages on disk across a broker restart.
+        public var persistence = false
+        /// More configuration lines, verbatim.
+        public var extraLines: [String] = []
+
+        public init(
+            allowAnonymous: Bool = true,
+            users: [String: String] = [:],
+            tls: TestCertificates.ServerIdentity? = nil,
+            persistence: Bool = false,
+            extraLines: [String] = []
+        ) {
+            self.allowAnonymous = allowAnonymous
+            self.users = users
+            self.tls = tls
+            self.persistence = persistence
+            self.extraLines = extraLines
+        }
+    }
+
+    private struct Running: Sendable {
+        let guardian: ChildProcess
+        let keepAlive: FileHandle
+        let brokerPID: Int32
+    }
+
+    public let port: Int
+    public let options: Options
+    public let directory: TemporaryDirectory
+    private let running = Mutex<Running?>(nil)
+    private let executable: String
+
+    public var host: String { "127.0.0.1" }
+    public var configFile: String { directory.file("mosquitto.conf") }
+    public var logFile: String { directory.file("mosquitto.log") }
+
+    /// Starts a broker and waits until it accepts connections.
+    public static func start(_ options: Options = Options()) async throws -> MosquittoBroker {
+        var lastError: Error?
+        // Another process may take the free port between our probe and the broker's bind: try a few.
+        for _ in 0..<5 {
+            let broker = try MosquittoBroker(options: options, port: try freeLoopbackPort())
+            do {
+                try await broker.start()
+                return broker
+            } catch {
+                lastError = error
+                await broker.kill()
+                guard broker.log.contains("Address already in use") else { throw error }
+            }
+        }
+        throw lastError ?? TestKitError("could not start mosquitto")
+    }
+
+    private init(options: Options, port: Int) throws {
+        self.executable = try requireExecutable("mosquitto", package: "mosquitto")
+        self.options = options
+        self.port = port
+        self.directory = try TemporaryDirectory(prefix: "mosquitto")
+        try writeConfiguration()
+    }
+
+    private func writeConfiguration() throws {
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "log_dest stderr",
+            "log_type error",
+            "log_type warning",
+            "log_type notice",
+            "log_type information",
+            "connection_messages true",
+            "log_timestamp_format %H:%M:%S",
+        ]
+        // Run as root, mosquitto would switch to the 'mosquitto' user, which can't read our temporary files.
+        if let user = currentUserName() { lines.append("user \(user)") }
+        if options.persistence {
+            lines += ["persistence true", "persistence_location \(directory.path)/", "autosave_interval 1"]
+        } else {
+            lines.append("persistence false")
+        }
+        if !options.users.isEmpty {
+            let passwordFile = directory.file("passwords")
+            let tool = try requireExecutable("mosquitto_passwd", package: "mosquitto")
+            for (index, (user, password)) in options.users.sorted(by: { $0.key < $1.key }).enumerated() {
+                let arguments = (index == 0 ? ["-c"] : []) + ["-b", passwordFile, user, password]
+                let result = try runProcessBlocking(tool, arguments)
+                guard result.status == 0 else {
+                    throw TestKitError("mosquitto_passwd failed: \(result.standardError)")
+                }
+            }
+            lines += ["password_file \(passwordFile)", "allow_anonymous false"]
+        } else {
+            lines.append("allow_anonymous \(options.allowAnonymous)")
+        }
+        if let tls = options.tls {
+            lines += ["cafile \(tls.caFile)", "certfile \(tls.certificateFile)", "keyfile \(tls.keyFile)"]
+        }
+        lines += options.extraLines
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts the broker (again, after `stop` or `kill`) on the same port, and waits until it accepts connections.
+    public func start() async throws {
+        guard running.withLock({ $0 == nil }) else { return }
+        let input = try makePipe()
+        let output = try makePipe()
+        // The guardian prints the broker's pid, then waits for end of input: ours closing the pipe, or our death.
+        let guardian = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c",
+                #""$1" -c "$2" </dev/null >>"$3" 2>&1 & pid=$!; echo "$pid"; read _ ; kill "$pid" 2>/dev/null; wait "$pid""#,
+                "guardian", executable, configFile, logFile,
+            ],
+            standardInput: input.read.fileDescriptor,
+            standardOutput: output.write.fileDescriptor
+        )
+        try input.read.close()
+        try output.write.close()
+        guard let line = try await readLine(output.read), let pid = Int32(line) else {
+            throw TestKitError("the broker guardian did not report a pid")
+        }
+        running.withLock { $0 = Running(guardian: guardian, keepAlive: input.write, brokerPID: pid) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !canConnect(port: port) {
+            if guardian.exitStatus != nil || isZombieOrGone(pid) {
+                await endGuardian()
+                throw TestKitError("mosquitto exited at start; its log:\n\(log)")
+            }
+            if ContinuousClock.now >= deadline {
+                await kill()
+                throw TestKitError("mosquitto did not accept connections within 10 s; its log:\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the broker gracefully (SIGTERM; it saves persistence) and waits until it is gone.
+    public func stop() async {
+        guard let pid = running.withLock({ $0?.brokerPID }) else { return }
+        Glibc.kill(pid, SIGTERM)
+        await endGuardian()
+    }
+
+    /// Kills the broker with SIGKILL, as a crash or power cut would, and waits until it is gone.
+    public func kill() async {
+        guard let pid = running.withLock({ $0?.brokerPID }) else { return }
+        Glibc.kill(pid, SIGKILL)
+        await endGuardian()
+    }
+
+    /// Closes the guardian's input (it then stops the broker and reaps it) and waits for the guardian to end.
+    private func endGuardian() async {
+        guard let running = running.withLock({ state -> Running? in defer { state = nil }; return state }) else {
+            return
+        }
+        try? running.keepAlive.close()
+        if await running.guardian.wait(timeout: .seconds(10)) == nil {
+            Glibc.kill(running.brokerPID, SIGKILL)
+            running.guardian.send(SIGKILL)
+            await running.guardian.wait()
+        }
+    }
+
+    /// What the broker logged so far.
+    public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+
+    deinit {
+        // Without waiting: the guardian stops and reaps the broker once its input closes.
+        running.withLock { running in
+            guard let running else { return }
+            Glibc.kill(running.brokerPID, SIGKILL)
+            try? running.keepAlive.close()
+        }
+    }
+}
+
+/// Runs `body` with a fresh broker that is stopped afterwards, whether `body` returns or throws.
+public func withBroker<T: Sendable>(
+    _ options: MosquittoBroker.Options = .init(),
+    _ body: (MosquittoBroker) async throws -> T
+) async throws -> T {
+    let broker = try await MosquittoBroker.start(options)
+    do {
+        let result = try await body(broker)
+        await broker.kill()
+        return result
+    } catch {
+        await broker.kill()
+        throw TestKitError("\(error)\n--- broker log ---\n\(broker.log)")
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var address = loopbackAddress(port: 0)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw TestKitError("bind() failed: \(String(cString: strerror(errno)))") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+public func canConnect(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = loopbackAddress(port: port)
+    let rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    return rc == 0
+}
+
+private func loopbackAddress(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return address
+}
+
+private func currentUserName() -> String? {
+    guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
+    return String(cString: name)
+}
+
+/// Reads one line from a pipe, byte by byte so nothing after it is consumed, off the cooperative pool.
+private func readLine(_ handle: FileHandle) async throws -> String? {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(
+                with: Result {
+                    var bytes: [UInt8] = []
+                    while true {
+                        guard let byte = try handle.read(upToCount: 1), let first = byte.first else { break }
+                        if first == UInt8(ascii: "\n") { break }
+                        bytes.append(first)
+                    }
+                    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+                })
+        }
+    }
+}
+
+/// True when `pid` no longer runs (gone, or a zombie waiting to be reaped).
+private func isZombieOrGone(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    guard let close = stat.lastIndex(of: ")") else { return true }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HubTestKit
+import Logging
+import Mosquitto
+
+/// A logger for clients under test: quiet unless `TEST_LOG_LEVEL` asks for more.
+func testLogger(_ label: String = "test") -> Logger {
+    var logger = Logger(label: label)
+    logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+    return logger
+}
+
+extension MosquittoConfiguration {
+    /// A configuration for `broker` with short timeouts and a quick reconnect, so failures show fast.
+    static func test(
+        _ broker: MosquittoBroker,
+        clientID: String? = nil,
+        _ adjust: (inout MosquittoConfiguration) -> Void = { _ in }
+    ) -> MosquittoConfiguration {
+        var configuration = MosquittoConfiguration(host: broker.host, port: broker.port, clientID: clientID)
+        configuration.operationTimeout = .seconds(5)
+        configuration.reconnectDelay = .milliseconds(100)...(.milliseconds(500))
+        adjust(&configuration)
+        return configuration
+    }
+}
+
+/// A connected client with inboxes on its messages and events; `close()` disconnects it.
+struct Connected {
+    let client: MosquittoClient
+    let messages: Inbox<MQTTMessage>
+    let events: Inbox<ConnectionEvent>
+    let sessionPresent: Bool
+
+    static func connect(_ configuration: MosquittoConfiguration) async throws -> Connected {
+        let client = MosquittoClient(configuration: configuration, logger: testLogger())
+        let messages = Inbox.consuming(client.messages)
+        let events = Inbox.consuming(client.events)
+        let sessionPresent = try await client.connect()
+        return Connected(client: client, messages: messages, events: events, sessionPresent: sessionPresent)
+    }
+
+    func close() async { await client.disconnect() }
+}
+
+/// Runs `body` with a client connected to `broker`, disconnecting it afterwards even when `body` throws.
+func withClient<T: Sendable>(
+    _ configuration: MosquittoConfiguration,
+    _ body: (Connected) async throws -> T
+) async throws -> T {
+    let connected = try await Connected.connect(configuration)
+    do {
+        let result = try await body(connected)
+        await connected.close()
+        return result
+    } catch {
+        await connected.close()
+        throw error
+    }
+}
+
+/// The directory the test binary was built into, where SwiftPM also put `mosquitto-probe`.
+func builtProduct(_ name: String) throws -> String {
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    // The test bundle may sit inside a .xctest directory.
+    while directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    let path = directory.appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw TestKitError("\(name) was not built next to the tests (looked in \(directory.path))")
+    }
+    return path
+}
+
+extension Array where Element == UInt8 {
+    /// Deterministic bytes covering every value, for byte-for-byte round trips.
+    static func pattern(count: Int) -> [UInt8] {
+        var state: UInt32 = 0x1234_5678
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+    }
+}
