@@ -259,8 +259,10 @@ final class ClientCore: Sendable {
                     handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
             }
         }
-        if rc == MOSQ_ERR_NO_CONN.rawValue { throw .notConnected(operation: operation) }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw .library(operation, rc, errno: errno) }
+        // QoS 1 and 2 messages stay queued in libmosquitto while there is no connection and go out on reconnect.
+        let queued = rc == MOSQ_ERR_NO_CONN.rawValue && qos > .atMostOnce
+        if rc == MOSQ_ERR_NO_CONN.rawValue && !queued { throw .notConnected(operation: operation) }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue || queued else { throw .library(operation, rc, errno: errno) }
         let entry = Inflight.publish(topic: topic, qos: qos, completion: completion)
         let effects = state.withLock { state -> [Effect] in
             if let ack = state.early.removeValue(forKey: mid) { return state.apply(ack, to: entry) }

@@ -133,3 +133,29 @@ public func withDeadline<T: Sendable>(
         return value
     }
 }
+
+/// The lines a child process writes to `handle`, read on a thread of their own; ends at end of file.
+public func lines(of handle: FileHandle) -> AsyncStream<String> {
+    AsyncStream { continuation in
+        Thread.detachNewThread {
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            // read(2) itself: FileHandle.read(upToCount:) waits for the whole count on a pipe.
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                for byte in chunk[0..<count] {
+                    if byte == UInt8(ascii: "\n") {
+                        continuation.yield(String(decoding: buffer, as: UTF8.self))
+                        buffer.removeAll()
+                    } else {
+                        buffer.append(byte)
+                    }
+                }
+            }
+            if !buffer.isEmpty { continuation.yield(String(decoding: buffer, as: UTF8.self)) }
+            continuation.finish()
+        }
+    }
+}
