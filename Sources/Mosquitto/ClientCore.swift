@@ -108,9 +108,13 @@ final class ClientCore: Sendable {
     let configuration: MosquittoConfiguration
     let logger: Logger
     let state = Mutex(State())
-    let messageContinuation: AsyncStream<MQTTMessage>.Continuation
+    let messageBuffer: MessageBuffer
     let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
     let received = Atomic<UInt64>(0)
+    /// Set once the client is asked to stop; read by the network thread after every packet.
+    let stopRequested = Atomic<Bool>(false)
+    /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.
+    let wantsLibraryLog = Atomic<Bool>(true)
     let dropped = Atomic<UInt64>(0)
     /// Wakes the network thread from its back-off wait when the client is asked to stop.
     let wakeup = DispatchSemaphore(value: 0)
@@ -121,12 +125,12 @@ final class ClientCore: Sendable {
     init(
         configuration: MosquittoConfiguration,
         logger: Logger,
-        messages: AsyncStream<MQTTMessage>.Continuation,
+        messages: MessageBuffer,
         events: AsyncStream<ConnectionEvent>.Continuation
     ) {
         self.configuration = configuration
         self.logger = logger
-        self.messageContinuation = messages
+        self.messageBuffer = messages
         self.eventContinuation = events
     }
 
@@ -207,6 +211,7 @@ final class ClientCore: Sendable {
             case .connecting, .connected, .reconnecting:
                 state.phase = .closing
                 state.stopDeadline = .now + .seconds(1)
+                stopRequested.store(true, ordering: .relaxed)
                 return .disconnect
             }
         }
@@ -237,7 +242,7 @@ final class ClientCore: Sendable {
     }
 
     func finishStreams(error: MosquittoError?) {
-        messageContinuation.finish()
+        messageBuffer.finish()
         eventContinuation.yield(.closed(error))
         eventContinuation.finish()
     }

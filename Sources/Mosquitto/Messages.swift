@@ -32,14 +32,6 @@ public enum ConnectionEvent: Sendable, Hashable {
     case closed(MosquittoError?)
 }
 
-/// The messages a client receives, as an `AsyncSequence`. It has one consumer and ends when the client closes.
-public struct MQTTMessages: AsyncSequence, Sendable {
-    public typealias Element = MQTTMessage
-    let stream: AsyncStream<MQTTMessage>
-
-    public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.Iterator { stream.makeAsyncIterator() }
-}
-
 /// The connection changes of a client, as an `AsyncSequence`. It has one consumer and ends after `.closed`.
 public struct ConnectionEvents: AsyncSequence, Sendable {
     public typealias Element = ConnectionEvent

@@ -28,18 +28,15 @@ public final class MosquittoClient: Sendable {
     ///   - configuration: where the broker is and how to talk to it.
     ///   - logger: receives libmosquitto's log lines and the client's own.
     public init(configuration: MosquittoConfiguration, logger: Logger) {
-        let (messageStream, messageContinuation) = AsyncStream.makeStream(
-            of: MQTTMessage.self,
-            bufferingPolicy: .bufferingNewest(max(1, configuration.messageBufferLimit))
-        )
+        let buffer = MessageBuffer(limit: configuration.messageBufferLimit)
         let (eventStream, eventContinuation) = AsyncStream.makeStream(of: ConnectionEvent.self)
         self.configuration = configuration
-        self.messages = MQTTMessages(stream: messageStream)
+        self.messages = MQTTMessages(buffer: buffer)
         self.events = ConnectionEvents(stream: eventStream)
         self.core = ClientCore(
             configuration: configuration,
             logger: logger,
-            messages: messageContinuation,
+            messages: buffer,
             events: eventContinuation
         )
     }

@@ -93,10 +93,25 @@ extension ClientCore {
             failFirstConnect(takeFailure(rc: rc, errno: errno).error)
             return shutDown(handle, fatal: nil)
         }
+        var libraryLogging = true
         while true {
             // One second at most in select(), so a stop request is seen promptly even while a connect is pending.
             rc = mosquitto_loop(m, 1000, 1)
             let savedErrno = errno
+            // Wake the consumer at the end of a burst, not for every message of it.
+            if messageBuffer.wakeDue.load(ordering: .relaxed) && !hasUnreadBytes(m) {
+                messageBuffer.wakeDue.store(false, ordering: .relaxed)
+                messageBuffer.flush()
+            }
+            // The common case, once per received packet: no lock, nothing else to do.
+            if rc == MOSQ_ERR_SUCCESS.rawValue && !stopRequested.load(ordering: .relaxed) {
+                let wanted = wantsLibraryLog.load(ordering: .relaxed)
+                if wanted != libraryLogging {
+                    mosquitto_log_callback_set(m, wanted ? onLog : nil)
+                    libraryLogging = wanted
+                }
+                continue
+            }
             let (phase, everConnected, pastDeadline) = state.withLock { state in
                 (state.phase, state.everConnected, state.stopDeadline.map { .now >= $0 } ?? false)
             }
@@ -143,6 +158,14 @@ extension ClientCore {
             }
         }
         shutDown(handle, fatal: fatal)
+    }
+
+    /// Whether the broker's socket holds bytes libmosquitto has not read yet (so more messages are coming now).
+    private func hasUnreadBytes(_ m: OpaquePointer) -> Bool {
+        let fd = mosquitto_socket(m)
+        guard fd >= 0 else { return false }
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 && count > 0
     }
 
     private var isStopping: Bool {
@@ -274,6 +297,8 @@ extension ClientCore {
                 isReconnect: isReconnect, pending: pending, batches: batches,
                 completion: state.connectCompletion)
         }
+        // libmosquitto formats a log line for every packet; connected, only a debugging logger wants them.
+        wantsLibraryLog.store(logger.logLevel <= .debug, ordering: .relaxed)
         plan.completion?.complete(.success(sessionPresent))
         logger.info(
             plan.isReconnect ? "reconnected to the MQTT broker" : "connected to the MQTT broker",
@@ -320,6 +345,8 @@ extension ClientCore {
     }
 
     func handleDisconnect(rc: Int32, errno savedErrno: Int32) {
+        // Reconnect attempts need OpenSSL's words for a TLS failure, which only the log callback hears.
+        wantsLibraryLog.store(true, ordering: .relaxed)
         let effects = state.withLock { state -> [Effect] in
             state.generation &+= 1
             if state.phase == .closing || state.phase == .closed { return [] }
@@ -378,11 +405,11 @@ extension ClientCore {
             payload = []
         }
         received.add(1, ordering: .relaxed)
-        let result = messageContinuation.yield(
+        let kept = messageBuffer.push(
             MQTTMessage(
                 topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
                 retain: message.retain))
-        if case .dropped = result { noteDrop() }
+        if !kept { noteDrop() }
     }
 
     /// Counts a message dropped for a slow consumer, and logs it at most every ten seconds.

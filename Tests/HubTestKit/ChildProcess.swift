@@ -65,6 +65,19 @@ public final class ChildProcess: Sendable {
         self.executable = executable
     }
 
+    /// A test that fails half-way must not leave its children running.
+    deinit {
+        let running = status.withLock { $0.exitStatus == nil && !$0.reaping }
+        if running {
+            kill(pid, SIGKILL)
+            let pid = self.pid
+            Thread.detachNewThread {
+                var raw: Int32 = 0
+                while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            }
+        }
+    }
+
     /// Sends `signal` unless the process was already reaped.
     public func send(_ signal: Int32) {
         status.withLock { state in

@@ -193,6 +193,7 @@ public final class MosquittoBroker: Sendable {
 }
 
 /// Runs `body` with a fresh broker that is stopped afterwards, whether `body` returns or throws.
+@discardableResult
 public func withBroker<T: Sendable>(
     _ options: MosquittoBroker.Options = .init(),
     _ body: (MosquittoBroker) async throws -> T

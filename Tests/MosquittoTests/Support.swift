@@ -44,6 +44,7 @@ struct Connected {
 }
 
 /// Runs `body` with a client connected to `broker`, disconnecting it afterwards even when `body` throws.
+@discardableResult
 func withClient<T: Sendable>(
     _ configuration: MosquittoConfiguration,
     _ body: (Connected) async throws -> T

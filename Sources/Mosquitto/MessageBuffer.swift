@@ -1,0 +1,126 @@
+import DequeModule
+import Synchronization
+
+/// The hand-off of received messages from the network thread to the one consumer of `MQTTMessages`.
+///
+/// Built for bursts. The network thread appends under a short lock; the consumer takes everything pending in
+/// one swap and then iterates without any lock. Waking a waiting consumer costs more than receiving a message,
+/// so the network thread wakes it once per burst: `push` only marks the wake as due, and the network thread
+/// calls `flush` when the socket has nothing more to read (or `wakeBatch` messages are waiting).
+/// (`AsyncStream`, taking its lock and waking per element, cost a third of the receive rate.)
+final class MessageBuffer: Sendable {
+    private struct State {
+        var pending = Deque<MQTTMessage>()
+        var waiter: CheckedContinuation<Deque<MQTTMessage>?, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let limit: Int
+    /// Set when a message waits for a consumer that is asleep.
+    let wakeDue = Atomic<Bool>(false)
+    /// A burst longer than this wakes the consumer without waiting for its end.
+    static let wakeBatch = 64
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    private typealias HandOff = (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>)
+
+    /// Adds a message; returns false when the buffer was full and the oldest message was dropped for it.
+    @discardableResult
+    func push(_ message: MQTTMessage) -> Bool {
+        var kept = true
+        let handOff = state.withLock { state -> HandOff? in
+            guard !state.finished else { return nil }
+            if state.pending.count >= limit {
+                state.pending.removeFirst()
+                kept = false
+            }
+            state.pending.append(message)
+            guard state.waiter != nil else { return nil }
+            guard state.pending.count >= Self.wakeBatch else {
+                wakeDue.store(true, ordering: .relaxed)
+                return nil
+            }
+            return Self.handOff(&state)
+        }
+        if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
+        return kept
+    }
+
+    /// Wakes a waiting consumer with what is pending.
+    func flush() {
+        let handOff = state.withLock { state -> HandOff? in
+            guard state.waiter != nil, !state.pending.isEmpty else { return nil }
+            return Self.handOff(&state)
+        }
+        if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
+    }
+
+    private static func handOff(_ state: inout State) -> HandOff {
+        let waiter = state.waiter!
+        state.waiter = nil
+        defer { state.pending = [] }
+        return (waiter, state.pending)
+    }
+
+    /// No more messages: the consumer gets what is pending, then the end.
+    func finish() {
+        let handOff = state.withLock { state -> (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>?)? in
+            state.finished = true
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            defer { state.pending = [] }
+            return (waiter, state.pending.isEmpty ? nil : state.pending)
+        }
+        if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
+    }
+
+    /// Everything pending, waiting for at least one message; `nil` at the end or when the task is cancelled.
+    func take() async -> Deque<MQTTMessage>? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Deque<MQTTMessage>?, Never>) in
+                let ready = state.withLock { state -> Deque<MQTTMessage>?? in
+                    if !state.pending.isEmpty {
+                        defer { state.pending = [] }
+                        return .some(state.pending)
+                    }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    precondition(state.waiter == nil, "MQTTMessages has one consumer; it is being iterated twice")
+                    state.waiter = continuation
+                    wakeDue.store(false, ordering: .relaxed)
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+}
+
+/// The messages a client receives, as an `AsyncSequence`. It has one consumer and ends when the client closes.
+public struct MQTTMessages: AsyncSequence, Sendable {
+    public typealias Element = MQTTMessage
+    let buffer: MessageBuffer
+
+    public func makeAsyncIterator() -> Iterator { Iterator(buffer: buffer) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let buffer: MessageBuffer
+        var batch = Deque<MQTTMessage>()
+
+        public mutating func next() async -> MQTTMessage? {
+            if let message = batch.popFirst() { return message }
+            guard let taken = await buffer.take() else { return nil }
+            batch = taken
+            return batch.popFirst()
+        }
+    }
+}
