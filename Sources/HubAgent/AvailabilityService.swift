@@ -49,7 +49,8 @@ public struct AvailabilityService: Service {
                 return client
             } catch {
                 attempt += 1
-                let delay = min(configuration.reconnectDelay.upperBound, configuration.reconnectDelay.lowerBound * attempt)
+                let delay = min(
+                    configuration.reconnectDelay.upperBound, configuration.reconnectDelay.lowerBound * attempt)
                 logger.warning(
                     "cannot connect to the MQTT broker; retrying",
                     metadata: [
@@ -71,7 +72,8 @@ public struct AvailabilityService: Service {
             try await client.publish(topic: availabilityTopic, payload: status, qos: .atLeastOnce, retain: true)
             logger.info("published availability", metadata: ["topic": "\(availabilityTopic)", "status": "\(status)"])
         } catch {
-            logger.error("could not publish availability", metadata: ["topic": "\(availabilityTopic)", "error": "\(error)"])
+            logger.error(
+                "could not publish availability", metadata: ["topic": "\(availabilityTopic)", "error": "\(error)"])
         }
     }
 }

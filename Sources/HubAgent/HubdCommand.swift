@@ -54,8 +54,10 @@ public struct HubdCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        logger.info("starting", metadata: ["version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)"])
-        let availability = AvailabilityService(configuration: mqtt, availabilityTopic: availabilityTopic, logger: logger)
+        logger.info(
+            "starting", metadata: ["version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)"])
+        let availability = AvailabilityService(
+            configuration: mqtt, availabilityTopic: availabilityTopic, logger: logger)
         let group = ServiceGroup(
             services: [availability],
             gracefulShutdownSignals: [.sigterm, .sigint],

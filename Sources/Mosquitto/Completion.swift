@@ -14,7 +14,9 @@ final class Completion<Value: Sendable>: Sendable {
     @discardableResult
     func complete(_ result: Result<Value, MosquittoError>) -> Bool {
         let (won, continuation) = state.withLock { state in
-            guard state.result == nil else { return (false, CheckedContinuation<Result<Value, MosquittoError>, Never>?.none) }
+            guard state.result == nil else {
+                return (false, CheckedContinuation<Result<Value, MosquittoError>, Never>?.none)
+            }
             state.result = result
             defer { state.continuation = nil }
             return (true, state.continuation)

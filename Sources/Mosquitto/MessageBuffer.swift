@@ -68,7 +68,8 @@ final class MessageBuffer: Sendable {
 
     /// No more messages: the consumer gets what is pending, then the end.
     func finish() {
-        let handOff = state.withLock { state -> (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>?)? in
+        let handOff = state.withLock {
+            state -> (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>?)? in
             state.finished = true
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil

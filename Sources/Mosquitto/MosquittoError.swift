@@ -68,7 +68,8 @@ public enum MosquittoError: Error, Sendable, Hashable, CustomStringConvertible {
             message = String(cString: strerror(savedErrno))
         }
         if code == MOSQ_ERR_INVAL.rawValue, operation.contains("network loop") {
-            message += " — libmosquitto uses select(), which can't watch a socket numbered 1024 or above;"
+            message +=
+                " — libmosquitto uses select(), which can't watch a socket numbered 1024 or above;"
                 + " this process has too many files open"
         }
         if let detail, !detail.isEmpty { message += " — \(detail)" }

@@ -137,7 +137,9 @@ extension ClientCore {
             }
             let delay = backoff(attempt: attempt)
             if failure.wasConnected {
-                logger.warning("connection to the MQTT broker lost", metadata: ["broker": "\(endpoint)", "error": "\(failure.error)"])
+                logger.warning(
+                    "connection to the MQTT broker lost",
+                    metadata: ["broker": "\(endpoint)", "error": "\(failure.error)"])
                 eventContinuation.yield(.disconnected(failure.error))
             } else {
                 logger.warning(
@@ -453,8 +455,8 @@ private func core(_ userdata: UnsafeMutableRawPointer?) -> ClientCore {
     Unmanaged<ClientCore>.fromOpaque(userdata!).takeUnretainedValue()
 }
 
-private let onConnect:
-    @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+private let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void =
+    {
         _, userdata, rc, flags, _ in
         core(userdata).handleConnect(rc: rc, flags: flags)
     }
@@ -465,8 +467,8 @@ private let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointe
     core(userdata).handleDisconnect(rc: rc, errno: savedErrno)
 }
 
-private let onPublish:
-    @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+private let onPublish: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void =
+    {
         _, userdata, mid, reasonCode, _ in
         core(userdata).handleAck(mid: mid, .published(reasonCode: reasonCode))
     }

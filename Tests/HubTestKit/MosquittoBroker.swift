@@ -168,7 +168,11 @@ public final class MosquittoBroker: Sendable {
 
     /// Closes the guardian's input (it then stops the broker and reaps it) and waits for the guardian to end.
     private func endGuardian() async {
-        guard let running = running.withLock({ state -> Running? in defer { state = nil }; return state }) else {
+        guard
+            let running = running.withLock({ state -> Running? in
+                defer { state = nil }; return state
+            })
+        else {
             return
         }
         try? running.keepAlive.close()

@@ -17,7 +17,8 @@ public func findExecutable(_ name: String) -> String? {
 public func requireExecutable(_ name: String, package: String) throws -> String {
     guard let path = findExecutable(name) else {
         throw TestKitError(
-            "\(name) is not installed: run 'make test' (it installs what the tests need) or 'apt-get install \(package)'")
+            "\(name) is not installed: run 'make test' (it installs what the tests need) or 'apt-get install \(package)'"
+        )
     }
     return path
 }
@@ -38,7 +39,10 @@ public func makePipe() throws -> (read: FileHandle, write: FileHandle) {
     guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
         throw TestKitError("socketpair: \(String(cString: strerror(errno)))")
     }
-    return (FileHandle(fileDescriptor: fds[0], closeOnDealloc: true), FileHandle(fileDescriptor: fds[1], closeOnDealloc: true))
+    return (
+        FileHandle(fileDescriptor: fds[0], closeOnDealloc: true),
+        FileHandle(fileDescriptor: fds[1], closeOnDealloc: true)
+    )
 }
 
 /// Runs a program to completion, feeding it `input`, and returns what it printed.

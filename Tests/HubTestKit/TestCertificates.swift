@@ -35,7 +35,8 @@ public struct TestCertificates: Sendable {
         func run(_ arguments: [String]) throws {
             let result = try runProcessBlocking(openssl, arguments)
             guard result.status == 0 else {
-                throw TestKitError("openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(result.standardError)")
+                throw TestKitError(
+                    "openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(result.standardError)")
             }
         }
         func makeCA(_ name: String, _ subject: String) throws {
@@ -70,7 +71,8 @@ public struct TestCertificates: Sendable {
         }
         caFile = path("ca.crt")
         otherCAFile = path("other-ca.crt")
-        localhost = ServerIdentity(caFile: caFile, certificateFile: path("localhost.crt"), keyFile: path("localhost.key"))
+        localhost = ServerIdentity(
+            caFile: caFile, certificateFile: path("localhost.crt"), keyFile: path("localhost.key"))
         wrongHost = ServerIdentity(
             caFile: caFile, certificateFile: path("wrong-host.crt"), keyFile: path("wrong-host.key"))
         clientCertificateFile = path("client.crt")

@@ -4,7 +4,10 @@ import Testing
 @Suite struct ConfigurationTests {
     @Test func persistentSessionNeedsClientID() {
         let configuration = MosquittoConfiguration(cleanSession: false)
-        #expect(throws: MosquittoError.invalidConfiguration("a persistent session (clean session off) needs a fixed client id")) {
+        #expect(
+            throws: MosquittoError.invalidConfiguration(
+                "a persistent session (clean session off) needs a fixed client id")
+        ) {
             try configuration.validate()
         }
     }

@@ -75,7 +75,8 @@ struct ResilienceTests {
             }
             try await withClient(.test(broker)) { sender in
                 for index in 0..<5 {
-                    try await sender.client.publish(topic: "away/\(index)", payload: "queued \(index)", qos: .atLeastOnce)
+                    try await sender.client.publish(
+                        topic: "away/\(index)", payload: "queued \(index)", qos: .atLeastOnce)
                 }
             }
             try await withClient(persistent) { second in
@@ -94,7 +95,10 @@ struct ResilienceTests {
                 let output = try makePipe()
                 let dying = try ChildProcess(
                     probe,
-                    ["hold", "--port", "\(broker.port)", "--will-topic", "hub/availability", "--will-payload", "offline"],
+                    [
+                        "hold", "--port", "\(broker.port)", "--will-topic", "hub/availability", "--will-payload",
+                        "offline",
+                    ],
                     standardOutput: output.write.fileDescriptor)
                 try output.write.close()
                 let lines = Inbox.consuming(lines(of: output.read))
@@ -174,7 +178,8 @@ struct ResilienceTests {
                 await #expect(throws: MosquittoError.notConnected(operation: "publish to 'queued/out'")) {
                     try await client.client.publish(topic: "queued/out", payload: "qos0", qos: .atMostOnce)
                 }
-                async let published: Void = client.client.publish(topic: "queued/out", payload: "qos1", qos: .atLeastOnce)
+                async let published: Void = client.client.publish(
+                    topic: "queued/out", payload: "qos1", qos: .atLeastOnce)
                 try await broker.start()
                 try await published
             }
@@ -188,10 +193,14 @@ struct ResilienceTests {
     @Test func connectToAServerThatNeverAnswersTimesOut() async throws {
         let listener = try SilentListener()
         let client = MosquittoClient(
-            configuration: MosquittoConfiguration(host: "127.0.0.1", port: listener.port, operationTimeout: .milliseconds(300)),
+            configuration: MosquittoConfiguration(
+                host: "127.0.0.1", port: listener.port, operationTimeout: .milliseconds(300)),
             logger: testLogger())
         let events = Inbox.consuming(client.events)
-        await #expect(throws: MosquittoError.timeout(operation: "connect to 127.0.0.1:\(listener.port)", after: .milliseconds(300))) {
+        await #expect(
+            throws: MosquittoError.timeout(
+                operation: "connect to 127.0.0.1:\(listener.port)", after: .milliseconds(300))
+        ) {
             try await client.connect()
         }
         // The failed attempt leaves nothing running: the events end with `closed`.
@@ -201,8 +210,10 @@ struct ResilienceTests {
 
     @Test func connectWhereNothingListensSaysSo() async throws {
         let port = try freeLoopbackPort()
-        let client = MosquittoClient(configuration: MosquittoConfiguration(host: "127.0.0.1", port: port), logger: testLogger())
-        await #expect(throws: MosquittoError.connectFailed(endpoint: "127.0.0.1:\(port)", reason: "Connection refused")) {
+        let client = MosquittoClient(
+            configuration: MosquittoConfiguration(host: "127.0.0.1", port: port), logger: testLogger())
+        await #expect(throws: MosquittoError.connectFailed(endpoint: "127.0.0.1:\(port)", reason: "Connection refused"))
+        {
             try await client.connect()
         }
     }
@@ -220,8 +231,10 @@ struct ResilienceTests {
             await #expect(throws: MosquittoError.closed(operation: "subscribe to 'y'")) {
                 try await connected.client.subscribe("y")
             }
-            await #expect(throws: MosquittoError.invalidConfiguration(
-                "this client was disconnected; make a new MosquittoClient to connect again")) {
+            await #expect(
+                throws: MosquittoError.invalidConfiguration(
+                    "this client was disconnected; make a new MosquittoClient to connect again")
+            ) {
                 try await connected.client.connect()
             }
         }
@@ -255,12 +268,16 @@ struct ResilienceTests {
     @Test func invalidTopicsAndFiltersAreRejectedBeforeTheBroker() async throws {
         try await withBroker { broker in
             try await withClient(.test(broker)) { client in
-                await #expect(throws: MosquittoError.invalidTopic(
-                    "topic 'a/+/b' contains a wildcard (+ or #), which only subscriptions may use")) {
+                await #expect(
+                    throws: MosquittoError.invalidTopic(
+                        "topic 'a/+/b' contains a wildcard (+ or #), which only subscriptions may use")
+                ) {
                     try await client.client.publish(topic: "a/+/b", payload: "x")
                 }
-                await #expect(throws: MosquittoError.invalidTopic(
-                    "in topic filter 'a/#/b', '#' must be a whole level and the last one")) {
+                await #expect(
+                    throws: MosquittoError.invalidTopic(
+                        "in topic filter 'a/#/b', '#' must be a whole level and the last one")
+                ) {
                     try await client.client.subscribe("a/#/b")
                 }
                 await #expect(throws: MosquittoError.invalidTopic("topic filter is empty")) {

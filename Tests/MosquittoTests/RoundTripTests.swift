@@ -47,7 +47,9 @@ struct RoundTripTests {
                     receiver.client.subscriptions
                         == ["home/+/status": .atLeastOnce, "garden/#": .atLeastOnce, "end": .atLeastOnce])
                 try await withClient(.test(broker)) { sender in
-                    for topic in ["home/kitchen/status", "home/kitchen/battery", "garden/shed/door", "garden", "office/x"] {
+                    for topic in [
+                        "home/kitchen/status", "home/kitchen/battery", "garden/shed/door", "garden", "office/x",
+                    ] {
                         try await sender.client.publish(topic: topic, payload: topic, qos: .atLeastOnce)
                     }
                     try await sender.client.publish(topic: "end", payload: "", qos: .atLeastOnce)
@@ -96,12 +98,17 @@ struct RoundTripTests {
             try await withClient(.test(broker)) { receiver in
                 try await receiver.client.subscribe("peer/in")
                 let sent = try await runProcess(
-                    pub, ["-h", broker.host, "-p", "\(broker.port)", "-q", "1", "-t", "peer/in", "-f", directory.file("payload")])
+                    pub,
+                    [
+                        "-h", broker.host, "-p", "\(broker.port)", "-q", "1", "-t", "peer/in", "-f",
+                        directory.file("payload"),
+                    ])
                 #expect(sent.status == 0, "\(sent.standardError)")
                 #expect(try await receiver.messages.next().payload == payload)
 
                 // Retained, so mosquitto_sub gets it whenever it subscribes.
-                try await receiver.client.publish(topic: "peer/out", payload: "from swift", qos: .atLeastOnce, retain: true)
+                try await receiver.client.publish(
+                    topic: "peer/out", payload: "from swift", qos: .atLeastOnce, retain: true)
                 let read = try await runProcess(
                     sub, ["-h", broker.host, "-p", "\(broker.port)", "-t", "peer/out", "-C", "1", "-W", "5"])
                 #expect(read.status == 0, "\(read.standardError)")

@@ -50,7 +50,9 @@ struct SecurityTests {
     @Test func anonymousClientIsRefusedWhenUsersAreRequired() async throws {
         try await withBroker(.init(users: Self.users)) { broker in
             let client = MosquittoClient(configuration: .test(broker), logger: testLogger())
-            await #expect(throws: MosquittoError.connectionRefused(code: 5, reason: "Connection Refused: not authorised.")) {
+            await #expect(
+                throws: MosquittoError.connectionRefused(code: 5, reason: "Connection Refused: not authorised.")
+            ) {
                 try await client.connect()
             }
         }
@@ -151,7 +153,8 @@ struct SecurityTests {
                 $0.tls = TLSConfiguration(
                     trustRoots: .caFile(certificates.caFile),
                     clientCertificate: .init(
-                        certificateFile: certificates.clientCertificateFile, privateKeyFile: certificates.clientKeyFile))
+                        certificateFile: certificates.clientCertificateFile, privateKeyFile: certificates.clientKeyFile)
+                )
             }
             try await withClient(with) { client in
                 try await client.client.publish(topic: "tls/client-cert", payload: "ok")
@@ -168,7 +171,8 @@ struct SecurityTests {
         let initialised = try await runProcess(control, ["dynsec", "init", configFile, "hub", "correct horse"])
         #expect(initialised.status == 0, "\(initialised.standardError)")
         // The initial admin role may subscribe to '#'; narrow it to 'allowed/#'.
-        var document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configFile)))
+        var document =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configFile)))
             as! [String: Any]
         var roles = document["roles"] as! [[String: Any]]
         var acls = roles[0]["acls"] as! [[String: Any]]

@@ -6,7 +6,8 @@ import Mosquitto
 /// A logger for clients under test: quiet unless `TEST_LOG_LEVEL` asks for more.
 func testLogger(_ label: String = "test") -> Logger {
     var logger = Logger(label: label)
-    logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+    logger.logLevel =
+        ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
     return logger
 }
 
