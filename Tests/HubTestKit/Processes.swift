@@ -163,3 +163,16 @@ public func lines(of handle: FileHandle) -> AsyncStream<String> {
         }
     }
 }
+
+/// The path of an executable SwiftPM built next to the test binary (`hubd`, `hubctl`, `mosquitto-probe`).
+public func builtProduct(_ name: String) throws -> String {
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    // The test bundle may sit inside a .xctest directory.
+    while directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    let path = directory.appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw TestKitError("\(name) was not built next to the tests (looked in \(directory.path))")
+    }
+    return path
+}

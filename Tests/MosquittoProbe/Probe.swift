@@ -42,6 +42,7 @@ extension Probe {
         @OptionGroup var broker: BrokerOptions
         @Option var filter = "bench/#"
         @Option var count = 100_000
+        @Option(help: "Give up after this many seconds, saying how many arrived.") var timeout: Double = 120
 
         func run() async throws {
             var configuration = MosquittoConfiguration(host: broker.host, port: broker.port, clientID: broker.clientID)
@@ -50,6 +51,11 @@ extension Probe {
             try await client.connect()
             try await client.subscribe(filter, qos: broker.mqttQoS)
             say("ready")
+            let watchdog = Task {
+                try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                await client.disconnect()
+            }
+            defer { watchdog.cancel() }
             var received = 0
             var bytes = 0
             var first: ContinuousClock.Instant?
@@ -66,6 +72,7 @@ extension Probe {
                 "received \(received) messages (\(bytes) payload bytes) in \(String(format: "%.3f", seconds)) s"
                     + " from first to last; dropped \(stats.dropped)")
             await client.disconnect()
+            if received < count { throw ExitCode(1) }
         }
     }
 

@@ -61,19 +61,6 @@ func withClient<T: Sendable>(
     }
 }
 
-/// The directory the test binary was built into, where SwiftPM also put `mosquitto-probe`.
-func builtProduct(_ name: String) throws -> String {
-    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-    var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
-    // The test bundle may sit inside a .xctest directory.
-    while directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
-    let path = directory.appendingPathComponent(name).path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw TestKitError("\(name) was not built next to the tests (looked in \(directory.path))")
-    }
-    return path
-}
-
 extension Array where Element == UInt8 {
     /// Deterministic bytes covering every value, for byte-for-byte round trips.
     static func pattern(count: Int) -> [UInt8] {

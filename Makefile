@@ -1,0 +1,38 @@
+# SensorHub: `make run` runs the hub, `make test` runs the tests. Both install the Debian packages they need.
+SHELL := /bin/bash
+export PATH := $(PATH):/opt/swift/usr/bin
+
+.PHONY: run test build bench tsan format lint clean
+
+## Build hubd and run it; starts a local Mosquitto when MQTT_HOST is unset and none answers on localhost:1883.
+run:
+	scripts/run-hub $(ARGS)
+
+## Build everything and run every test against real Mosquitto brokers.
+test:
+	scripts/install-deps
+	swift build --build-tests
+	swift test --skip-build
+
+build:
+	scripts/install-deps
+	swift build
+
+## The receive benchmark: the Swift wrapper beside a bare mosquitto_sub (writes bench/results/).
+bench:
+	bench/receive.sh
+
+## The tests once more under ThreadSanitizer (separate build folder).
+tsan:
+	scripts/install-deps
+	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
+	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan
+
+format:
+	swift format -i -r Sources Tests Package.swift
+
+lint:
+	swift format lint -r Sources Tests Package.swift
+
+clean:
+	rm -rf .build .build-tsan .state

@@ -1,0 +1,127 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// `hubd` and `hubctl` as a user runs them: separate processes against a real broker.
+@Suite(.timeLimit(.minutes(1)))
+struct HubToolsTests {
+    let hubd: String
+    let hubctl: String
+
+    init() throws {
+        hubd = try builtProduct("hubd")
+        hubctl = try builtProduct("hubctl")
+    }
+
+    @Test func versionAndHelp() async throws {
+        for tool in [hubd, hubctl] {
+            let version = try await runProcess(tool, ["--version"])
+            #expect(version.status == 0)
+            #expect(version.standardOutput == "\(SensorHubVersion.current)\n")
+        }
+        let help = try await runProcess(hubd, ["--help"])
+        #expect(help.standardOutput.contains("Not yet: the sensor registry"))
+        let checkHelp = try await runProcess(hubctl, ["broker", "check", "--help"])
+        #expect(checkHelp.standardOutput.contains("hubctl broker check --host broker.lan"))
+    }
+
+    @Test func brokerCheckPassesAgainstAWorkingBroker() async throws {
+        try await withBroker { broker in
+            let result = try await runProcess(
+                hubctl, ["broker", "check", "--host", broker.host, "--port", "\(broker.port)"])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.contains("subscribe, publish and receive work"))
+        }
+    }
+
+    @Test func brokerCheckNamesWhatIsWrong() async throws {
+        let port = try freeLoopbackPort()
+        let refused = try await runProcess(hubctl, ["broker", "check", "--host", "127.0.0.1", "--port", "\(port)"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.standardError == "hubctl: cannot connect to the broker at 127.0.0.1:\(port): Connection refused\n")
+
+        try await withBroker(.init(users: ["hub": "right"])) { broker in
+            let arguments = [
+                "broker", "check", "--host", broker.host, "--port", "\(broker.port)", "--username", "hub",
+                "--password-file", "-",
+            ]
+            let wrong = try await runProcess(hubctl, arguments, input: "wrong\n")
+            #expect(wrong.status == 1)
+            #expect(
+                wrong.standardError.contains("the broker refused the connection: Connection Refused: not authorised."))
+            let right = try await runProcess(hubctl, arguments, input: "right\n")
+            #expect(right.status == 0, "\(right.standardError)")
+        }
+        let invalid = try await runProcess(hubctl, ["broker", "check", "--password-file", "/dev/null"])
+        #expect(invalid.status == 64)
+        #expect(invalid.standardError.contains("--password-file needs --username"))
+    }
+
+    @Test func hubdPublishesItsAvailabilityAndOfflineWhenStopped() async throws {
+        try await withBroker { broker in
+            let hub = try startHubd(broker)
+            try await expectRetained(broker, "sensorhub/availability", "online")
+            hub.send(SIGTERM)
+            #expect(await hub.wait(timeout: .seconds(10)) == 0)
+            try await expectRetained(broker, "sensorhub/availability", "offline")
+        }
+    }
+
+    @Test func brokerPublishesTheWillWhenHubdDies() async throws {
+        try await withBroker { broker in
+            let hub = try startHubd(broker)
+            try await expectRetained(broker, "sensorhub/availability", "online")
+            hub.send(SIGKILL)
+            await hub.wait()
+            try await expectRetained(broker, "sensorhub/availability", "offline")
+        }
+    }
+
+    @Test func hubdWaitsForABrokerThatStartsLater() async throws {
+        try await withBroker { broker in
+            await broker.stop()
+            let (hub, log) = try startHubdLogging(broker)
+            _ = try await log.next(where: { $0.contains("cannot connect to the MQTT broker; retrying") })
+            try await broker.start()
+            try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
+            hub.send(SIGTERM)
+            #expect(await hub.wait(timeout: .seconds(10)) == 0)
+        }
+    }
+
+    private func startHubd(_ broker: MosquittoBroker) throws -> ChildProcess {
+        try ChildProcess(hubd, ["--host", broker.host, "--port", "\(broker.port)", "--log-level", "warning"])
+    }
+
+    /// Starts hubd with its log lines readable.
+    private func startHubdLogging(_ broker: MosquittoBroker) throws -> (ChildProcess, Inbox<String>) {
+        let errors = try makePipe()
+        let hub = try ChildProcess(
+            hubd, ["--host", broker.host, "--port", "\(broker.port)", "--log-level", "warning"],
+            standardError: errors.write.fileDescriptor)
+        try errors.write.close()
+        return (hub, Inbox.consuming(lines(of: errors.read)))
+    }
+
+    /// Waits until the retained message on `topic` is `payload`, reading it with mosquitto_sub, a separate peer.
+    private func expectRetained(
+        _ broker: MosquittoBroker,
+        _ topic: String,
+        _ payload: String,
+        within timeout: Duration = .seconds(10)
+    ) async throws {
+        let sub = try requireExecutable("mosquitto_sub", package: "mosquitto-clients")
+        let deadline = ContinuousClock.now + timeout
+        var last = ""
+        while ContinuousClock.now < deadline {
+            // --retained-only: print the stored message and exit (-W 1 when there is none yet).
+            let read = try await runProcess(
+                sub, ["-h", broker.host, "-p", "\(broker.port)", "-t", topic, "--retained-only", "-C", "1", "-W", "1"])
+            last = read.standardOutput
+            if last == payload + "\n" { return }
+        }
+        Issue.record("the retained message on \(topic) was \(last.debugDescription), not \(payload.debugDescription)")
+    }
+}
