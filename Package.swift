@@ -70,7 +70,8 @@ let package = Package(
         .target(
             name: "HubTestKit",
             dependencies: [
-                .product(name: "Logging", package: "swift-log")
+                "Mosquitto",
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/HubTestKit"
         ),

@@ -107,7 +107,7 @@ final class ClientCore: Sendable {
 
     let configuration: MosquittoConfiguration
     let logger: Logger
-    let state = Mutex(State())
+    let state = Locked(State())
     let messageBuffer: MessageBuffer
     let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
     let received = Atomic<UInt64>(0)

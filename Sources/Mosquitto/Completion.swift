@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A result delivered once, by whoever comes first: the network thread with the broker's acknowledgement,
 /// a timer, the caller's cancellation, or shutdown.
 final class Completion<Value: Sendable>: Sendable {
@@ -8,7 +6,7 @@ final class Completion<Value: Sendable>: Sendable {
         var continuation: CheckedContinuation<Result<Value, MosquittoError>, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Delivers `result` unless another one came first; returns whether this one won.
     @discardableResult

@@ -15,7 +15,7 @@ final class MessageBuffer: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let limit: Int
     /// Set when a message waits for a consumer that is asleep.
     let wakeDue = Atomic<Bool>(false)

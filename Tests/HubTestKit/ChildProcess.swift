@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Mosquitto
 
 /// A child process started with `posix_spawn`, with the signal mask emptied and common signals set to default.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     public let executable: String
-    private let status = Mutex<Status>(Status())
+    private let status = Locked<Status>(Status())
 
     private struct Status {
         var exitStatus: Int32?

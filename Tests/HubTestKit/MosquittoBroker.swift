@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Mosquitto
 
 /// A real `mosquitto` broker on a free loopback port, with a temporary configuration.
 ///
@@ -44,7 +44,7 @@ public final class MosquittoBroker: Sendable {
     public let port: Int
     public let options: Options
     public let directory: TemporaryDirectory
-    private let running = Mutex<Running?>(nil)
+    private let running = Locked<Running?>(nil)
     private let executable: String
 
     public var host: String { "127.0.0.1" }
