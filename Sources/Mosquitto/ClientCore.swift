@@ -15,9 +15,10 @@ struct Handle: @unchecked Sendable {
 /// The state behind a `MosquittoClient`: the network thread, libmosquitto's callbacks and the bookkeeping that
 /// ties each operation to the broker's acknowledgement.
 ///
-/// Threading rules, from libmosquitto's design (see `shared/reference/libmosquitto.md`):
+/// Threading rules, from reading libmosquitto 2.0.11 (`lib/loop.c`, `lib/packet_mosq.c`, `lib/actions.c`):
 /// - one thread of ours runs `mosquitto_loop`; every callback runs on it, under libmosquitto's callback mutex;
-/// - callbacks only copy data, update `state` under its lock and hand results to continuations: they never block;
+/// - callbacks only copy data, update `state` under its lock and hand results to continuations: they never block
+///   and never call libmosquitto (what a CONNACK sets off runs on the network thread after `mosquitto_loop`);
 /// - no libmosquitto function is ever called while `state`'s lock is held, so callbacks (which take that lock)
 ///   can't deadlock with callers (which take libmosquitto's internal locks);
 /// - `mosquitto_destroy` runs on the network thread after its loop ended and no caller is inside libmosquitto.
@@ -94,6 +95,8 @@ final class ClientCore: Sendable {
         var lastRefusal: MosquittoError?
         var lastLoggedError: String?
         var reconnects: UInt64 = 0
+        /// A CONNACK that accepted the connection, with its session-present flag, not yet acted upon.
+        var acceptedConnack: Bool?
         /// Failed attempts since the last successful connection; drives the back-off.
         var reconnectAttempt = 0
         var lastDropLog: ContinuousClock.Instant?
@@ -113,6 +116,8 @@ final class ClientCore: Sendable {
     let received = Atomic<UInt64>(0)
     /// Set once the client is asked to stop; read by the network thread after every packet.
     let stopRequested = Atomic<Bool>(false)
+    /// Set by the CONNACK callback; the network thread then runs `connectionAccepted` outside the callback.
+    let connackArrived = Atomic<Bool>(false)
     /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.
     let wantsLibraryLog = Atomic<Bool>(true)
     let dropped = Atomic<UInt64>(0)

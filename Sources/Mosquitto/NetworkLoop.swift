@@ -98,6 +98,7 @@ extension ClientCore {
             // One second at most in select(), so a stop request is seen promptly even while a connect is pending.
             rc = mosquitto_loop(m, 1000, 1)
             let savedErrno = errno
+            if connackArrived.load(ordering: .acquiring) { connectionAccepted() }
             // Wake the consumer at the end of a burst, not for every message of it.
             if messageBuffer.wakeDue.load(ordering: .relaxed) && !hasUnreadBytes(m) {
                 messageBuffer.wakeDue.store(false, ordering: .relaxed)
@@ -269,7 +270,23 @@ extension ClientCore {
             state.withLock { $0.lastRefusal = refusal }
             return
         }
-        let sessionPresent = flags & 1 == 1
+        // The rest (restoring subscriptions, completing connect()) happens on the network thread once
+        // mosquitto_loop returns, in `connectionAccepted`: callbacks call nothing back in libmosquitto.
+        state.withLock { $0.acceptedConnack = flags & 1 == 1 }
+        connackArrived.store(true, ordering: .releasing)
+    }
+
+    /// Runs after a CONNACK that accepted the connection: marks the client connected, completes `connect()`,
+    /// and sends the subscription set again plus what callers asked for meanwhile.
+    func connectionAccepted() {
+        connackArrived.store(false, ordering: .relaxed)
+        // Nil when the connection dropped again within the same loop pass; the failure path handles that.
+        guard
+            let sessionPresent = state.withLock({ state in
+                defer { state.acceptedConnack = nil }
+                return state.acceptedConnack
+            })
+        else { return }
         let plan = state.withLock { state -> ConnectPlan in
             let isReconnect = state.everConnected
             state.everConnected = true
@@ -310,8 +327,7 @@ extension ClientCore {
             state.withLock { $0.restore = nil }
             eventContinuation.yield(.subscriptionsRestored(count: 0, refused: []))
         }
-        // Subscribing from a callback only queues packets, which libmosquitto allows. Acks can't overtake us:
-        // they are handled on this same thread after we return.
+        // Acknowledgements can't overtake the bookkeeping: they are handled on this thread, in a later loop pass.
         for (qos, filters) in plan.batches {
             let send = PendingSend(kind: .subscribe(qos), filters: filters, waiter: 0, sequence: 0)
             let (rc, mid) = sendPacket(send)
@@ -350,6 +366,7 @@ extension ClientCore {
         // Reconnect attempts need OpenSSL's words for a TLS failure, which only the log callback hears.
         wantsLibraryLog.store(true, ordering: .relaxed)
         let effects = state.withLock { state -> [Effect] in
+            state.acceptedConnack = nil
             state.generation &+= 1
             if state.phase == .closing || state.phase == .closed { return [] }
             let wasConnected = state.phase == .connected

@@ -109,6 +109,25 @@ struct SecurityTests {
         }
     }
 
+    /// The system's CAs do not include the test CA: the connection must fail, not fall back to no checking.
+    @Test func tlsWithTheSystemCAsRejectsAPrivateCA() async throws {
+        let certificates = try TestCertificates.shared()
+        try await withBroker(.init(tls: certificates.localhost)) { broker in
+            let client = MosquittoClient(
+                configuration: .test(broker) {
+                    $0.host = "localhost"
+                    $0.tls = TLSConfiguration(trustRoots: .system)
+                },
+                logger: testLogger())
+            let error = await #expect(throws: MosquittoError.self) { try await client.connect() }
+            guard case .connectFailed(_, let reason)? = error else {
+                Issue.record("expected a TLS connect failure, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("certificate verify failed"), "\(reason)")
+        }
+    }
+
     @Test func tlsHostnameMismatchFailsUnlessVerificationIsOff() async throws {
         let certificates = try TestCertificates.shared()
         try await withBroker(.init(tls: certificates.wrongHost)) { broker in
