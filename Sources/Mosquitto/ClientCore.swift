@@ -93,7 +93,8 @@ final class ClientCore: Sendable {
         var lastFailureReason: String?
         var lastFailureWasConnected = false
         var lastRefusal: MosquittoError?
-        var lastLoggedError: String?
+        /// libmosquitto's error log lines since the last failure was reported (the last few).
+        var loggedErrors: [String] = []
         var reconnects: UInt64 = 0
         /// A CONNACK that accepted the connection, with its session-present flag, not yet acted upon.
         var acceptedConnack: Bool?

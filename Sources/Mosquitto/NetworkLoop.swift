@@ -188,15 +188,15 @@ extension ClientCore {
                 state.lastFailureReason = nil
                 state.lastRefusal = nil
                 state.lastFailureWasConnected = false
-                state.lastLoggedError = nil
+                state.loggedErrors = []
             }
             if let refusal = state.lastRefusal { return (refusal, false) }
             var reason = state.lastFailureReason ?? reasonText(rc: rc, errno: errno)
             // libmosquitto says only "A TLS error occurred."; OpenSSL's own words went to the log callback.
             if rc == MOSQ_ERR_TLS.rawValue || reason == LibMosquitto.errorString(MOSQ_ERR_TLS.rawValue),
-                let detail = state.lastLoggedError
+                !state.loggedErrors.isEmpty
             {
-                reason += " \(detail)"
+                reason += " (\(state.loggedErrors.joined(separator: "; ")))"
             }
             if state.lastFailureWasConnected { return (.connectionLost(reason: reason), true) }
             return (.connectFailed(endpoint: endpoint, reason: reason), false)
@@ -457,7 +457,10 @@ extension ClientCore {
         switch level {
         case MOSQ_LOG_ERR:
             logLevel = .error
-            state.withLock { $0.lastLoggedError = text }
+            state.withLock { state in
+                state.loggedErrors.append(text)
+                if state.loggedErrors.count > 4 { state.loggedErrors.removeFirst() }
+            }
         case MOSQ_LOG_WARNING: logLevel = .warning
         case MOSQ_LOG_NOTICE, MOSQ_LOG_INFO: logLevel = .debug
         default: logLevel = .trace

@@ -218,6 +218,27 @@ public func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
     defer { close(fd) }
+    return try bindToLoopback(fd)
+}
+
+/// A TCP listener on 127.0.0.1 that accepts connections (the kernel does) and never says a word.
+public final class SilentListener: Sendable {
+    public let port: Int
+    private let fd: Int32
+
+    public init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
+        self.fd = fd
+        port = try bindToLoopback(fd)
+        guard listen(fd, 8) == 0 else { throw TestKitError("listen() failed: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(fd) }
+}
+
+/// Binds `fd` to a free port on 127.0.0.1 and returns the port.
+private func bindToLoopback(_ fd: Int32) throws -> Int {
     var address = loopbackAddress(port: 0)
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -93,57 +93,21 @@ struct SecurityTests {
 
     @Test func tlsWithTheWrongCAFails() async throws {
         let certificates = try TestCertificates.shared()
-        try await withBroker(.init(tls: certificates.localhost)) { broker in
-            let client = MosquittoClient(
-                configuration: .test(broker) {
-                    $0.host = "localhost"
-                    $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.otherCAFile))
-                },
-                logger: testLogger())
-            let error = await #expect(throws: MosquittoError.self) { try await client.connect() }
-            guard case .connectFailed(_, let reason)? = error else {
-                Issue.record("expected a TLS connect failure, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("certificate verify failed"), "\(reason)")
-        }
+        let reason = try await tlsFailure(serving: certificates.localhost, trusting: .caFile(certificates.otherCAFile))
+        #expect(reason.contains("certificate verify failed"), "\(reason)")
     }
 
     /// The system's CAs do not include the test CA: the connection must fail, not fall back to no checking.
     @Test func tlsWithTheSystemCAsRejectsAPrivateCA() async throws {
-        let certificates = try TestCertificates.shared()
-        try await withBroker(.init(tls: certificates.localhost)) { broker in
-            let client = MosquittoClient(
-                configuration: .test(broker) {
-                    $0.host = "localhost"
-                    $0.tls = TLSConfiguration(trustRoots: .system)
-                },
-                logger: testLogger())
-            let error = await #expect(throws: MosquittoError.self) { try await client.connect() }
-            guard case .connectFailed(_, let reason)? = error else {
-                Issue.record("expected a TLS connect failure, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("certificate verify failed"), "\(reason)")
-        }
+        let reason = try await tlsFailure(serving: try TestCertificates.shared().localhost, trusting: .system)
+        #expect(reason.contains("certificate verify failed"), "\(reason)")
     }
 
     @Test func tlsHostnameMismatchFailsUnlessVerificationIsOff() async throws {
         let certificates = try TestCertificates.shared()
+        let reason = try await tlsFailure(serving: certificates.wrongHost, trusting: .caFile(certificates.caFile))
+        #expect(reason.contains("host name verification failed"), "\(reason)")
         try await withBroker(.init(tls: certificates.wrongHost)) { broker in
-            let strict = MosquittoClient(
-                configuration: .test(broker) {
-                    $0.host = "localhost"
-                    $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.caFile))
-                },
-                logger: testLogger())
-            let error = await #expect(throws: MosquittoError.self) { try await strict.connect() }
-            guard case .connectFailed(_, let reason)? = error else {
-                Issue.record("expected a TLS connect failure, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("TLS"), "\(reason)")
-
             let lax = MosquittoConfiguration.test(broker) {
                 $0.host = "localhost"
                 $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.caFile), verifyHostname: false)
@@ -222,5 +186,27 @@ struct SecurityTests {
         let gcc = try requireExecutable("gcc", package: "gcc")
         return try await runProcess(gcc, ["-print-multiarch"]).standardOutput
             .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Connects to a TLS broker serving `identity` while trusting `roots`; returns why it failed.
+    private func tlsFailure(
+        serving identity: TestCertificates.ServerIdentity, trusting roots: TLSConfiguration.TrustRoots
+    )
+        async throws -> String
+    {
+        try await withBroker(.init(tls: identity)) { broker in
+            let client = MosquittoClient(
+                configuration: .test(broker) {
+                    $0.host = "localhost"
+                    $0.tls = TLSConfiguration(trustRoots: roots)
+                },
+                logger: testLogger())
+            do {
+                try await client.connect()
+            } catch MosquittoError.connectFailed(_, let reason) {
+                return reason
+            }
+            throw TestKitError("connected to a broker whose certificate should have been rejected")
+        }
     }
 }
