@@ -32,11 +32,24 @@ final class ClientCore: Sendable {
         case idle, connecting, connected, reconnecting, closing, closed
     }
 
+    /// Which packet an acknowledgement answers.
+    enum PacketKind {
+        case publish, subscribe, unsubscribe
+    }
+
     /// A broker acknowledgement, as libmosquitto reported it.
     enum Ack {
         case published(reasonCode: Int32)
         case subscribed(granted: [Int32])
         case unsubscribed
+
+        var kind: PacketKind {
+            switch self {
+            case .published: .publish
+            case .subscribed: .subscribe
+            case .unsubscribed: .unsubscribe
+            }
+        }
     }
 
     /// What an outstanding message id stands for.
@@ -45,6 +58,17 @@ final class ClientCore: Sendable {
         /// `waiter` is nil for the batches that restore subscriptions after a reconnect.
         case subscribe(filters: [String], qos: MQTTQoS, waiter: UInt64?, sequence: UInt64)
         case unsubscribe(filters: [String], waiter: UInt64?, sequence: UInt64)
+        /// A packet sent again because its connection changed under it: a late acknowledgement is swallowed.
+        case absorb(PacketKind)
+
+        var kind: PacketKind {
+            switch self {
+            case .publish: .publish
+            case .subscribe: .subscribe
+            case .unsubscribe: .unsubscribe
+            case .absorb(let kind): kind
+            }
+        }
     }
 
     /// A SUBSCRIBE or UNSUBSCRIBE waiting for a connection.
@@ -79,11 +103,12 @@ final class ClientCore: Sendable {
         /// Bumped on every connect and disconnect: an id sent under another generation may have been lost.
         var generation: UInt64 = 0
         var everConnected = false
-        var stopDeadline: ContinuousClock.Instant?
+        /// True from the accepted CONNACK until the connection ends (unlike `phase`, also while closing).
+        var isConnected = false
         var connectCompletion: Completion<Bool>?
         var subscriptions: [String: MQTTQoS] = [:]
         var inflight: [Int32: Inflight] = [:]
-        /// Acknowledgements that arrived before the caller had recorded the message id.
+        /// Acknowledgements that arrived before the caller had recorded the message id (microseconds later).
         var early: [Int32: Ack] = [:]
         var waiters: [UInt64: Waiter] = [:]
         var pendingSends: [PendingSend] = []
@@ -205,33 +230,30 @@ final class ClientCore: Sendable {
     }
 
     /// Asks the network thread to disconnect and end. Returns at once; safe to call more than once.
+    ///
+    /// The network thread sends DISCONNECT itself: `mosquitto_disconnect` marks the client disconnected at once,
+    /// and if the network thread then reads any packet before writing DISCONNECT, libmosquitto drops the socket
+    /// instead (a protocol error in that state) and the broker publishes the will of a client that left cleanly.
     func requestStop() {
-        enum Action { case nothing, finish, disconnect }
-        let action = state.withLock { state -> Action in
+        let neverStarted = state.withLock { state -> Bool in
             switch state.phase {
             case .idle:
                 state.phase = .closed
-                return .finish
+                return true
             case .closing, .closed:
-                return .nothing
+                return false
             case .connecting, .connected, .reconnecting:
                 state.phase = .closing
-                state.stopDeadline = .now + .seconds(1)
-                stopRequested.store(true, ordering: .relaxed)
-                return .disconnect
+                return false
             }
         }
-        switch action {
-        case .nothing: return
-        case .finish:
-            // Never connected: there is no thread to end the streams.
+        if neverStarted {
+            // There is no thread to end the streams.
             finishStreams(error: nil)
             exited.complete(.success(()))
             return
-        case .disconnect: break
         }
-        // Queues DISCONNECT when connected (so the broker does not publish the will) and wakes the loop.
-        _ = try? withHandle("disconnect") { mosquitto_disconnect($0.pointer) }
+        stopRequested.store(true, ordering: .releasing)
         wakeup.signal()
     }
 
@@ -262,7 +284,6 @@ final class ClientCore: Sendable {
             throw .library(operation, MOSQ_ERR_PAYLOAD_SIZE.rawValue)
         }
         let completion = Completion<Void>()
-        let generation = state.withLock { $0.generation }
         var mid: Int32 = 0
         let rc = try withHandle(operation) { handle in
             payload.withUnsafeBytes { bytes in
@@ -276,13 +297,8 @@ final class ClientCore: Sendable {
         guard rc == MOSQ_ERR_SUCCESS.rawValue || queued else { throw .library(operation, rc, errno: errno) }
         let entry = Inflight.publish(topic: topic, qos: qos, completion: completion)
         let effects = state.withLock { state -> [Effect] in
-            if let ack = state.early.removeValue(forKey: mid) { return state.apply(ack, to: entry) }
-            if qos == .atMostOnce && state.generation != generation {
-                // The connection changed before libmosquitto wrote it: QoS 0 is not queued across reconnects.
-                return [.fail(completion, .connectionLost(reason: "the connection changed before the message left"))]
-            }
-            state.inflight[mid] = entry
-            return []
+            guard state.phase != .closed else { return [.fail(completion, .closed(operation: operation))] }
+            return state.record(entry, mid: mid)
         }
         perform(effects)
         try await completion.value(operation: operation, timeout: configuration.operationTimeout)
@@ -296,11 +312,11 @@ final class ClientCore: Sendable {
         let unique = Array(Set(filters))
         let operation = filters.count == 1 ? "subscribe to '\(filters[0])'" : "subscribe to \(filters.count) filters"
         let completion = Completion<[String: MQTTQoS]>()
-        let sends = try register(operation, unique, kind: .subscribe(qos), completion: completion) { state in
+        let (id, sends) = try register(operation, unique, kind: .subscribe(qos), completion: completion) { state in
             for filter in unique { state.subscriptions[filter] = qos }
         }
         for send in sends { transmit(send) }
-        return try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+        return try await wait(for: completion, waiter: id, operation: operation)
     }
 
     func unsubscribe(_ filters: [String]) async throws(MosquittoError) {
@@ -312,23 +328,38 @@ final class ClientCore: Sendable {
         let operation =
             filters.count == 1 ? "unsubscribe from '\(filters[0])'" : "unsubscribe from \(filters.count) filters"
         let completion = Completion<[String: MQTTQoS]>()
-        let sends = try register(operation, unique, kind: .unsubscribe, completion: completion) { state in
+        let (id, sends) = try register(operation, unique, kind: .unsubscribe, completion: completion) { state in
             for filter in unique { state.subscriptions.removeValue(forKey: filter) }
         }
         for send in sends { transmit(send) }
-        _ = try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+        _ = try await wait(for: completion, waiter: id, operation: operation)
     }
 
-    /// Records a caller's (un)subscribe: updates the set, and returns the packets to send now, or queues them
-    /// for the next connection when there is none.
+    /// Waits for a caller's (un)subscribe; a caller that stops waiting leaves no bookkeeping behind (the
+    /// subscription set keeps the change, and a reconnect restores it).
+    private func wait(
+        for completion: Completion<[String: MQTTQoS]>,
+        waiter id: UInt64,
+        operation: String
+    ) async throws(MosquittoError) -> [String: MQTTQoS] {
+        do {
+            return try await completion.value(operation: operation, timeout: configuration.operationTimeout)
+        } catch {
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            throw error
+        }
+    }
+
+    /// Records a caller's (un)subscribe: updates the set, and returns the waiter's id and the packets to send
+    /// now, or queues them for the next connection when there is none.
     private func register(
         _ operation: String,
         _ filters: [String],
         kind: PendingSend.Kind,
         completion: Completion<[String: MQTTQoS]>,
         update: (inout State) -> Void
-    ) throws(MosquittoError) -> [PendingSend] {
-        try state.withLock { state throws(MosquittoError) -> [PendingSend] in
+    ) throws(MosquittoError) -> (UInt64, [PendingSend]) {
+        try state.withLock { state throws(MosquittoError) -> (UInt64, [PendingSend]) in
             switch state.phase {
             case .idle: throw MosquittoError.notConnected(operation: operation)
             case .closing, .closed: throw MosquittoError.closed(operation: operation)
@@ -343,9 +374,9 @@ final class ClientCore: Sendable {
             let sends = chunks.map { PendingSend(kind: kind, filters: $0, waiter: id, sequence: state.makeID()) }
             guard state.phase == .connected else {
                 state.pendingSends += sends
-                return []
+                return (id, [])
             }
-            return sends
+            return (id, sends)
         }
     }
 
@@ -354,30 +385,34 @@ final class ClientCore: Sendable {
         while true {
             let generation = state.withLock { state -> UInt64? in
                 guard state.phase == .connected else {
-                    state.pendingSends.append(send)
+                    state.queue(send)
                     return nil
                 }
                 return state.generation
             }
             guard let generation else { return }
             let (rc, mid) = sendPacket(send)
-            enum Next { case done, again }
-            let (next, effects) = state.withLock { state -> (Next, [Effect]) in
-                if rc == MOSQ_ERR_SUCCESS.rawValue {
-                    let entry = send.inflight
-                    if let ack = state.early.removeValue(forKey: mid) { return (.done, state.apply(ack, to: entry)) }
-                    if state.generation == generation {
-                        state.inflight[mid] = entry
-                        return (.done, [])
+            let (again, effects) = state.withLock { state -> (Bool, [Effect]) in
+                switch rc {
+                case MOSQ_ERR_SUCCESS.rawValue:
+                    if state.generation == generation { return (false, state.record(send.inflight, mid: mid)) }
+                    if let ack = state.early[mid], ack.kind == send.inflight.kind {
+                        return (false, state.record(send.inflight, mid: mid))
                     }
-                    // The connection changed while the packet was queued: it may be lost, so send it again.
-                    return (.again, [])
+                    // The connection changed after the packet was queued, so it may never have left: swallow a
+                    // late acknowledgement and send it again (now, or on the next connection).
+                    state.inflight[mid] = .absorb(send.inflight.kind)
+                    return (true, [])
+                case MOSQ_ERR_NO_CONN.rawValue:
+                    // The socket is gone and a reconnect follows; the packet goes out then.
+                    state.queue(send)
+                    return (false, [])
+                default:
+                    return (false, state.fail(waiter: send.waiter, .library(send.operation, rc)))
                 }
-                if rc == MOSQ_ERR_NO_CONN.rawValue { return (.again, []) }
-                return (.done, state.fail(waiter: send.waiter, .library(send.operation, rc)))
             }
             perform(effects)
-            if next == .done { return }
+            if !again { return }
         }
     }
 
@@ -456,6 +491,22 @@ extension ClientCore.PendingSend {
 extension ClientCore.State {
     typealias Effect = ClientCore.Effect
 
+    /// Records what message id `mid` stands for, or settles it at once when its acknowledgement came first.
+    mutating func record(_ entry: ClientCore.Inflight, mid: Int32) -> [Effect] {
+        // An acknowledgement of another kind is a stale one for an earlier use of this id: it is dropped.
+        if let ack = early.removeValue(forKey: mid), ack.kind == entry.kind {
+            return apply(ack, to: entry)
+        }
+        inflight[mid] = entry
+        return []
+    }
+
+    /// Keeps an (un)subscribe for the next connection, or fails it when there will be none.
+    mutating func queue(_ send: ClientCore.PendingSend) {
+        guard phase != .closed else { return }
+        pendingSends.append(send)
+    }
+
     /// Applies an acknowledgement to what it acknowledges.
     mutating func apply(_ ack: ClientCore.Ack, to entry: ClientCore.Inflight) -> [Effect] {
         switch (entry, ack) {
@@ -483,7 +534,7 @@ extension ClientCore.State {
             guard let waiter else { return [] }
             return progress(waiter: waiter, granted: [:], refused: [])
         default:
-            // An id reused by libmosquitto after 65535 messages, for an operation that already timed out.
+            // `.absorb`, or kinds that don't match (callers check them first).
             return []
         }
     }

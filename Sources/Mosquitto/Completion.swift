@@ -1,9 +1,16 @@
-/// A result delivered once, by whoever comes first: the network thread with the broker's acknowledgement,
-/// a timer, the caller's cancellation, or shutdown.
+import Foundation
+
+/// A result delivered once (the broker's acknowledgement, a failure, shutdown), awaited by any number of waiters,
+/// each with its own deadline.
+///
+/// A waiter that times out or is cancelled stops waiting; the operation itself is not settled by that, because
+/// the broker may still answer (a timed-out QoS 1 publish can still arrive).
 final class Completion<Value: Sendable>: Sendable {
+    typealias Waiter = CheckedContinuation<Result<Value, MosquittoError>, Never>
+
     private struct State {
         var result: Result<Value, MosquittoError>?
-        var continuation: CheckedContinuation<Result<Value, MosquittoError>, Never>?
+        var waiters: [UUID: Waiter] = [:]
     }
 
     private let state = Locked(State())
@@ -11,38 +18,45 @@ final class Completion<Value: Sendable>: Sendable {
     /// Delivers `result` unless another one came first; returns whether this one won.
     @discardableResult
     func complete(_ result: Result<Value, MosquittoError>) -> Bool {
-        let (won, continuation) = state.withLock { state in
-            guard state.result == nil else {
-                return (false, CheckedContinuation<Result<Value, MosquittoError>, Never>?.none)
-            }
+        let waiters = state.withLock { state -> [Waiter]? in
+            guard state.result == nil else { return nil }
             state.result = result
-            defer { state.continuation = nil }
-            return (true, state.continuation)
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
-        continuation?.resume(returning: result)
-        return won
+        guard let waiters else { return false }
+        for waiter in waiters { waiter.resume(returning: result) }
+        return true
     }
 
-    /// Waits for the result, at most `timeout`; a timeout or cancellation completes it with an error.
+    /// Waits for the result, at most `timeout`.
     func value(operation: String, timeout: Duration) async throws(MosquittoError) -> Value {
+        let id = UUID()
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            self?.complete(.failure(.timeout(operation: operation, after: timeout)))
+            self?.stopWaiting(id, with: .timeout(operation: operation, after: timeout))
         }
         defer { timer.cancel() }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, MosquittoError>, Never>) in
+            await withCheckedContinuation { (waiter: Waiter) in
                 let ready = state.withLock { state -> Result<Value, MosquittoError>? in
                     if let result = state.result { return result }
-                    state.continuation = continuation
+                    // Cancelled before the wait began: the cancellation handler found no waiter to end.
+                    if Task.isCancelled { return .failure(.cancelled(operation: operation)) }
+                    state.waiters[id] = waiter
                     return nil
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready { waiter.resume(returning: ready) }
             }
         } onCancel: {
-            complete(.failure(.cancelled(operation: operation)))
+            stopWaiting(id, with: .cancelled(operation: operation))
         }
         return try result.get()
+    }
+
+    /// Ends one waiter's wait with `error`, leaving the result open for the others.
+    private func stopWaiting(_ id: UUID, with error: MosquittoError) {
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: .failure(error))
     }
 }

@@ -31,7 +31,7 @@ public struct MosquittoConfiguration: Sendable {
     public var clientID: String?
     /// When false the broker keeps the session (subscriptions, queued QoS 1/2 messages) while the client is away.
     public var cleanSession: Bool
-    /// Keep-alive interval; zero turns keep-alive off, otherwise 5 s to 65535 s.
+    /// Keep-alive interval, 5 s to 65535 s. It also bounds a connection attempt that never gets a CONNACK.
     public var keepAlive: Duration
     /// User name and password, if the broker requires them.
     public var credentials: Credentials?
@@ -118,8 +118,10 @@ public struct MosquittoConfiguration: Sendable {
         if host.isEmpty { throw invalid("host is empty") }
         guard (1...65535).contains(port) else { throw invalid("port \(port) is outside 1–65535") }
         let keepAliveSeconds = keepAlive.components.seconds
-        guard keepAliveSeconds == 0 || (5...65535).contains(keepAliveSeconds) else {
-            throw invalid("keep-alive of \(keepAliveSeconds) s is outside 5–65535 s (0 turns it off)")
+        // libmosquitto accepts 0 (no keep-alive), but then nothing ends a half-open connection or a connection
+        // attempt that never gets a CONNACK: a hub would wait on it forever.
+        guard (5...65535).contains(keepAliveSeconds) else {
+            throw invalid("keep-alive of \(keepAliveSeconds) s is outside 5–65535 s")
         }
         if let clientID {
             if clientID.isEmpty { throw invalid("client id is empty; leave it unset for a random one") }

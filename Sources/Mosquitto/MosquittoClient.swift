@@ -29,7 +29,9 @@ public final class MosquittoClient: Sendable {
     ///   - logger: receives libmosquitto's log lines and the client's own.
     public init(configuration: MosquittoConfiguration, logger: Logger) {
         let buffer = MessageBuffer(limit: configuration.messageBufferLimit)
-        let (eventStream, eventContinuation) = AsyncStream.makeStream(of: ConnectionEvent.self)
+        // Bounded, for a client whose events nobody reads: the newest (ending with `.closed`) are kept.
+        let (eventStream, eventContinuation) = AsyncStream.makeStream(
+            of: ConnectionEvent.self, bufferingPolicy: .bufferingNewest(256))
         self.configuration = configuration
         self.messages = MQTTMessages(buffer: buffer)
         self.events = ConnectionEvents(stream: eventStream)

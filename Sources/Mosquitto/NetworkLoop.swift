@@ -95,8 +95,8 @@ extension ClientCore {
         }
         var libraryLogging = true
         while true {
-            // One second at most in select(), so a stop request is seen promptly even while a connect is pending.
-            rc = mosquitto_loop(m, 1000, 1)
+            // A stop request can't wake select() (see `requestStop`), so select() waits 100 ms at most.
+            rc = mosquitto_loop(m, 100, 1)
             let savedErrno = errno
             if connackArrived.load(ordering: .acquiring) { connectionAccepted() }
             // Wake the consumer at the end of a burst, not for every message of it.
@@ -104,31 +104,28 @@ extension ClientCore {
                 messageBuffer.wakeDue.store(false, ordering: .relaxed)
                 messageBuffer.flush()
             }
-            // The common case, once per received packet: no lock, nothing else to do.
-            if rc == MOSQ_ERR_SUCCESS.rawValue && !stopRequested.load(ordering: .relaxed) {
-                let wanted = wantsLibraryLog.load(ordering: .relaxed)
-                if wanted != libraryLogging {
-                    mosquitto_log_callback_set(m, wanted ? onLog : nil)
-                    libraryLogging = wanted
-                }
-                continue
+            let wanted = wantsLibraryLog.load(ordering: .relaxed)
+            if wanted != libraryLogging {
+                mosquitto_log_callback_set(m, wanted ? onLog : nil)
+                libraryLogging = wanted
             }
-            let (phase, everConnected, pastDeadline) = state.withLock { state in
-                (state.phase, state.everConnected, state.stopDeadline.map { .now >= $0 } ?? false)
+            if stopRequested.load(ordering: .acquiring) {
+                sendDisconnect(m)
+                break
             }
-            if phase == .closing || phase == .closed {
-                // Stop once DISCONNECT went out (the loop reports no connection) or after a bounded wait.
-                if rc != MOSQ_ERR_SUCCESS.rawValue || pastDeadline { break }
-                continue
-            }
+            // The common case, once per received packet.
             if rc == MOSQ_ERR_SUCCESS.rawValue { continue }
             if Self.isFatal(rc) {
                 fatal = .library("the MQTT network loop", rc, errno: savedErrno)
                 logger.error("MQTT network loop stopped", metadata: ["broker": "\(endpoint)", "error": "\(fatal!)"])
                 break
             }
+            if state.withLock({ $0.isConnected }) {
+                // select() itself failed with the socket still open: libmosquitto reported no disconnection.
+                handleDisconnect(rc: rc, errno: savedErrno)
+            }
             let failure = takeFailure(rc: rc, errno: savedErrno)
-            if !everConnected {
+            if !state.withLock({ $0.everConnected }) {
                 failFirstConnect(failure.error)
                 break
             }
@@ -150,7 +147,8 @@ extension ClientCore {
                     ])
                 eventContinuation.yield(.reconnectFailed(failure.error, retryIn: delay))
             }
-            if wakeup.wait(timeout: .now() + delay.timeInterval) == .success || isStopping { break }
+            _ = wakeup.wait(timeout: .now() + delay.timeInterval)
+            if stopRequested.load(ordering: .acquiring) { break }
             rc = mosquitto_reconnect_async(m)
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 let reason = reasonText(rc: rc, errno: errno)
@@ -163,16 +161,31 @@ extension ClientCore {
         shutDown(handle, fatal: fatal)
     }
 
+    /// Sends DISCONNECT, so the broker discards the will, and writes it out without reading anything first.
+    ///
+    /// `mosquitto_disconnect` marks the client disconnected; from then on libmosquitto treats any packet it reads
+    /// as a protocol error and closes the socket, DISCONNECT unsent. So only `mosquitto_loop_write` runs here, for
+    /// one second at most, until libmosquitto closes the socket after writing DISCONNECT.
+    private func sendDisconnect(_ m: OpaquePointer) {
+        guard state.withLock({ $0.isConnected }) else { return }
+        guard mosquitto_disconnect(m) == MOSQ_ERR_SUCCESS.rawValue else { return }
+        let deadline = ContinuousClock.now + .seconds(1)
+        while ContinuousClock.now < deadline {
+            let fd = mosquitto_socket(m)
+            guard fd >= 0 else { return }
+            var writable = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&writable, 1, 100) >= 0 || errno == EINTR else { return }
+            guard mosquitto_loop_write(m, 1) == MOSQ_ERR_SUCCESS.rawValue else { return }
+        }
+        logger.warning("DISCONNECT could not be sent within a second", metadata: ["broker": "\(endpoint)"])
+    }
+
     /// Whether the broker's socket holds bytes libmosquitto has not read yet (so more messages are coming now).
     private func hasUnreadBytes(_ m: OpaquePointer) -> Bool {
         let fd = mosquitto_socket(m)
         guard fd >= 0 else { return false }
         var count: Int32 = 0
         return ioctl(fd, UInt(FIONREAD), &count) == 0 && count > 0
-    }
-
-    private var isStopping: Bool {
-        state.withLock { $0.phase == .closing || $0.phase == .closed }
     }
 
     /// Errors retrying can't fix. libmosquitto's own loop also gives up on TLS, AUTH, DNS and protocol errors;
@@ -276,8 +289,11 @@ extension ClientCore {
         connackArrived.store(true, ordering: .releasing)
     }
 
-    /// Runs after a CONNACK that accepted the connection: marks the client connected, completes `connect()`,
-    /// and sends the subscription set again plus what callers asked for meanwhile.
+    /// Runs after a CONNACK that accepted the connection: sends the subscription set again and what callers
+    /// asked for meanwhile, then marks the client connected, completes `connect()` and reports `.connected`.
+    ///
+    /// The phase turns `.connected` only after those packets are queued: until then callers' (un)subscribes are
+    /// queued behind them, so a restore can't overtake a caller's later change.
     func connectionAccepted() {
         connackArrived.store(false, ordering: .relaxed)
         // Nil when the connection dropped again within the same loop pass; the failure path handles that.
@@ -290,11 +306,15 @@ extension ClientCore {
         let plan = state.withLock { state -> ConnectPlan in
             let isReconnect = state.everConnected
             state.everConnected = true
+            state.isConnected = true
             state.reconnectAttempt = 0
             state.generation &+= 1
-            if state.phase != .closing { state.phase = .connected }
             if isReconnect { state.reconnects += 1 }
-            let pending = state.pendingSends.sorted { $0.sequence < $1.sequence }
+            // A caller that stopped waiting left its subscribe behind; the restore covers those filters.
+            let pending = state.pendingSends.sorted { $0.sequence < $1.sequence }.filter { send in
+                if case .subscribe = send.kind { return state.waiters[send.waiter] != nil }
+                return true
+            }
             state.pendingSends = []
             // Filters a caller is waiting on go out in the caller's own packets; the rest in restore batches.
             let waitedOn = Set(pending.flatMap { $0.filters })
@@ -311,14 +331,55 @@ extension ClientCore {
             if isReconnect {
                 state.restore = Restore(remainingBatches: batches.count, count: batches.reduce(0) { $0 + $1.1.count })
             }
-            defer { state.connectCompletion = nil }
-            return ConnectPlan(
-                isReconnect: isReconnect, pending: pending, batches: batches,
-                completion: state.connectCompletion)
+            return ConnectPlan(isReconnect: isReconnect, pending: pending, batches: batches)
+        }
+        // Acknowledgements can't overtake the bookkeeping: they are handled on this thread, in a later loop pass.
+        var restoreFailures: [Int32] = []
+        for (qos, filters) in plan.batches {
+            let (rc, mid) = sendPacket(PendingSend(kind: .subscribe(qos), filters: filters, waiter: 0, sequence: 0))
+            let effects = state.withLock { state -> [Effect] in
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else { return state.restoreBatchDone(refused: filters) }
+                state.inflight[mid] = .subscribe(filters: filters, qos: qos, waiter: nil, sequence: 0)
+                return []
+            }
+            if rc != MOSQ_ERR_SUCCESS.rawValue { restoreFailures.append(rc) }
+            perform(effects)
+        }
+        if let rc = restoreFailures.first {
+            logger.error(
+                "could not restore every subscription",
+                metadata: ["failed_batches": "\(restoreFailures.count)", "error": "\(LibMosquitto.errorString(rc))"])
+        }
+        var pending = plan.pending
+        var connectCompletion: Completion<Bool>?
+        sending: while true {
+            for send in pending {
+                let (rc, mid) = sendPacket(send)
+                perform(
+                    state.withLock { state -> [Effect] in
+                        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                            return state.fail(waiter: send.waiter, .library(send.operation, rc))
+                        }
+                        return state.record(send.inflight, mid: mid)
+                    })
+            }
+            // Callers that queued while we sent go next; the phase turns `.connected` once none is left.
+            let more = state.withLock { state -> [PendingSend]? in
+                guard state.pendingSends.isEmpty else {
+                    defer { state.pendingSends = [] }
+                    return state.pendingSends.sorted { $0.sequence < $1.sequence }
+                }
+                if state.phase != .closing && state.phase != .closed { state.phase = .connected }
+                connectCompletion = state.connectCompletion
+                state.connectCompletion = nil
+                return nil
+            }
+            guard let more else { break sending }
+            pending = more
         }
         // libmosquitto formats a log line for every packet; connected, only a debugging logger wants them.
         wantsLibraryLog.store(logger.logLevel <= .debug, ordering: .relaxed)
-        plan.completion?.complete(.success(sessionPresent))
+        connectCompletion?.complete(.success(sessionPresent))
         logger.info(
             plan.isReconnect ? "reconnected to the MQTT broker" : "connected to the MQTT broker",
             metadata: ["broker": "\(endpoint)", "session_present": "\(sessionPresent)"])
@@ -327,39 +388,12 @@ extension ClientCore {
             state.withLock { $0.restore = nil }
             eventContinuation.yield(.subscriptionsRestored(count: 0, refused: []))
         }
-        // Acknowledgements can't overtake the bookkeeping: they are handled on this thread, in a later loop pass.
-        for (qos, filters) in plan.batches {
-            let send = PendingSend(kind: .subscribe(qos), filters: filters, waiter: 0, sequence: 0)
-            let (rc, mid) = sendPacket(send)
-            let effects = state.withLock { state -> [Effect] in
-                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-                    logger.error(
-                        "could not restore subscriptions", metadata: ["error": "\(LibMosquitto.errorString(rc))"])
-                    return state.restoreBatchDone(refused: filters)
-                }
-                state.inflight[mid] = .subscribe(filters: filters, qos: qos, waiter: nil, sequence: 0)
-                return []
-            }
-            perform(effects)
-        }
-        for send in plan.pending {
-            let (rc, mid) = sendPacket(send)
-            let effects = state.withLock { state -> [Effect] in
-                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-                    return state.fail(waiter: send.waiter, .library(send.operation, rc))
-                }
-                state.inflight[mid] = send.inflight
-                return []
-            }
-            perform(effects)
-        }
     }
 
     struct ConnectPlan {
         var isReconnect: Bool
         var pending: [PendingSend]
         var batches: [(MQTTQoS, [String])]
-        var completion: Completion<Bool>?
     }
 
     func handleDisconnect(rc: Int32, errno savedErrno: Int32) {
@@ -368,9 +402,10 @@ extension ClientCore {
         let effects = state.withLock { state -> [Effect] in
             state.acceptedConnack = nil
             state.generation &+= 1
+            let wasConnected = state.isConnected
+            state.isConnected = false
             if state.phase == .closing || state.phase == .closed { return [] }
-            let wasConnected = state.phase == .connected
-            if wasConnected { state.phase = .reconnecting }
+            if state.phase == .connected { state.phase = .reconnecting }
             state.lastFailureWasConnected = wasConnected
             let reason = reasonText(rc: rc, errno: savedErrno)
             state.lastFailureReason = reason
@@ -387,7 +422,7 @@ extension ClientCore {
                     state.pendingSends.append(
                         PendingSend(kind: .unsubscribe, filters: filters, waiter: waiter, sequence: sequence))
                     state.inflight.removeValue(forKey: mid)
-                case .subscribe, .unsubscribe:
+                case .subscribe, .unsubscribe, .absorb:
                     state.inflight.removeValue(forKey: mid)
                 case .publish(_, let qos, let completion) where qos == .atMostOnce:
                     // libmosquitto drops unsent QoS 0 packets on reconnect; QoS 1/2 ones it resends.
@@ -405,7 +440,10 @@ extension ClientCore {
 
     func handleAck(mid: Int32, _ ack: Ack) {
         let effects = state.withLock { state -> [Effect] in
-            guard let entry = state.inflight.removeValue(forKey: mid) else {
+            guard let entry = state.inflight.removeValue(forKey: mid), entry.kind == ack.kind else {
+                // The caller has not recorded the id yet (it will within microseconds); an entry of another kind
+                // was a stale one for an earlier use of the id. The bound only guards against a bookkeeping bug.
+                if state.early.count >= 1024 { state.early.removeAll() }
                 state.early[mid] = ack
                 return []
             }

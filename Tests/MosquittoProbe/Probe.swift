@@ -65,6 +65,12 @@ extension Probe {
                 bytes += message.payload.count
                 if received == count { break }
             }
+            // Wall-clock time of the last message, comparable with `date +%s.%N` in the benchmark script, which
+            // should not count the disconnect that follows (up to 100 ms: the network thread notices a stop
+            // request at its next select() timeout).
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            say("last-message-at \(now.tv_sec).\(String(format: "%09d", now.tv_nsec))")
             let elapsed = first.map { ContinuousClock.now - $0 } ?? .zero
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let stats = client.statistics

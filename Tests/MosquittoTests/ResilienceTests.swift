@@ -129,6 +129,67 @@ struct ResilienceTests {
         }
     }
 
+    /// libmosquitto marks the client disconnected as soon as `mosquitto_disconnect` is called, and then drops the
+    /// socket on the next packet it reads, before DISCONNECT is out: on a busy connection the broker would publish
+    /// the will of a client that left cleanly. The network thread writes DISCONNECT without reading first.
+    @Test func willIsNotPublishedOnACleanDisconnectUnderLoad() async throws {
+        try await withBroker { broker in
+            try await withClient(.test(broker)) { watcher in
+                try await watcher.client.subscribe(["hub/availability", "marker"], qos: .atLeastOnce)
+                let configuration = MosquittoConfiguration.test(broker) {
+                    $0.will = .init(topic: "hub/availability", payload: "offline", retain: false)
+                }
+                let busy = try await Connected.connect(configuration)
+                try await busy.client.subscribe("busy", qos: .atMostOnce)
+                try await withClient(.test(broker)) { sender in
+                    let flood = Task {
+                        for index in 0..<20_000 {
+                            try await sender.client.publish(topic: "busy", payload: "\(index)", qos: .atMostOnce)
+                        }
+                    }
+                    // Messages are streaming in when the client leaves.
+                    _ = try await busy.messages.take(200)
+                    await busy.client.disconnect()
+                    flood.cancel()
+                    _ = await flood.result
+                    try await sender.client.publish(topic: "marker", payload: "", qos: .atLeastOnce)
+                }
+                // QoS 1 keeps order: a will would have come before the marker.
+                #expect(try await watcher.messages.next().topic == "marker")
+            }
+        }
+    }
+
+    /// A caller reacting to `.connected` after a reconnect must not be overtaken by the restore of the old set.
+    @Test func unsubscribeRightAfterReconnectIsNotUndoneByTheRestore() async throws {
+        try await withBroker { broker in
+            try await withClient(.test(broker)) { client in
+                try await client.client.subscribe(["gone", "kept"], qos: .atLeastOnce)
+                await broker.stop()
+                try await broker.start()
+                _ = try await client.events.next(where: { $0 == .connected(sessionPresent: false) })
+                try await client.client.unsubscribe("gone")
+                try await withClient(.test(broker)) { sender in
+                    try await sender.client.publish(topic: "gone", payload: "should not arrive", qos: .atLeastOnce)
+                    try await sender.client.publish(topic: "kept", payload: "arrives", qos: .atLeastOnce)
+                }
+                #expect(try await client.messages.next().topic == "kept")
+                #expect(client.client.subscriptions == ["kept": .atLeastOnce])
+            }
+        }
+    }
+
+    @Test func concurrentDisconnectsAllReturn() async throws {
+        try await withBroker { broker in
+            let connected = try await Connected.connect(.test(broker))
+            async let first: Void = connected.client.disconnect()
+            async let second: Void = connected.client.disconnect()
+            async let third: Void = connected.client.disconnect()
+            _ = await (first, second, third)
+            #expect(try await connected.events.end().last == .closed(nil))
+        }
+    }
+
     /// libmosquitto's loop fails for good when its socket is numbered 1024 or more (it uses select()). Its own
     /// thread would exit silently; ours reports it. Run in a child process: it exhausts descriptors below 1024.
     @Test func networkThreadThatDiesIsReported() async throws {
