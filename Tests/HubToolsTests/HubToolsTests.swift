@@ -79,6 +79,19 @@ struct HubToolsTests {
         }
     }
 
+    /// A broker restarted without persistence has forgotten the retained `online`; hubd says it again.
+    @Test func hubdAnnouncesAgainAfterTheBrokerRestarts() async throws {
+        try await withBroker { broker in
+            let hub = try startHubd(broker)
+            try await expectRetained(broker, "sensorhub/availability", "online")
+            await broker.stop()
+            try await broker.start()
+            try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
+            hub.send(SIGTERM)
+            #expect(await hub.wait(timeout: .seconds(10)) == 0)
+        }
+    }
+
     @Test func hubdWaitsForABrokerThatStartsLater() async throws {
         try await withBroker { broker in
             await broker.stop()
