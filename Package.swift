@@ -31,8 +31,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What the agent and the command line share (version, later the registry and its store).
-        .target(name: "HubCore"),
+        // What the agent and the command line share: the registry, its defaults store, the state directory.
+        .target(name: "HubCore", dependencies: ["Mosquitto"]),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",
@@ -78,6 +78,10 @@ let package = Package(
         .testTarget(
             name: "MosquittoTests",
             dependencies: ["Mosquitto", "HubTestKit", "mosquitto-probe"]
+        ),
+        .testTarget(
+            name: "HubCoreTests",
+            dependencies: ["HubCore", "HubTestKit"]
         ),
         .testTarget(
             name: "HubToolsTests",

@@ -7,29 +7,28 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct HubToolsTests {
     let hubd: String
-    let hubctl: String
+    let hubctl: Hubctl
 
     init() throws {
         hubd = try builtProduct("hubd")
-        hubctl = try builtProduct("hubctl")
+        hubctl = try Hubctl()
     }
 
     @Test func versionAndHelp() async throws {
-        for tool in [hubd, hubctl] {
+        for tool in [hubd, hubctl.executable] {
             let version = try await runProcess(tool, ["--version"])
             #expect(version.status == 0)
             #expect(version.standardOutput == "\(SensorHubVersion.current)\n")
         }
         let help = try await runProcess(hubd, ["--help"])
         #expect(help.standardOutput.contains("Not yet: the sensor registry"))
-        let checkHelp = try await runProcess(hubctl, ["broker", "check", "--help"])
+        let checkHelp = try await hubctl.run("broker", "check", "--help")
         #expect(checkHelp.standardOutput.contains("hubctl broker check --host broker.lan"))
     }
 
     @Test func brokerCheckPassesAgainstAWorkingBroker() async throws {
         try await withBroker { broker in
-            let result = try await runProcess(
-                hubctl, ["broker", "check", "--host", broker.host, "--port", "\(broker.port)"])
+            let result = try await hubctl.run("broker", "check", "--host", broker.host, "--port", "\(broker.port)")
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardOutput.contains("subscribe, publish and receive work"))
         }
@@ -37,8 +36,8 @@ struct HubToolsTests {
 
     @Test func brokerCheckNamesWhatIsWrong() async throws {
         let port = try freeLoopbackPort()
-        let refused = try await runProcess(hubctl, ["broker", "check", "--host", "127.0.0.1", "--port", "\(port)"])
-        #expect(refused.status == 1)
+        let refused = try await hubctl.run("broker", "check", "--host", "127.0.0.1", "--port", "\(port)")
+        #expect(refused.status == 69)
         #expect(
             refused.standardError == "hubctl: cannot connect to the broker at 127.0.0.1:\(port): Connection refused\n")
 
@@ -47,16 +46,16 @@ struct HubToolsTests {
                 "broker", "check", "--host", broker.host, "--port", "\(broker.port)", "--username", "hub",
                 "--password-file", "-",
             ]
-            let wrong = try await runProcess(hubctl, arguments, input: "wrong\n")
-            #expect(wrong.status == 1)
+            let wrong = try await hubctl.run(arguments, input: "wrong\n")
+            #expect(wrong.status == 69)
             #expect(
                 wrong.standardError.contains("the broker refused the connection: Connection Refused: not authorised."))
-            let right = try await runProcess(hubctl, arguments, input: "right\n")
+            let right = try await hubctl.run(arguments, input: "right\n")
             #expect(right.status == 0, "\(right.standardError)")
         }
-        let invalid = try await runProcess(hubctl, ["broker", "check", "--password-file", "/dev/null"])
+        let invalid = try await hubctl.run("broker", "check", "--password-file", "/dev/null")
         #expect(invalid.status == 64)
-        #expect(invalid.standardError.contains("--password-file needs --username"))
+        #expect(invalid.standardError == "hubctl: a password needs a user name (--username)\n")
     }
 
     @Test func hubdPublishesItsAvailabilityAndOfflineWhenStopped() async throws {

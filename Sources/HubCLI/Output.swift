@@ -1,0 +1,183 @@
+import Foundation
+import HubCore
+
+/// How hubctl shows sensors and settings: tables and details for people, JSON for scripts.
+enum Output {
+    // MARK: Sensors for people
+
+    /// The sensor table, sorted by name (case-insensitively).
+    static func table(_ sensors: [Sensor], now: Timestamp) -> String {
+        guard !sensors.isEmpty else { return "No sensors yet. Add one with: hubctl sensors add NAME\n" }
+        let rows = sorted(sensors).map { sensor in
+            [sensor.name, sensor.status, lastUpdated(sensor, now: now), sensor.topic]
+        }
+        return table(header: ["NAME", "STATUS", "LAST UPDATED", "TOPIC"], rows: rows)
+    }
+
+    /// One sensor, a line a field.
+    static func details(_ sensor: Sensor, now: Timestamp) -> String {
+        let silence = sensor.silenceTimeout.map(DurationText.format) ?? "the hub's default"
+        let fields = [
+            ("Name", sensor.name),
+            ("Topic", sensor.topic),
+            ("Status", sensor.status),
+            ("Last updated", lastUpdated(sensor, now: now)),
+            ("Added", "\(absolute(sensor.added)) (\(relative(sensor.added, now: now)))"),
+            ("Kind", sensor.kind.rawValue),
+            ("Offline after", silence),
+        ]
+        return fields.map { "\($0.0 + ":")\(String(repeating: " ", count: 15 - $0.0.count))\($0.1)\n" }.joined()
+    }
+
+    static func lastUpdated(_ sensor: Sensor, now: Timestamp) -> String {
+        guard let time = sensor.lastUpdated else { return "never" }
+        return "\(relative(time, now: now)) (\(absolute(time)))"
+    }
+
+    /// "just now", "42 s ago", "3 min ago", "5 h ago", "2 days ago".
+    static func relative(_ time: Timestamp, now: Timestamp) -> String {
+        let seconds = (now.millisecondsSince1970 - time.millisecondsSince1970) / 1000
+        switch seconds {
+        case ..<5: return "just now"
+        case ..<60: return "\(seconds) s ago"
+        case ..<3600: return "\(seconds / 60) min ago"
+        case ..<86400: return "\(seconds / 3600) h ago"
+        case ..<172_800: return "1 day ago"
+        default: return "\(seconds / 86400) days ago"
+        }
+    }
+
+    /// Local time to the second, for the absolute column.
+    static func absolute(_ time: Timestamp) -> String {
+        localFormatter.string(from: time.date)
+    }
+
+    private static let localFormatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter
+    }()
+
+    private static func sorted(_ sensors: [Sensor]) -> [Sensor] {
+        sensors.map { (SensorRules.key($0.name), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Columns padded to their widest cell (counting characters, not bytes).
+    static func table(header: [String], rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var text = ""
+            for (column, cell) in cells.enumerated() {
+                text += cell
+                if column < cells.count - 1 { text += String(repeating: " ", count: widths[column] - cell.count + 2) }
+            }
+            return text + "\n"
+        }
+        return line(header) + rows.map(line).joined()
+    }
+
+    // MARK: Sensors for scripts
+
+    /// A JSON list of the sensors, in the order they were added.
+    static func json(_ sensors: [Sensor]) -> String {
+        var writer = JSONWriter(capacity: sensors.count * 180 + 4)
+        writer.raw("[")
+        for (index, sensor) in sensors.enumerated() {
+            writer.raw(index == 0 ? "\n  " : ",\n  ")
+            write(sensor, into: &writer)
+        }
+        writer.raw(sensors.isEmpty ? "]\n" : "\n]\n")
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func json(_ sensor: Sensor) -> String {
+        var writer = JSONWriter()
+        write(sensor, into: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Every field, `null` where there is no value, times in ISO 8601 UTC, durations in seconds.
+    private static func write(_ sensor: Sensor, into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        writer.key("name", first: &first)
+        writer.string(sensor.name)
+        writer.key("topic", first: &first)
+        writer.string(sensor.topic)
+        writer.key("status", first: &first)
+        writer.string(sensor.status)
+        writer.key("lastUpdated", first: &first)
+        if let time = sensor.lastUpdated { writer.timestamp(time) } else { writer.raw("null") }
+        writer.key("added", first: &first)
+        writer.timestamp(sensor.added)
+        writer.key("kind", first: &first)
+        writer.string(sensor.kind.rawValue)
+        writer.key("silenceTimeout", first: &first)
+        if let timeout = sensor.silenceTimeout { writer.number(timeout.seconds) } else { writer.raw("null") }
+        writer.raw("}")
+    }
+
+    // MARK: The broker
+
+    static func text(_ settings: BrokerSettings, state: StateDirectory) -> String {
+        var tls = "off"
+        if let options = settings.tls {
+            tls =
+                options.caFile.map { "on, CA file \($0)" } ?? options.caDirectory.map { "on, CA directory \($0)" }
+                ?? "on, the system's CAs"
+            if let certificate = options.certificateFile { tls += "; client certificate \(certificate)" }
+            if !options.verifyHostname { tls += "; host name NOT checked" }
+        }
+        let password = settings.passwordFile.map { "set (in \(state.resolve($0)))" } ?? "none"
+        let fields = [
+            ("Host", settings.host),
+            ("Port", "\(settings.port)"),
+            ("Client id", settings.clientID),
+            ("User name", settings.username ?? "none"),
+            ("Password", password),
+            ("TLS", tls),
+        ]
+        return fields.map { "\($0.0 + ":")\(String(repeating: " ", count: 11 - $0.0.count))\($0.1)" }
+            .joined(separator: "\n")
+    }
+
+    static func json(_ settings: BrokerSettings, state: StateDirectory) -> String {
+        var writer = JSONWriter()
+        var first = true
+        writer.raw("{")
+        writer.key("host", first: &first)
+        writer.string(settings.host)
+        writer.key("port", first: &first)
+        writer.number(settings.port)
+        writer.key("clientId", first: &first)
+        writer.string(settings.clientID)
+        writer.key("username", first: &first)
+        if let username = settings.username { writer.string(username) } else { writer.raw("null") }
+        writer.key("passwordFile", first: &first)
+        if let file = settings.passwordFile { writer.string(state.resolve(file)) } else { writer.raw("null") }
+        writer.key("tls", first: &first)
+        if let tls = settings.tls {
+            var inner = true
+            writer.raw("{")
+            for (key, value) in [
+                ("caFile", tls.caFile), ("caDirectory", tls.caDirectory), ("certificateFile", tls.certificateFile),
+                ("keyFile", tls.keyFile),
+            ] {
+                writer.key(key, first: &inner)
+                if let value { writer.string(value) } else { writer.raw("null") }
+            }
+            writer.key("verifyHostname", first: &inner)
+            writer.bool(tls.verifyHostname)
+            writer.raw("}")
+        } else {
+            writer.raw("null")
+        }
+        writer.raw("}")
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import HubCore
+
+extension HubctlCommand {
+    /// `hubctl sensors …`
+    struct Sensors: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add, list, show, rename and remove sensors.",
+            discussion: """
+                A sensor is a name (1–64 letters, digits, spaces, '-', '_' or '.'; unique regardless of case) \
+                and the MQTT topic its firmware publishes its status to. It shows 'Waiting' until its first \
+                message.
+                """,
+            subcommands: [Add.self, List.self, Show.self, Rename.self, Remove.self],
+            defaultSubcommand: List.self
+        )
+    }
+}
+
+extension HubctlCommand.Sensors {
+    /// `hubctl sensors add NAME`
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a sensor.",
+            discussion: """
+                Its topic is the one the topic template makes from its name — by default the name itself, as \
+                the original firmware publishes — unless --topic gives another.
+
+                Examples:
+                  hubctl sensors add kitchen
+                  hubctl sensors add "front door" --topic home/front-door/status
+                  hubctl sensors add garage --topic-template 'home/{name}/status'
+                  hubctl sensors add "living room air" --kind particulate --silence-timeout 15m
+                """)
+
+        @OptionGroup var state: StateOptions
+
+        @Argument(help: "The sensor's name.")
+        var name: String
+
+        @Option(help: "The MQTT topic its firmware publishes to (default: from the topic template).")
+        var topic: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "How a topic follows from a name; {name} stands for the name (default: $HUB_TOPIC_TEMPLATE, else {name}).",
+                valueName: "template"))
+        var topicTemplate: String?
+
+        @Option(help: "What its messages carry: status or particulate.")
+        var kind: String = SensorKind.status.rawValue
+
+        @Option(
+            help: ArgumentHelp(
+                "Silence after which it counts as offline, like 90s, 10m or 2h (default: the hub's).",
+                valueName: "duration"))
+        var silenceTimeout: String?
+
+        @Flag(help: "Print the new sensor as JSON.") var json = false
+
+        func validate() throws {
+            guard SensorKind.known.map(\.rawValue).contains(kind) else {
+                throw ValidationError(
+                    "--kind must be one of: \(SensorKind.known.map(\.rawValue).joined(separator: ", "))")
+            }
+            if let silenceTimeout, DurationText.parse(silenceTimeout) == nil {
+                throw ValidationError("--silence-timeout '\(silenceTimeout)' is not a duration like 90s, 10m or 2h")
+            }
+            if topic != nil && topicTemplate != nil {
+                throw ValidationError("--topic and --topic-template do not go together")
+            }
+        }
+
+        func run() throws {
+            let template: TopicTemplate
+            do {
+                template = try TopicTemplate.from(option: topicTemplate)
+            } catch {
+                throw Failure.report(error)
+            }
+            let sensor = try withStoreErrors { () throws(StoreError) in
+                try state.store.update { document throws(RegistryError) in
+                    try document.addSensor(
+                        named: name, topic: topic, template: template, kind: SensorKind(rawValue: kind),
+                        silenceTimeout: silenceTimeout.flatMap(DurationText.parse))
+                }
+            }
+            if json {
+                print(Output.json(sensor))
+            } else {
+                print("Added '\(sensor.name)' on topic '\(sensor.topic)'. It shows Waiting until its first message.")
+            }
+        }
+    }
+
+    /// `hubctl sensors list`
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the sensors with their status.",
+            discussion: """
+                Examples:
+                  hubctl sensors list
+                  hubctl sensors list --json | jq -r '.[] | select(.status == "open") | .name'
+                """)
+
+        @OptionGroup var state: StateOptions
+        @OptionGroup var clock: ClockOptions
+        @Flag(help: "Print JSON, for scripts.") var json = false
+
+        func run() throws {
+            let document = try withStoreErrors { () throws(StoreError) in try state.store.read() }
+            if json {
+                print(Output.json(document.sensors), terminator: "")
+            } else {
+                print(Output.table(document.sensors, now: clock.current), terminator: "")
+            }
+        }
+    }
+
+    /// `hubctl sensors show NAME`
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one sensor.",
+            discussion: """
+                Examples:
+                  hubctl sensors show kitchen
+                  hubctl sensors show kitchen --json
+                """)
+
+        @OptionGroup var state: StateOptions
+        @OptionGroup var clock: ClockOptions
+        @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
+        @Flag(help: "Print JSON, for scripts.") var json = false
+
+        func run() throws {
+            let document = try withStoreErrors { () throws(StoreError) in try state.store.read() }
+            guard let sensor = document.sensor(named: name) else {
+                throw Failure.report(
+                    RegistryError.unknownSensor(
+                        name, suggestion: SensorRules.closest(to: name, among: document.sensors.map(\.name))))
+            }
+            print(json ? Output.json(sensor) : Output.details(sensor, now: clock.current), terminator: json ? "\n" : "")
+        }
+    }
+
+    /// `hubctl sensors rename OLD NEW`
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename a sensor; its topic stays unless --retopic.",
+            discussion: """
+                The firmware keeps publishing to the same topic, so by default only the name changes. \
+                --retopic gives it the topic the template makes from the new name instead (reprogram the \
+                firmware to match).
+
+                Examples:
+                  hubctl sensors rename kitchen "kitchen window"
+                  hubctl sensors rename kitchen pantry --retopic
+                """)
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "The current name (in any case).", completion: sensorNameCompletion) var oldName: String
+        @Argument(help: "The new name.") var newName: String
+        @Flag(help: "Also change the topic to the one the template makes from the new name.") var retopic = false
+        @Option(
+            help: ArgumentHelp(
+                "The topic template for --retopic (default: $HUB_TOPIC_TEMPLATE, else {name}).", valueName: "template"))
+        var topicTemplate: String?
+
+        func run() throws {
+            let template: TopicTemplate?
+            do {
+                template = retopic ? try TopicTemplate.from(option: topicTemplate) : nil
+            } catch {
+                throw Failure.report(error)
+            }
+            let (before, after) = try withStoreErrors { () throws(StoreError) in
+                try state.store.update { document throws(RegistryError) in
+                    let before = document.sensor(named: oldName)
+                    let after = try document.renameSensor(oldName, to: newName, retopic: template)
+                    return (before, after)
+                }
+            }
+            let topicNote =
+                before?.topic == after.topic ? "its topic stays '\(after.topic)'" : "its topic is now '\(after.topic)'"
+            print("Renamed '\(before?.name ?? oldName)' to '\(after.name)'; \(topicNote).")
+        }
+    }
+
+    /// `hubctl sensors remove NAME`
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a sensor.",
+            discussion: """
+                Examples:
+                  hubctl sensors remove kitchen
+                """)
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
+
+        func run() throws {
+            let removed = try withStoreErrors { () throws(StoreError) in
+                try state.store.update { document throws(RegistryError) in try document.removeSensor(named: name) }
+            }
+            print("Removed '\(removed.name)' (topic '\(removed.topic)').")
+        }
+    }
+}
+
+extension TopicTemplate {
+    /// The template from `--topic-template`, else `$HUB_TOPIC_TEMPLATE`, else `{name}`.
+    static func from(option: String?) throws(RegistryError) -> TopicTemplate {
+        if let option { return try TopicTemplate(option) }
+        if let value = ProcessInfo.processInfo.environment["HUB_TOPIC_TEMPLATE"], !value.isEmpty {
+            return try TopicTemplate(value)
+        }
+        return .default
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Replaces the file at `path` with `bytes` so that a crash at any moment leaves the old file or the new one:
+/// a temporary file (mode 0600) in the same directory → `fsync` → `rename` → `fsync` of the directory.
+///
+/// Call it while holding the store's lock: it also removes temporary files that earlier writers left when they
+/// died, which only a lock holder may consider abandoned. An `fsync` failure fails the write, because Linux
+/// reports a writeback error only once.
+func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreError) {
+    let directory = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    let prefix = ".\(name)."
+    if let names = try? FileManager.default.contentsOfDirectory(atPath: directory) {
+        for stale in names where stale.hasPrefix(prefix) && stale.hasSuffix(".tmp") {
+            unlink("\(directory)/\(stale)")
+        }
+    }
+    let temporary = "\(directory)/\(prefix)\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw .system(path: temporary, action: "create", errno: errno) }
+    var open = true
+    var renamed = false
+    defer {
+        if open { close(fd) }
+        if !renamed { unlink(temporary) }
+    }
+    var offset = 0
+    while offset < bytes.count {
+        let count = bytes.withUnsafeBytes { buffer in
+            write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+        }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw .system(path: temporary, action: "write", errno: errno)
+        }
+        offset += count
+    }
+    guard fsync(fd) == 0 else { throw .system(path: temporary, action: "flush to disk", errno: errno) }
+    open = false
+    guard close(fd) == 0 else { throw .system(path: temporary, action: "write", errno: errno) }
+    guard rename(temporary, path) == 0 else { throw .system(path: path, action: "replace", errno: errno) }
+    renamed = true
+    let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard directoryFD >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
+    defer { close(directoryFD) }
+    guard fsync(directoryFD) == 0 else { throw .system(path: directory, action: "flush to disk", errno: errno) }
+}

@@ -1,0 +1,475 @@
+import Foundation
+
+/// The defaults store's document: keyed values like a defaults domain — the sensors, the broker settings, and
+/// any key a newer version wrote, kept as it was.
+///
+/// ```json
+/// {
+///   "schemaVersion": 1,
+///   "broker": {"host": "localhost", "port": 1883, "clientId": "sensorhub"},
+///   "sensors": [
+///     {"name": "kitchen", "topic": "kitchen", "status": "Waiting", "added": "2026-11-22T10:03:00.000Z", "kind": "status"}
+///   ]
+/// }
+/// ```
+public struct DefaultsDocument: Sendable, Hashable {
+    /// The schema this version reads and writes.
+    public static let currentSchemaVersion = 1
+
+    public private(set) var schemaVersion: Int
+    /// In the order they were added.
+    public private(set) var sensors: [Sensor]
+    public var broker: BrokerSettings {
+        didSet { if broker != oldValue { revision &+= 1 } }
+    }
+    /// Bumped by every change, so a writer knows whether there is anything to save without comparing documents.
+    public private(set) var revision = 0
+    private var unknownFields: UnknownFields
+    /// Sensor positions by name key and by topic: every change checks both, and must not look through them all.
+    private var byName: [String: Int]
+    private var byTopic: [String: Int]
+    /// The bytes the document was read from, and where each unchanged sensor stands in them: writing copies
+    /// those back byte for byte instead of encoding 100,000 sensors again.
+    private var source: [UInt8] = []
+    private var sourceRanges: [Range<Int>?] = []
+
+    /// An empty registry, as on first use.
+    public init() {
+        schemaVersion = Self.currentSchemaVersion
+        sensors = []
+        broker = BrokerSettings()
+        unknownFields = UnknownFields()
+        byName = [:]
+        byTopic = [:]
+    }
+
+    // MARK: Reading sensors
+
+    /// The sensor called `name`, in any case.
+    public func sensor(named name: String) -> Sensor? {
+        byName[SensorRules.key(name.precomposedNFC)].map { sensors[$0] }
+    }
+
+    /// The sensor whose topic is `topic`.
+    public func sensor(onTopic topic: String) -> Sensor? {
+        byTopic[topic].map { sensors[$0] }
+    }
+
+    // MARK: Changing sensors
+
+    /// Adds a sensor `Waiting` for its first message, on `topic` or the one `template` makes from its name.
+    @discardableResult
+    public mutating func addSensor(
+        named rawName: String,
+        topic explicitTopic: String? = nil,
+        template: TopicTemplate = .default,
+        kind: SensorKind = .status,
+        silenceTimeout: Duration? = nil,
+        at time: Timestamp = .now
+    ) throws(RegistryError) -> Sensor {
+        let name = try SensorRules.name(rawName)
+        if let existing = sensor(named: name) { throw .duplicateName(new: name, existing: existing.name) }
+        let topic: String
+        if let explicitTopic {
+            topic = try SensorRules.topic(explicitTopic)
+        } else {
+            topic = try template.topic(for: name)
+        }
+        if let user = sensor(onTopic: topic) { throw .duplicateTopic(topic: topic, sensor: user.name) }
+        let sensor = Sensor(name: name, topic: topic, added: time, kind: kind, silenceTimeout: silenceTimeout)
+        byName[SensorRules.key(name)] = sensors.count
+        byTopic[topic] = sensors.count
+        sensors.append(sensor)
+        sourceRanges.append(nil)
+        revision &+= 1
+        return sensor
+    }
+
+    /// Removes the sensor called `name` (in any case) and returns it.
+    @discardableResult
+    public mutating func removeSensor(named name: String) throws(RegistryError) -> Sensor {
+        guard let index = byName[SensorRules.key(name.precomposedNFC)] else { throw unknown(name) }
+        let removed = sensors.remove(at: index)
+        sourceRanges.remove(at: index)
+        reindex()
+        revision &+= 1
+        return removed
+    }
+
+    /// Renames a sensor. Its topic stays, because the firmware keeps publishing there, unless `retopic` asks for
+    /// the one `template` makes from the new name.
+    @discardableResult
+    public mutating func renameSensor(
+        _ oldName: String,
+        to rawNewName: String,
+        retopic template: TopicTemplate? = nil
+    ) throws(RegistryError) -> Sensor {
+        guard let index = byName[SensorRules.key(oldName.precomposedNFC)] else { throw unknown(oldName) }
+        let newName = try SensorRules.name(rawNewName)
+        if let other = byName[SensorRules.key(newName)], other != index {
+            throw .duplicateName(new: newName, existing: sensors[other].name)
+        }
+        var sensor = sensors[index]
+        if let template {
+            let topic = try template.topic(for: newName)
+            if let other = byTopic[topic], other != index {
+                throw .duplicateTopic(topic: topic, sensor: sensors[other].name)
+            }
+            byTopic[sensor.topic] = nil
+            byTopic[topic] = index
+            sensor.topic = topic
+        }
+        byName[SensorRules.key(sensor.name)] = nil
+        byName[SensorRules.key(newName)] = index
+        sensor.name = newName
+        sensors[index] = sensor
+        sourceRanges[index] = nil
+        revision &+= 1
+        return sensor
+    }
+
+    /// Records a status the hub received (the agent's part of the document).
+    public mutating func recordStatus(_ status: String, of name: String, at time: Timestamp) throws(RegistryError) {
+        guard let index = byName[SensorRules.key(name.precomposedNFC)] else { throw unknown(name) }
+        sensors[index].status = status
+        sensors[index].lastUpdated = time
+        sourceRanges[index] = nil
+        revision &+= 1
+    }
+
+    private func unknown(_ name: String) -> RegistryError {
+        .unknownSensor(name, suggestion: SensorRules.closest(to: name, among: sensors.lazy.map(\.name)))
+    }
+
+    private mutating func reindex() {
+        byName = Dictionary(minimumCapacity: sensors.count)
+        byTopic = Dictionary(minimumCapacity: sensors.count)
+        for (index, sensor) in sensors.enumerated() {
+            byName[SensorRules.key(sensor.name)] = index
+            byTopic[sensor.topic] = index
+        }
+    }
+
+    /// Equal content; where it was read from does not count.
+    public static func == (lhs: DefaultsDocument, rhs: DefaultsDocument) -> Bool {
+        lhs.schemaVersion == rhs.schemaVersion && lhs.sensors == rhs.sensors && lhs.broker == rhs.broker
+            && lhs.unknownFields == rhs.unknownFields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(schemaVersion)
+        hasher.combine(sensors)
+        hasher.combine(broker)
+    }
+}
+
+// MARK: - Decoding
+
+extension DefaultsDocument {
+    /// Reads a document, checking its syntax, its shape and the registry's rules (valid, unique names and
+    /// topics); the error says where the first problem is.
+    public static func decode(_ bytes: [UInt8]) throws(JSONSyntaxError) -> DefaultsDocument {
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in
+            var reader = JSONReader(buffer)
+            var document = DefaultsDocument()
+            // About 150 bytes a sensor: sizing the indices once saves rehashing them as they grow.
+            document.byName.reserveCapacity(buffer.count / 150)
+            document.byTopic.reserveCapacity(buffer.count / 150)
+            var version: Int?
+            let start = reader.index
+            try reader.readObject { key, reader throws(JSONSyntaxError) in
+                switch key {
+                case "schemaVersion":
+                    let at = reader.index
+                    let value = try reader.int(at: "schemaVersion")
+                    guard value >= 1 else {
+                        throw reader.error("schemaVersion: \(value) is not a schema version", at: at)
+                    }
+                    guard value <= currentSchemaVersion else {
+                        throw reader.error(
+                            "schemaVersion \(value) was written by a newer SensorHub; this one reads up to"
+                                + " \(currentSchemaVersion) — upgrade it, or restore an older copy of the file",
+                            at: at)
+                    }
+                    version = value
+                case "sensors":
+                    try reader.readArray { reader throws(JSONSyntaxError) in
+                        try document.appendDecodedSensor(&reader)
+                    }
+                case "broker":
+                    document.broker = try BrokerSettings.decode(&reader)
+                default:
+                    document.unknownFields.members.append((key, try reader.readRaw()))
+                }
+            }
+            try reader.finish()
+            guard let version else { throw reader.error("the document has no \"schemaVersion\"", at: start) }
+            document.schemaVersion = version
+            document.revision = 0
+            document.source = bytes
+            return document
+        }
+    }
+
+    /// A sensor's keys, in the order `appendDecodedSensor` matches them.
+    private static let sensorKeys = JSONReader.KnownKeys(
+        ["name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout"])
+
+    private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
+        let position = sensors.count
+        var path: String { "sensors[\(position)]" }
+        let start = reader.index
+        defer { sourceRanges.append(start..<reader.index) }
+        var name: String?
+        var topic: String?
+        var status: String?
+        var lastUpdated: Timestamp?
+        var added: Timestamp?
+        var kind = SensorKind.status
+        var silenceTimeout: Duration?
+        var unknown = UnknownFields()
+        var nameAt = start
+        var topicAt = start
+        // A loop matching key bytes, not a closure and a string per key: this runs for every sensor.
+        var cursor = try reader.beginObject()
+        while let key = try reader.nextKey(&cursor, known: Self.sensorKeys) {
+            let at = reader.index
+            switch key {
+            case .known(0):
+                nameAt = at
+                name = try reader.string(at: "\(path).name")
+            case .known(1):
+                topicAt = at
+                topic = try reader.string(at: "\(path).topic")
+            case .known(2):
+                status = try reader.string(at: "\(path).status")
+            case .known(3):
+                if reader.nextIsNull {
+                    try reader.readNull()
+                } else {
+                    lastUpdated = try reader.timestamp(at: "\(path).lastUpdated")
+                }
+            case .known(4):
+                added = try reader.timestamp(at: "\(path).added")
+            case .known(5):
+                kind = SensorKind(rawValue: try reader.string(at: "\(path).kind"))
+            case .known(_):
+                if let seconds = try reader.optionalDouble(at: "\(path).silenceTimeout") {
+                    guard seconds > 0, seconds.isFinite else {
+                        throw reader.error("\(path).silenceTimeout: expected a number of seconds above zero", at: at)
+                    }
+                    silenceTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+                }
+            case .other(let key):
+                unknown.members.append((key, try reader.readRaw()))
+            }
+        }
+        guard let name else { throw reader.error("\(path) has no \"name\"", at: start) }
+        guard let topic else { throw reader.error("\(path) has no \"topic\"", at: start) }
+        guard let added else { throw reader.error("\(path) has no \"added\" time", at: start) }
+        if let problem = SensorRules.problem(withStoredName: name) {
+            throw reader.error("\(path).name: '\(name)' \(problem)", at: nameAt)
+        }
+        do {
+            _ = try SensorRules.topic(topic)
+        } catch {
+            throw reader.error("\(path).topic: \(error)", at: topicAt)
+        }
+        let key = SensorRules.key(name)
+        if let other = byName[key] {
+            throw reader.error("\(path).name: '\(name)' is also the name of sensors[\(other)]", at: nameAt)
+        }
+        if let other = byTopic[topic] {
+            throw reader.error("\(path).topic: '\(topic)' is also the topic of sensors[\(other)]", at: topicAt)
+        }
+        var sensor = Sensor(
+            name: name, topic: topic, status: status ?? Sensor.waiting, lastUpdated: lastUpdated, added: added,
+            kind: kind, silenceTimeout: silenceTimeout)
+        sensor.unknownFields = unknown
+        byName[key] = position
+        byTopic[topic] = position
+        sensors.append(sensor)
+    }
+}
+
+extension BrokerSettings {
+    static func decode(_ reader: inout JSONReader) throws(JSONSyntaxError) -> BrokerSettings {
+        var settings = BrokerSettings()
+        try reader.readObject { key, reader throws(JSONSyntaxError) in
+            switch key {
+            case "host": settings.host = try reader.string(at: "broker.host")
+            case "port": settings.port = try reader.int(at: "broker.port")
+            case "clientId": settings.clientID = try reader.string(at: "broker.clientId")
+            case "username": settings.username = try reader.optionalString(at: "broker.username")
+            case "passwordFile": settings.passwordFile = try reader.optionalString(at: "broker.passwordFile")
+            case "tls":
+                if reader.nextIsNull {
+                    try reader.readNull()
+                } else {
+                    settings.tls = try TLS.decode(&reader)
+                }
+            default: settings.unknownFields.members.append((key, try reader.readRaw()))
+            }
+        }
+        return settings
+    }
+}
+
+extension BrokerSettings.TLS {
+    static func decode(_ reader: inout JSONReader) throws(JSONSyntaxError) -> Self {
+        var tls = Self()
+        try reader.readObject { key, reader throws(JSONSyntaxError) in
+            switch key {
+            case "caFile": tls.caFile = try reader.optionalString(at: "broker.tls.caFile")
+            case "caDirectory": tls.caDirectory = try reader.optionalString(at: "broker.tls.caDirectory")
+            case "certificateFile": tls.certificateFile = try reader.optionalString(at: "broker.tls.certificateFile")
+            case "keyFile": tls.keyFile = try reader.optionalString(at: "broker.tls.keyFile")
+            case "verifyHostname": tls.verifyHostname = try reader.bool(at: "broker.tls.verifyHostname")
+            default: tls.unknownFields.members.append((key, try reader.readRaw()))
+            }
+        }
+        return tls
+    }
+}
+
+// MARK: - Encoding
+
+extension DefaultsDocument {
+    /// The document as JSON: readable, one sensor a line, unknown keys as they were read.
+    public func encode() -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 + sensors.count * 160)
+        var first = true
+        writer.raw("{\n")
+        writer.topKey("schemaVersion", first: &first, separator: ",\n")
+        writer.number(schemaVersion)
+        writer.topKey("broker", first: &first, separator: ",\n")
+        broker.encode(into: &writer)
+        writer.topKey("sensors", first: &first, separator: ",\n")
+        if sensors.isEmpty {
+            writer.raw("[]")
+        } else {
+            writer.raw("[\n")
+            for (index, sensor) in sensors.enumerated() {
+                writer.raw("    " as StaticString)
+                if let range = sourceRanges[index] {
+                    writer.raw(source[range])
+                } else {
+                    sensor.encode(into: &writer)
+                }
+                writer.raw(index == sensors.count - 1 ? "\n  ]" as StaticString : ",\n" as StaticString)
+            }
+        }
+        for member in unknownFields.members {
+            writer.topKey(member.key, first: &first, separator: ",\n")
+            writer.raw(member.value)
+        }
+        writer.raw("\n}\n")
+        return writer.bytes
+    }
+}
+
+extension JSONWriter {
+    /// `key` at the document's top level, two spaces in.
+    fileprivate mutating func topKey(_ key: String, first: inout Bool, separator: String) {
+        if !first { raw(separator) }
+        first = false
+        raw("  ")
+        string(key)
+        raw(": ")
+    }
+
+    fileprivate mutating func unknown(_ fields: UnknownFields, first: inout Bool) {
+        for member in fields.members {
+            key(member.key, first: &first)
+            raw(member.value)
+        }
+    }
+}
+
+extension Sensor {
+    func encode(into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{" as StaticString)
+        writer.key("name", first: &first)
+        writer.string(name)
+        writer.key("topic", first: &first)
+        writer.string(topic)
+        writer.key("status", first: &first)
+        writer.string(status)
+        if let lastUpdated {
+            writer.key("lastUpdated", first: &first)
+            writer.timestamp(lastUpdated)
+        }
+        writer.key("added", first: &first)
+        writer.timestamp(added)
+        writer.key("kind", first: &first)
+        writer.string(kind.rawValue)
+        if let silenceTimeout {
+            writer.key("silenceTimeout", first: &first)
+            writer.number(silenceTimeout.seconds)
+        }
+        writer.unknown(unknownFields, first: &first)
+        writer.raw("}")
+    }
+}
+
+extension BrokerSettings {
+    func encode(into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        writer.key("host", first: &first)
+        writer.string(host)
+        writer.key("port", first: &first)
+        writer.number(port)
+        writer.key("clientId", first: &first)
+        writer.string(clientID)
+        if let username {
+            writer.key("username", first: &first)
+            writer.string(username)
+        }
+        if let passwordFile {
+            writer.key("passwordFile", first: &first)
+            writer.string(passwordFile)
+        }
+        if let tls {
+            writer.key("tls", first: &first)
+            tls.encode(into: &writer)
+        }
+        writer.unknown(unknownFields, first: &first)
+        writer.raw("}")
+    }
+}
+
+extension BrokerSettings.TLS {
+    func encode(into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        for (key, value) in [
+            ("caFile", caFile), ("caDirectory", caDirectory), ("certificateFile", certificateFile),
+            ("keyFile", keyFile),
+        ] {
+            guard let value else { continue }
+            writer.key(key, first: &first)
+            writer.string(value)
+        }
+        writer.key("verifyHostname", first: &first)
+        writer.bool(verifyHostname)
+        writer.unknown(unknownFields, first: &first)
+        writer.raw("}")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    public var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+extension String {
+    /// Unicode canonical composition (NFC), so "Küche" typed two ways is one name.
+    var precomposedNFC: String {
+        // ASCII is already NFC: skip Foundation's normalisation for it.
+        utf8.allSatisfy { $0 < 0x80 } ? self : precomposedStringWithCanonicalMapping
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// The registry on disk: `defaults.json` in the state directory, replaced crash-safely, changed under a lock.
+///
+/// - Writing: a temporary file in the same directory (mode 0600) → `fsync` → `rename` over `defaults.json` →
+///   `fsync` of the directory. A reader sees the old document or the new one, never half of one; a crash at any
+///   point leaves one of the two. An `fsync` failure fails the write (Linux reports a writeback error once).
+/// - Changing: `flock` on `defaults.json.lock` (a separate file, since `rename` replaces the document's inode)
+///   serialises writers across processes; each change reads the newest document under the lock.
+/// - A document that is not valid JSON, has the wrong shape or breaks the registry's rules is reported with its
+///   line and column and never overwritten.
+public struct DefaultsStore: Sendable {
+    public static let fileName = "defaults.json"
+
+    /// The state directory.
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = URL(fileURLWithPath: directory).standardizedFileURL.path
+    }
+
+    /// Replaces another file of the state directory (the broker password) while holding the writers' lock.
+    public func replaceFile(named name: String, with bytes: [UInt8]) throws(StoreError) {
+        try createDirectoryIfNeeded()
+        let lock = try acquireLock()
+        defer { close(lock) }
+        try replaceFileAtomically(at: directory + "/" + name, with: bytes)
+    }
+
+    public var path: String { directory + "/" + Self.fileName }
+    var lockPath: String { path + ".lock" }
+
+    // MARK: Reading
+
+    /// The current document; an empty one when there is no file yet. Takes no lock: replacement is atomic.
+    public func read() throws(StoreError) -> DefaultsDocument {
+        guard let bytes = try readBytes() else { return DefaultsDocument() }
+        return try decode(bytes)
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(StoreError) -> DefaultsDocument {
+        do {
+            return try DefaultsDocument.decode(bytes)
+        } catch {
+            throw .invalidDocument(path: path, error)
+        }
+    }
+
+    /// The file's bytes, or `nil` when it does not exist.
+    private func readBytes() throws(StoreError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .system(path: path, action: "read", errno: errno)
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .system(path: path, action: "read", errno: errno) }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
+        var offset = 0
+        while true {
+            if offset == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 65536)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .system(path: path, action: "read", errno: errno)
+            }
+            if count == 0 { break }
+            offset += count
+        }
+        bytes.removeLast(bytes.count - offset)
+        return bytes
+    }
+
+    // MARK: Changing
+
+    /// Reads the newest document under the lock, lets `change` modify it, and writes it back crash-safely when
+    /// it changed. A `change` that throws writes nothing.
+    @discardableResult
+    public func update<Result>(
+        _ change: (inout DefaultsDocument) throws(RegistryError) -> Result
+    ) throws(StoreError) -> Result {
+        try createDirectoryIfNeeded()
+        let lock = try acquireLock()
+        defer { close(lock) }
+        var document = try read()
+        let result: Result
+        do {
+            result = try change(&document)
+        } catch {
+            throw .registry(error)
+        }
+        if document.revision != 0 { try replaceFileAtomically(at: path, with: document.encode()) }
+        return result
+    }
+
+    /// Creates the state directory (and its parents) with mode 0700 when it does not exist.
+    private func createDirectoryIfNeeded() throws(StoreError) {
+        var path = ""
+        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw .system(path: path, action: "create", errno: errno)
+            }
+        }
+        var status = stat()
+        guard stat(directory, &status) == 0 else { throw .system(path: directory, action: "use", errno: errno) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw .system(path: directory, action: "use", errno: ENOTDIR) }
+    }
+
+    /// Takes the writers' lock, waiting at most ten seconds for another process to let go of it.
+    private func acquireLock() throws(StoreError) -> Int32 {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .system(path: lockPath, action: "open", errno: errno) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                let code = errno
+                close(fd)
+                throw .system(path: lockPath, action: "lock", errno: code)
+            }
+            guard ContinuousClock.now < deadline else {
+                close(fd)
+                throw .locked(path: lockPath)
+            }
+            usleep(2_000)
+        }
+        return fd
+    }
+}
+
+/// Why the defaults store could not be read or changed, with what to do about it.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file is not a valid defaults document; it was left untouched.
+    case invalidDocument(path: String, JSONSyntaxError)
+    /// A system call failed (permission denied, disk full, …).
+    case system(path: String, action: String, errno: Int32)
+    /// Another process held the writers' lock for longer than ten seconds.
+    case locked(path: String)
+    /// The change itself was refused.
+    case registry(RegistryError)
+
+    public var description: String {
+        switch self {
+        case .invalidDocument(let path, let error):
+            return "\(path) is not a valid defaults document: \(error). It was left as it is: correct it by hand,"
+                + " or move it aside to start with an empty registry"
+        case .system(let path, let action, let code):
+            let reason = String(cString: strerror(code))
+            switch code {
+            case EACCES, EPERM:
+                return "cannot \(action) \(path): \(reason) — run as the user that owns it (or with sudo), or choose"
+                    + " another state directory with --state-dir or HUB_STATE_DIR"
+            case ENOSPC, EDQUOT:
+                return "cannot \(action) \(path): \(reason) — the registry was not changed; free some space"
+            case EROFS:
+                return "cannot \(action) \(path): \(reason) — choose a writable state directory with --state-dir"
+            default:
+                return "cannot \(action) \(path): \(reason)"
+            }
+        case .locked(let path):
+            return "another process has held \(path) for more than 10 s; is a hubctl or hubd stuck? Try again"
+        case .registry(let error):
+            return error.description
+        }
+    }
+
+    /// Whether the problem is with what the user asked (rather than with the file or the system).
+    public var isInvalidInput: Bool {
+        if case .registry = self { return true }
+        return false
+    }
+}

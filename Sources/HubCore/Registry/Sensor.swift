@@ -1,0 +1,222 @@
+import Foundation
+import Mosquitto
+
+/// A named sensor in the registry.
+public struct Sensor: Sendable, Hashable {
+    /// The status a sensor shows until its first message.
+    public static let waiting = "Waiting"
+
+    /// The name as the user gave it (trimmed, Unicode-normalised).
+    public var name: String
+    /// The MQTT topic its firmware publishes to.
+    public var topic: String
+    /// The last status received, or `Waiting`.
+    public var status: String
+    /// When the last status arrived; `nil` until the first one.
+    public var lastUpdated: Timestamp?
+    /// When it was added to the registry.
+    public var added: Timestamp
+    /// What its messages carry.
+    public var kind: SensorKind
+    /// How long it may stay silent before it counts as offline; `nil` for the hub's default.
+    public var silenceTimeout: Duration?
+    /// Keys this version does not know, kept as they were.
+    var unknownFields: UnknownFields
+
+    public init(
+        name: String,
+        topic: String,
+        status: String = Sensor.waiting,
+        lastUpdated: Timestamp? = nil,
+        added: Timestamp,
+        kind: SensorKind = .status,
+        silenceTimeout: Duration? = nil
+    ) {
+        self.name = name
+        self.topic = topic
+        self.status = status
+        self.lastUpdated = lastUpdated
+        self.added = added
+        self.kind = kind
+        self.silenceTimeout = silenceTimeout
+        self.unknownFields = UnknownFields()
+    }
+}
+
+/// What a sensor's messages carry. A struct over a string: a newer hub may know kinds this one does not.
+public struct SensorKind: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// A plain status string ("open", "closed", "alarm").
+    public static let status = SensorKind(rawValue: "status")
+    /// Particulate readings (PM2.5 / PM10), such as an SDS011's.
+    public static let particulate = SensorKind(rawValue: "particulate")
+
+    public static let known: [SensorKind] = [.status, .particulate]
+    public var description: String { rawValue }
+}
+
+/// Members of a JSON object this version does not interpret, in their original order and bytes.
+struct UnknownFields: Sendable, Hashable {
+    var members: [(key: String, value: RawJSON)] = []
+
+    static func == (lhs: UnknownFields, rhs: UnknownFields) -> Bool {
+        lhs.members.map(\.key) == rhs.members.map(\.key) && lhs.members.map(\.value) == rhs.members.map(\.value)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        for member in members {
+            hasher.combine(member.key)
+            hasher.combine(member.value)
+        }
+    }
+
+    var isEmpty: Bool { members.isEmpty }
+}
+
+/// The rules for sensor names and topics, and the messages that explain a broken one.
+public enum SensorRules {
+    /// Names have at most this many characters.
+    public static let maximumNameLength = 64
+
+    /// A valid name from what a user typed: trimmed and Unicode-normalised (NFC), or an error saying what is wrong.
+    public static func name(_ raw: String) throws(RegistryError) -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        guard !name.isEmpty else { throw .invalidName(raw, "a sensor name can't be empty") }
+        if name.count > maximumNameLength {
+            throw .invalidName(name, "it is \(name.count) characters long; names have at most \(maximumNameLength)")
+        }
+        if name.hasPrefix("$") {
+            throw .invalidName(name, "names can't start with '$', which MQTT reserves for the broker's own topics")
+        }
+        for scalar in name.unicodeScalars where !isAllowed(scalar) {
+            switch scalar {
+            case "/": throw .invalidName(name, "'/' separates MQTT topic levels and can't be part of a name")
+            case "+", "#": throw .invalidName(name, "'\(scalar)' is an MQTT wildcard and can't be part of a name")
+            case _ where scalar.properties.generalCategory == .control:
+                throw .invalidName(name, "control characters (such as tabs or line breaks) can't be part of a name")
+            default:
+                throw .invalidName(
+                    name, "'\(scalar)' can't be part of a name; use letters, digits, spaces, '-', '_' and '.'")
+            }
+        }
+        return name
+    }
+
+    /// What is wrong with a name read from the store, or `nil`: it must be what `name(_:)` makes of itself.
+    /// Plain ASCII names (the common case) are checked byte by byte, fast enough for 100,000 of them.
+    static func problem(withStoredName name: String) -> String? {
+        let utf8 = name.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            let allowed = utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                    UInt8(ascii: "."):
+                    true
+                default: false
+                }
+            }
+            if allowed, !utf8.isEmpty, utf8.count <= maximumNameLength, utf8.first != UInt8(ascii: " "),
+                utf8.last != UInt8(ascii: " ")
+            {
+                return nil
+            }
+        }
+        do {
+            let normalised = try Self.name(name)
+            return normalised == name ? nil : "is not in its normal form (expected '\(normalised)')"
+        } catch {
+            if case .invalidName(_, let reason) = error { return "is not a valid sensor name: \(reason)" }
+            return "\(error)"
+        }
+    }
+
+    /// The name among `names` closest to `name` (for "did you mean …?"), if one is close enough.
+    public static func closest(to name: String, among names: some Sequence<String>) -> String? {
+        let target = Array(key(name))
+        var best: (name: String, distance: Int)?
+        for candidate in names {
+            let other = Array(key(candidate))
+            guard abs(other.count - target.count) <= 2 else { continue }
+            let distance = editDistance(target, other)
+            if distance <= max(1, target.count / 4), distance < (best?.distance ?? .max) {
+                best = (candidate, distance)
+            }
+        }
+        return best?.name
+    }
+
+    /// Levenshtein distance between two character arrays.
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// The key that makes names unique regardless of case ("Kitchen" and "kitchen" are one sensor).
+    public static func key(_ name: String) -> String { name.lowercased() }
+
+    /// A valid topic, or an error saying what is wrong.
+    public static func topic(_ topic: String) throws(RegistryError) -> String {
+        if let problem = TopicRules.problemWithPublishTopic(topic) { throw .invalidTopic(topic, problem) }
+        if topic.hasPrefix("$") {
+            throw .invalidTopic(topic, "topics starting with '$' are reserved for the broker")
+        }
+        return topic
+    }
+
+    private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case " ", "-", "_", ".": return true
+        default: break
+        }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber:
+            // Marks belong to letters in many scripts (Devanagari vowel signs, for one).
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// How a sensor's topic follows from its name: `{name}` is replaced by the name (default: the topic *is* the
+/// name, as the original firmware published).
+public struct TopicTemplate: Sendable, Hashable, CustomStringConvertible {
+    public static let placeholder = "{name}"
+    public static let `default` = TopicTemplate(unchecked: placeholder)
+
+    public let pattern: String
+
+    private init(unchecked pattern: String) { self.pattern = pattern }
+
+    /// A template that contains `{name}` once and yields valid topics.
+    public init(_ pattern: String) throws(RegistryError) {
+        let occurrences = pattern.components(separatedBy: Self.placeholder).count - 1
+        guard occurrences == 1 else {
+            throw .invalidTopicTemplate(pattern, "it must contain \(Self.placeholder) exactly once")
+        }
+        do {
+            _ = try SensorRules.topic(pattern.replacingOccurrences(of: Self.placeholder, with: "x"))
+        } catch {
+            throw .invalidTopicTemplate(pattern, "\(error)")
+        }
+        self.pattern = pattern
+    }
+
+    /// The topic for a sensor called `name`.
+    public func topic(for name: String) throws(RegistryError) -> String {
+        try SensorRules.topic(pattern.replacingOccurrences(of: Self.placeholder, with: name))
+    }
+
+    public var description: String { pattern }
+}
