@@ -26,7 +26,14 @@ enum Output {
             ("Kind", sensor.kind.rawValue),
             ("Offline after", silence),
         ]
-        return fields.map { "\($0.0 + ":")\(String(repeating: " ", count: 15 - $0.0.count))\($0.1)\n" }.joined()
+        return aligned(fields).map { $0 + "\n" }.joined()
+    }
+
+    /// "Label:  value" lines, the values lined up one space after the longest label.
+    static func aligned(_ fields: [(String, String)]) -> [String] {
+        let width = (fields.map(\.0.count).max() ?? 0) + 2
+        return fields.map { label, value in label + ":" + String(repeating: " ", count: width - label.count - 1) + value
+        }
     }
 
     static func lastUpdated(_ sensor: Sensor, now: Timestamp) -> String {
@@ -142,8 +149,7 @@ enum Output {
             ("Password", password),
             ("TLS", tls),
         ]
-        return fields.map { "\($0.0 + ":")\(String(repeating: " ", count: 11 - $0.0.count))\($0.1)" }
-            .joined(separator: "\n")
+        return aligned(fields).joined(separator: "\n")
     }
 
     static func json(_ settings: BrokerSettings, state: StateDirectory) -> String {

@@ -107,6 +107,9 @@ struct JSONReader {
         } else if peek() == UInt8(ascii: ",") {
             index += 1
             skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                throw error("a ',' must be followed by another key: JSON allows no trailing comma")
+            }
         } else {
             try consume("}", "',' or '}' in an object")
             depth -= 1
@@ -159,6 +162,10 @@ struct JSONReader {
             skipWhitespace()
             if peek() == UInt8(ascii: ",") {
                 index += 1
+                skipWhitespace()
+                if peek() == UInt8(ascii: "]") {
+                    throw error("a ',' must be followed by another value: JSON allows no trailing comma")
+                }
                 continue
             }
             try consume("]", "',' or ']' in a list")

@@ -1,0 +1,117 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// The store on disk: crash-safe replacement, file modes, damaged files left alone, unknown keys kept.
+@Suite struct DefaultsStoreTests {
+    let directory: TemporaryDirectory
+    let store: DefaultsStore
+
+    init() throws {
+        directory = try TemporaryDirectory(prefix: "store")
+        store = DefaultsStore(directory: directory.file("state/sensorhub"))
+    }
+
+    private func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+
+    @Test func aMissingStoreIsAnEmptyRegistryAndIsNotCreatedByReading() throws {
+        #expect(try store.read() == DefaultsDocument())
+        #expect(!FileManager.default.fileExists(atPath: store.directory))
+    }
+
+    @Test func firstWriteCreatesTheDirectoryAndAPrivateFile() throws {
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
+        #expect(try mode(store.directory) == 0o700)
+        #expect(try mode(store.path) == 0o600)
+        #expect(try store.read().sensor(named: "kitchen") != nil)
+        // Nothing but the document and its lock file is left behind.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted()
+                == ["defaults.json", "defaults.json.lock"])
+    }
+
+    @Test func aRefusedChangeWritesNothing() throws {
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
+        let before = try Data(contentsOf: URL(fileURLWithPath: store.path))
+        #expect(throws: StoreError.registry(.duplicateName(new: "Kitchen", existing: "kitchen"))) {
+            try store.update { document throws(RegistryError) in try document.addSensor(named: "Kitchen") }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store.path)) == before)
+    }
+
+    @Test(arguments: [
+        "{\"schemaVersion\": 1, \"sensors\": [",
+        "not json at all",
+        "{\"schemaVersion\": 9}",
+        "{\"schemaVersion\": 1, \"sensors\": [{\"name\": \"a\", \"topic\": \"a\", \"added\": \"2026-11-22T10:03:00Z\"}, {\"name\": \"A\", \"topic\": \"b\", \"added\": \"2026-11-22T10:03:00Z\"}]}",
+    ])
+    func aDamagedFileIsReportedAndLeftByteForByte(content: String) throws {
+        try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+        try content.write(toFile: store.path, atomically: false, encoding: .utf8)
+        let error = #expect(throws: StoreError.self) {
+            try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
+        }
+        guard case .invalidDocument(let path, let syntax)? = error else {
+            Issue.record("expected invalidDocument, got \(String(describing: error))")
+            return
+        }
+        #expect(path == store.path)
+        #expect(syntax.line >= 1 && syntax.column >= 1)
+        #expect(error?.description.hasPrefix("\(store.path) is not a valid defaults document: line ") == true)
+        #expect(
+            error?.description.hasSuffix(
+                "It was left as it is: correct it by hand, or move it aside to start with an empty registry") == true)
+        #expect(try String(contentsOfFile: store.path, encoding: .utf8) == content)
+    }
+
+    @Test func unknownKeysSurviveAChange() throws {
+        try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+        let original = """
+            {"schemaVersion": 1, "dashboard": {"theme": "dark"}, "sensors": [{"name": "a", "topic": "a", "status": "Waiting", "added": "2026-11-22T10:03:00.000Z", "kind": "status", "room": "attic"}], "broker": {"host": "h", "port": 1, "clientId": "c", "keepalive": 30}}
+            """
+        try original.write(toFile: store.path, atomically: false, encoding: .utf8)
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "b") }
+        let written = try String(contentsOfFile: store.path, encoding: .utf8)
+        for kept in [#""dashboard": {"theme": "dark"}"#, #""room": "attic""#, #""keepalive": 30"#] {
+            #expect(written.contains(kept), "\(kept) was lost")
+        }
+    }
+
+    @Test func temporaryFilesOfWritersThatDiedAreRemoved() throws {
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "a") }
+        let stale = store.directory + "/.defaults.json.99999.12345.tmp"
+        try "half a docu".write(toFile: stale, atomically: false, encoding: .utf8)
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "b") }
+        #expect(!FileManager.default.fileExists(atPath: stale))
+    }
+
+    @Test func writersInOneProcessDoNotLoseEachOthersChanges() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    for index in 0..<25 {
+                        try store.update { document throws(RegistryError) in
+                            try document.addSensor(named: "w\(writer) s\(index)")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.read().sensors.count == 100)
+    }
+
+    @Test func aFileInTheWayOfTheDirectoryIsAClearError() throws {
+        try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
+        try "".write(toFile: directory.file("state/sensorhub"), atomically: false, encoding: .utf8)
+        let error = #expect(throws: StoreError.self) {
+            try store.update { document throws(RegistryError) in try document.addSensor(named: "a") }
+        }
+        #expect(
+            error?.description.contains("Not a directory") == true || error?.description.contains("File exists") == true
+        )
+    }
+}
