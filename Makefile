@@ -18,9 +18,10 @@ build:
 	scripts/install-deps
 	swift build
 
-## The receive benchmark: the Swift wrapper beside a bare mosquitto_sub (writes bench/results/).
+## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors (write bench/results/).
 bench:
 	bench/receive.sh
+	bench/store.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder).
 tsan:

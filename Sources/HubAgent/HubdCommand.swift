@@ -14,7 +14,7 @@ public struct HubdCommand: AsyncParsableCommand {
             'online', with a last will of 'offline' for when it dies) and keeps the connection up, reconnecting \
             with back-off. It stops cleanly on SIGTERM or SIGINT, publishing 'offline' first.
 
-            Not yet: the sensor registry, status tracking and notifications.
+            Not yet: following the sensor registry (hubctl manages it already), status tracking and notifications.
 
             Examples:
               hubd                                  # broker on localhost:1883

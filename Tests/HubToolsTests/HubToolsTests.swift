@@ -21,7 +21,7 @@ struct HubToolsTests {
             #expect(version.standardOutput == "\(SensorHubVersion.current)\n")
         }
         let help = try await runProcess(hubd, ["--help"])
-        #expect(help.standardOutput.contains("Not yet: the sensor registry"))
+        #expect(help.standardOutput.contains("Not yet: following the sensor registry"))
         let checkHelp = try await hubctl.run("broker", "check", "--help")
         #expect(checkHelp.standardOutput.contains("hubctl broker check --host broker.lan"))
     }
