@@ -12,6 +12,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -32,16 +34,25 @@ let package = Package(
             ]
         ),
         // What the agent and the command line share: the registry, its defaults store, the state directory.
-        .target(name: "HubCore", dependencies: ["Mosquitto"]),
+        .target(
+            name: "HubCore",
+            dependencies: [
+                "Mosquitto",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",
             dependencies: [
                 "HubCore",
                 "Mosquitto",
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The `hubctl` commands.
@@ -85,7 +96,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HubToolsTests",
-            dependencies: ["HubCore", "HubTestKit", "hubd", "hubctl"]
+            dependencies: [
+                "HubCore", "HubTestKit", "Mosquitto", "hubd", "hubctl",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

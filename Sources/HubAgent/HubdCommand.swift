@@ -1,70 +1,83 @@
 import ArgumentParser
+import Foundation
 import HubCore
 import Logging
 import Mosquitto
 import ServiceLifecycle
 
-/// `hubd`, the agent. So far it keeps a connection to the broker and publishes the hub's availability.
+/// `hubd`, the agent.
 public struct HubdCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hubd",
-        abstract: "The SensorHub agent.",
+        abstract: "The SensorHub agent: follows the sensor registry over MQTT.",
         discussion: """
-            This early version connects to the MQTT broker, publishes the hub's availability (retained \
-            'online', with a last will of 'offline' for when it dies) and keeps the connection up, reconnecting \
-            with back-off. It stops cleanly on SIGTERM or SIGINT, publishing 'offline' first.
+            hubd subscribes to every sensor in the registry (hubctl sensors add …), records each status it \
+            receives, notices sensors that fall silent, and follows changes to the registry while it runs: \
+            sensors added, removed or renamed, and new broker settings (hubctl broker set …). It publishes its \
+            own availability, retained: 'online' while it runs, 'offline' when it stops, and the broker \
+            publishes 'offline' for it (its last will) if it dies.
 
-            Not yet: following the sensor registry (hubctl manages it already), status tracking and notifications.
+            Configuration: --config, else $HUB_CONFIG, else /etc/sensorhub/hubd.yaml if it exists (see \
+            conf/hubd.yaml); any key can be overridden by an environment variable (sensors.silence_timeout → \
+            HUB_SENSORS_SILENCE_TIMEOUT). The broker settings are in the registry, not the configuration.
+
+            Signals: SIGTERM or SIGINT stop it cleanly (statuses written, 'offline' published); SIGHUP reloads \
+            the configuration. Under systemd (Type=notify) it reports READY=1 once subscribed, and watchdog pings.
 
             Examples:
-              hubd                                  # broker on localhost:1883
-              hubd --host broker.lan --log-level debug
+              hubd
+              hubd --config /etc/sensorhub/hubd.yaml --log-level debug
+              HUB_STATE_DIR=.state/hub hubd
             """,
         version: SensorHubVersion.current
     )
 
-    @Option(help: "Host name or address of the MQTT broker.")
-    var host = "localhost"
+    @Option(help: ArgumentHelp("The configuration file (YAML).", valueName: "path"))
+    var config: String?
 
-    @Option(help: "TCP port of the MQTT broker.")
-    var port = 1883
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp(
+            "The state directory holding the registry (default: $HUB_STATE_DIR, else the configuration's, else /var/lib/sensorhub).",
+            valueName: "path"))
+    var stateDirectory: String?
 
-    @Option(help: "MQTT client id; fixed so the broker keeps the hub's session while it restarts.")
-    var clientID = "sensorhub"
-
-    @Option(help: "Topic of the hub's retained availability ('online' / 'offline').")
-    var availabilityTopic = "sensorhub/availability"
-
-    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @Option(help: "Log level, overriding the configuration's: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level?
 
     public init() {}
 
     public func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "hubd")
-        let mqtt = MosquittoConfiguration(host: host, port: port, clientID: clientID)
+        let configuration: HubConfiguration
         do {
-            try mqtt.validate()
+            configuration = try await HubConfiguration.load(option: config)
         } catch {
-            throw ValidationError(error.description)
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG
         }
+        let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info
+        HubLogHandler.level.store(level.index, ordering: .relaxed)
+        LoggingSystem.bootstrap { HubLogHandler(label: $0) }
+        let logger = Logger(label: "hubd")
+        let state = StateDirectory(option: stateDirectory, configured: configuration.stateDirectory)
         logger.info(
-            "starting", metadata: ["version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)"])
-        let availability = AvailabilityService(
-            configuration: mqtt, availabilityTopic: availabilityTopic, logger: logger)
-        let group = ServiceGroup(
-            services: [availability],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        try await group.run()
-        logger.info("stopped")
+            "starting",
+            metadata: [
+                "version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)",
+                "state_directory": "\(state)",
+            ])
+        let hub = HubService(configuration: configuration, configurationOption: config, state: state, logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [.init(service: hub)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // In-flight work (the last messages, the final store write, 'offline') gets this long after SIGTERM.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(15)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        do {
+            try await group.run()
+        } catch let error as StoreError {
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            throw ExitCode(error.isInvalidInput ? 64 : 65)
+        }
     }
 }
 

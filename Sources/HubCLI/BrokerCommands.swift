@@ -162,7 +162,7 @@ func readSecretLine(prompt: String) -> String? {
 
 extension HubctlCommand.Broker {
     /// `hubctl broker show`
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show the broker settings (never the password).",
             discussion: """
@@ -174,14 +174,15 @@ extension HubctlCommand.Broker {
         @OptionGroup var state: StateOptions
         @Flag(help: "Print JSON, for scripts.") var json = false
 
-        func run() throws {
-            let settings = try withStoreErrors { () throws(StoreError) in try state.store.read().broker }
-            print(json ? Output.json(settings, state: state.state) : Output.text(settings, state: state.state))
+        func run() async throws {
+            let directory = try await state.state()
+            let settings = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+            print(json ? Output.json(settings, state: directory) : Output.text(settings, state: directory))
         }
     }
 
     /// `hubctl broker set`
-    struct Set: ParsableCommand {
+    struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change the broker settings; what you don't mention stays as it was.",
             discussion: """
@@ -198,8 +199,8 @@ extension HubctlCommand.Broker {
         @OptionGroup var state: StateOptions
         @OptionGroup var broker: BrokerOptions
 
-        func run() throws {
-            let directory = state.state
+        func run() async throws {
+            let directory = try await state.state()
             let saved = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
             let password = try broker.readPassword(joining: saved)
             let passwordFileName = (directory.brokerPasswordFile as NSString).lastPathComponent
@@ -249,7 +250,7 @@ extension HubctlCommand.Broker {
         }
 
         func run() async throws {
-            let directory = state.state
+            let directory = try await state.state()
             let saved = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
             var settings = broker.applied(to: saved)
             // A check is often run as another user than hubd's: a check-only client id can't kick hubd off.

@@ -21,29 +21,48 @@ public struct HubctlCommand: AsyncParsableCommand {
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
             does not fit); 65 the registry file is damaged (it is left untouched); 69 the broker check failed; \
-            74 reading or writing failed (disk full, locked); 77 permission denied.
+            74 reading or writing failed (disk full, locked); 77 permission denied; 78 the configuration is \
+            invalid.
 
             Shell completion: hubctl --generate-completion-script bash (or zsh, fish) prints a script that \
             also completes sensor names.
             """,
         version: SensorHubVersion.current,
-        subcommands: [Sensors.self, Broker.self]
+        subcommands: [Sensors.self, Broker.self, Status.self]
     )
 
     public init() {}
 }
 
-/// The option every command that touches the registry shares.
+/// The options every command that touches the registry shares.
 struct StateOptions: ParsableArguments {
     @Option(
         name: .customLong("state-dir"),
         help: ArgumentHelp(
-            "The state directory holding the registry (default: $HUB_STATE_DIR, else /var/lib/sensorhub).",
+            "The state directory holding the registry (default: $HUB_STATE_DIR, else the configuration's, else /var/lib/sensorhub).",
             valueName: "path"))
     var stateDirectory: String?
 
-    var state: StateDirectory { StateDirectory(option: stateDirectory) }
-    var store: DefaultsStore { state.store }
+    @Option(
+        help: ArgumentHelp(
+            "hubd's configuration file (default: $HUB_CONFIG, else /etc/sensorhub/hubd.yaml if it exists).",
+            valueName: "path"))
+    var config: String?
+
+    /// The configuration (for the state directory and the topic template); a broken one is an error here too.
+    func configuration() async throws -> HubConfiguration {
+        do {
+            return try await HubConfiguration.load(option: config)
+        } catch {
+            Failure.printError(error.description)
+            throw ExitCode(Failure.badConfiguration)
+        }
+    }
+
+    /// The state directory this command works on.
+    func state() async throws -> StateDirectory {
+        StateDirectory(option: stateDirectory, configured: try await configuration().stateDirectory)
+    }
 }
 
 /// "Now", for the relative times in `list` and `show`. Hidden: tests set it to compare output exactly.
@@ -60,6 +79,7 @@ enum Failure {
     static let unavailable: Int32 = 69
     static let ioError: Int32 = 74
     static let permissionDenied: Int32 = 77
+    static let badConfiguration: Int32 = 78
 
     /// Prints `error` and returns the exit code to throw.
     static func report(_ error: StoreError) -> ExitCode {

@@ -20,7 +20,7 @@ extension HubctlCommand {
 
 extension HubctlCommand.Sensors {
     /// `hubctl sensors add NAME`
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a sensor.",
             discussion: """
@@ -44,7 +44,7 @@ extension HubctlCommand.Sensors {
 
         @Option(
             help: ArgumentHelp(
-                "How a topic follows from a name; {name} stands for the name (default: $HUB_TOPIC_TEMPLATE, else {name}).",
+                "How a topic follows from a name; {name} stands for the name (default: the configuration's sensors.topic_template, else {name}).",
                 valueName: "template"))
         var topicTemplate: String?
 
@@ -72,15 +72,17 @@ extension HubctlCommand.Sensors {
             }
         }
 
-        func run() throws {
+        func run() async throws {
+            let configuration = try await state.configuration()
+            let directory = StateDirectory(option: state.stateDirectory, configured: configuration.stateDirectory)
             let template: TopicTemplate
             do {
-                template = try TopicTemplate.from(option: topicTemplate)
+                template = try TopicTemplate.from(option: topicTemplate, configured: configuration.topicTemplate)
             } catch {
                 throw Failure.report(error)
             }
             let sensor = try withStoreErrors { () throws(StoreError) in
-                try state.store.update { document throws(RegistryError) in
+                try directory.store.update { document throws(RegistryError) in
                     try document.addSensor(
                         named: name, topic: topic, template: template, kind: SensorKind(rawValue: kind),
                         silenceTimeout: silenceTimeout.flatMap(DurationText.parse))
@@ -95,7 +97,7 @@ extension HubctlCommand.Sensors {
     }
 
     /// `hubctl sensors list`
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the sensors with their status.",
             discussion: """
@@ -108,8 +110,9 @@ extension HubctlCommand.Sensors {
         @OptionGroup var clock: ClockOptions
         @Flag(help: "Print JSON, for scripts.") var json = false
 
-        func run() throws {
-            let document = try withStoreErrors { () throws(StoreError) in try state.store.read() }
+        func run() async throws {
+            let store = try await state.state().store
+            let document = try withStoreErrors { () throws(StoreError) in try store.read() }
             if json {
                 print(Output.json(document.sensors), terminator: "")
             } else {
@@ -119,7 +122,7 @@ extension HubctlCommand.Sensors {
     }
 
     /// `hubctl sensors show NAME`
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show one sensor.",
             discussion: """
@@ -133,8 +136,9 @@ extension HubctlCommand.Sensors {
         @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
         @Flag(help: "Print JSON, for scripts.") var json = false
 
-        func run() throws {
-            let document = try withStoreErrors { () throws(StoreError) in try state.store.read() }
+        func run() async throws {
+            let store = try await state.state().store
+            let document = try withStoreErrors { () throws(StoreError) in try store.read() }
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(
                     RegistryError.unknownSensor(
@@ -145,7 +149,7 @@ extension HubctlCommand.Sensors {
     }
 
     /// `hubctl sensors rename OLD NEW`
-    struct Rename: ParsableCommand {
+    struct Rename: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rename a sensor; its topic stays unless --retopic.",
             discussion: """
@@ -167,15 +171,19 @@ extension HubctlCommand.Sensors {
                 "The topic template for --retopic (default: $HUB_TOPIC_TEMPLATE, else {name}).", valueName: "template"))
         var topicTemplate: String?
 
-        func run() throws {
+        func run() async throws {
+            let configuration = try await state.configuration()
+            let directory = StateDirectory(option: state.stateDirectory, configured: configuration.stateDirectory)
             let template: TopicTemplate?
             do {
-                template = retopic ? try TopicTemplate.from(option: topicTemplate) : nil
+                template =
+                    retopic
+                    ? try TopicTemplate.from(option: topicTemplate, configured: configuration.topicTemplate) : nil
             } catch {
                 throw Failure.report(error)
             }
             let (before, after) = try withStoreErrors { () throws(StoreError) in
-                try state.store.update { document throws(RegistryError) in
+                try directory.store.update { document throws(RegistryError) in
                     let before = document.sensor(named: oldName)
                     let after = try document.renameSensor(oldName, to: newName, retopic: template)
                     return (before, after)
@@ -188,7 +196,7 @@ extension HubctlCommand.Sensors {
     }
 
     /// `hubctl sensors remove NAME`
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove a sensor.",
             discussion: """
@@ -199,9 +207,10 @@ extension HubctlCommand.Sensors {
         @OptionGroup var state: StateOptions
         @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
 
-        func run() throws {
+        func run() async throws {
+            let store = try await state.state().store
             let removed = try withStoreErrors { () throws(StoreError) in
-                try state.store.update { document throws(RegistryError) in try document.removeSensor(named: name) }
+                try store.update { document throws(RegistryError) in try document.removeSensor(named: name) }
             }
             print("Removed '\(removed.name)' (topic '\(removed.topic)').")
         }
@@ -209,12 +218,10 @@ extension HubctlCommand.Sensors {
 }
 
 extension TopicTemplate {
-    /// The template from `--topic-template`, else `$HUB_TOPIC_TEMPLATE`, else `{name}`.
-    static func from(option: String?) throws(RegistryError) -> TopicTemplate {
+    /// The template from `--topic-template`, else the configuration's `sensors.topic_template` (which
+    /// `$HUB_SENSORS_TOPIC_TEMPLATE` overrides), else `{name}`.
+    static func from(option: String?, configured: TopicTemplate) throws(RegistryError) -> TopicTemplate {
         if let option { return try TopicTemplate(option) }
-        if let value = ProcessInfo.processInfo.environment["HUB_TOPIC_TEMPLATE"], !value.isEmpty {
-            return try TopicTemplate(value)
-        }
-        return .default
+        return configured
     }
 }

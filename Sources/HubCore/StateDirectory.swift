@@ -1,8 +1,8 @@
 import Foundation
 
 /// Where the hub keeps its state (the defaults store, the broker password): the first of `--state-dir`, the
-/// `HUB_STATE_DIR` environment variable, or `/var/lib/sensorhub` (what the systemd unit's
-/// `StateDirectory=sensorhub` gives hubd).
+/// `HUB_STATE_DIR` environment variable, the configuration's `state.directory`, or `/var/lib/sensorhub` (what the
+/// systemd unit's `StateDirectory=sensorhub` gives hubd).
 public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
     /// The default: what systemd's `StateDirectory=sensorhub` creates for hubd.
     public static let systemDefault = "/var/lib/sensorhub"
@@ -13,6 +13,7 @@ public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
     public enum Source: String, Sendable {
         case option = "--state-dir"
         case environment = "HUB_STATE_DIR"
+        case configuration = "the configuration's state.directory"
         case systemDefault = "the default"
     }
 
@@ -21,11 +22,17 @@ public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
     public let source: Source
 
     /// Resolves the state directory; relative paths are taken from the current directory.
-    public init(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        option: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        configured: String? = nil
+    ) {
         if let option, !option.isEmpty {
             (path, source) = (Self.absolute(option), .option)
         } else if let value = environment[Self.environmentVariable], !value.isEmpty {
             (path, source) = (Self.absolute(value), .environment)
+        } else if let configured, !configured.isEmpty {
+            (path, source) = (Self.absolute(configured), .configuration)
         } else {
             (path, source) = (Self.systemDefault, .systemDefault)
         }

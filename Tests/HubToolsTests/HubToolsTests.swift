@@ -21,7 +21,7 @@ struct HubToolsTests {
             #expect(version.standardOutput == "\(SensorHubVersion.current)\n")
         }
         let help = try await runProcess(hubd, ["--help"])
-        #expect(help.standardOutput.contains("Not yet: following the sensor registry"))
+        #expect(help.standardOutput.contains("hubd subscribes to every sensor in the registry"))
         let checkHelp = try await hubctl.run("broker", "check", "--help")
         #expect(checkHelp.standardOutput.contains("hubctl broker check --host broker.lan"))
     }
@@ -60,61 +60,51 @@ struct HubToolsTests {
 
     @Test func hubdPublishesItsAvailabilityAndOfflineWhenStopped() async throws {
         try await withBroker { broker in
-            let hub = try startHubd(broker)
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            try hub.start()
             try await expectRetained(broker, "sensorhub/availability", "online")
-            hub.send(SIGTERM)
-            #expect(await hub.wait(timeout: .seconds(10)) == 0)
+            #expect(await hub.stop(SIGTERM) == 0)
             try await expectRetained(broker, "sensorhub/availability", "offline")
         }
     }
 
     @Test func brokerPublishesTheWillWhenHubdDies() async throws {
         try await withBroker { broker in
-            let hub = try startHubd(broker)
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            try hub.start()
             try await expectRetained(broker, "sensorhub/availability", "online")
-            hub.send(SIGKILL)
-            await hub.wait()
+            #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
             try await expectRetained(broker, "sensorhub/availability", "offline")
+        }
+    }
+
+    @Test func hubdWaitsForABrokerThatStartsLater() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            await broker.stop()
+            try hub.start()
+            try await hub.waitForLog("cannot connect to the MQTT broker; retrying")
+            try await broker.start()
+            try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
+            #expect(await hub.stop(SIGTERM) == 0)
         }
     }
 
     /// A broker restarted without persistence has forgotten the retained `online`; hubd says it again.
     @Test func hubdAnnouncesAgainAfterTheBrokerRestarts() async throws {
         try await withBroker { broker in
-            let hub = try startHubd(broker)
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            try hub.start()
             try await expectRetained(broker, "sensorhub/availability", "online")
             await broker.stop()
             try await broker.start()
             try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
-            hub.send(SIGTERM)
-            #expect(await hub.wait(timeout: .seconds(10)) == 0)
+            #expect(await hub.stop(SIGTERM) == 0)
         }
-    }
-
-    @Test func hubdWaitsForABrokerThatStartsLater() async throws {
-        try await withBroker { broker in
-            await broker.stop()
-            let (hub, log) = try startHubdLogging(broker)
-            _ = try await log.next(where: { $0.contains("cannot connect to the MQTT broker; retrying") })
-            try await broker.start()
-            try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
-            hub.send(SIGTERM)
-            #expect(await hub.wait(timeout: .seconds(10)) == 0)
-        }
-    }
-
-    private func startHubd(_ broker: MosquittoBroker) throws -> ChildProcess {
-        try ChildProcess(hubd, ["--host", broker.host, "--port", "\(broker.port)", "--log-level", "warning"])
-    }
-
-    /// Starts hubd with its log lines readable.
-    private func startHubdLogging(_ broker: MosquittoBroker) throws -> (ChildProcess, Inbox<String>) {
-        let errors = try makePipe()
-        let hub = try ChildProcess(
-            hubd, ["--host", broker.host, "--port", "\(broker.port)", "--log-level", "warning"],
-            standardError: errors.write.fileDescriptor)
-        try errors.write.close()
-        return (hub, Inbox.consuming(lines(of: errors.read)))
     }
 
     /// Waits until the retained message on `topic` is `payload`, reading it with mosquitto_sub, a separate peer.

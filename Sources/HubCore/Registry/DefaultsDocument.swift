@@ -137,6 +137,19 @@ public struct DefaultsDocument: Sendable, Hashable {
         revision &+= 1
     }
 
+    /// Records what the agent knows of the sensor on `topic`; returns false when no sensor uses it any more
+    /// (removed or given another topic since), in which case nothing changes.
+    @discardableResult
+    public mutating func recordStatus(_ status: String, lastUpdated: Timestamp?, onTopic topic: String) -> Bool {
+        guard let index = byTopic[topic] else { return false }
+        guard sensors[index].status != status || sensors[index].lastUpdated != lastUpdated else { return true }
+        sensors[index].status = status
+        sensors[index].lastUpdated = lastUpdated
+        sourceRanges[index] = nil
+        revision &+= 1
+        return true
+    }
+
     private func unknown(_ name: String) -> RegistryError {
         .unknownSensor(name, suggestion: SensorRules.closest(to: name, among: sensors.lazy.map(\.name)))
     }

@@ -1,0 +1,290 @@
+import HeapModule
+import HubCore
+
+/// Something that happened to a sensor, for the notifiers: every real change, and nothing else.
+public struct SensorEvent: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable {
+        /// A new status.
+        case changed
+        /// Silent for longer than its timeout: now `offline`.
+        case silent
+        /// The firmware said `offline` (its last will, typically).
+        case offline
+        /// A message after `offline` (or after silence): back, with this status.
+        case recovered
+    }
+
+    public var kind: Kind
+    public var sensor: String
+    public var topic: String
+    public var oldStatus: String
+    public var newStatus: String
+    public var time: Timestamp
+
+    public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
+}
+
+/// Why a message did not become a status. Counted, and logged at a bounded rate.
+public enum Rejection: String, Sendable, CaseIterable {
+    case invalidUTF8 = "not valid UTF-8"
+    case tooLong = "longer than sensors.max_status_length"
+    case empty = "empty"
+    case unknownTopic = "on a topic no sensor uses (any more)"
+}
+
+/// The agent's view of the registry and of every sensor's status: what a message changes, when a sensor goes
+/// silent, what must be written back. A value type with no I/O, so the rules can be tested on their own.
+public struct SensorTracker: Sendable {
+    /// The status text shown for a sensor that went silent or said it is offline.
+    public static let offline = "offline"
+
+    struct Tracked: Sendable {
+        var name: String
+        var status: String
+        /// The status before going offline, restored by an `online` announcement.
+        var statusBeforeOffline: String?
+        var lastUpdated: Timestamp?
+        var isOffline: Bool
+        var silenceTimeout: Duration?
+        /// Monotonic deadline for silence; bumped by every live message.
+        var silenceDeadline: ContinuousClock.Instant?
+    }
+
+    private var sensors: [String: Tracked] = [:]
+    private var deadlines = Heap<Deadline>()
+    private(set) var dirty: Set<String> = []
+    /// The hub-wide silence timeout, for sensors without their own.
+    public var defaultSilenceTimeout: Duration?
+    /// Longer statuses are rejected.
+    public var maximumStatusLength: Int
+
+    struct Deadline: Comparable, Sendable {
+        var instant: ContinuousClock.Instant
+        var topic: String
+        static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant < rhs.instant }
+    }
+
+    public init(defaultSilenceTimeout: Duration? = nil, maximumStatusLength: Int = 256) {
+        self.defaultSilenceTimeout = defaultSilenceTimeout
+        self.maximumStatusLength = maximumStatusLength
+    }
+
+    /// The topics the hub must be subscribed to.
+    public var topics: [String] { Array(sensors.keys) }
+
+    public var count: Int { sensors.count }
+
+    /// The sensor on `topic`, as the hub sees it now.
+    public func status(onTopic topic: String) -> (name: String, status: String, lastUpdated: Timestamp?)? {
+        sensors[topic].map { ($0.name, $0.status, $0.lastUpdated) }
+    }
+
+    // MARK: Following the registry
+
+    /// What subscriptions a new registry needs.
+    public struct Delta: Sendable, Hashable {
+        public var subscribe: [String] = []
+        public var unsubscribe: [String] = []
+        public var isEmpty: Bool { subscribe.isEmpty && unsubscribe.isEmpty }
+    }
+
+    /// Takes the registry's sensors: new ones are tracked with their stored status, removed ones dropped, renamed
+    /// ones renamed. Statuses the hub already tracks stay (the store may lag behind by a flush interval).
+    public mutating func follow(_ document: DefaultsDocument, now: ContinuousClock.Instant) -> Delta {
+        var delta = Delta()
+        var wanted = Set<String>()
+        for sensor in document.sensors {
+            wanted.insert(sensor.topic)
+            if var tracked = sensors[sensor.topic] {
+                tracked.name = sensor.name
+                if tracked.silenceTimeout != sensor.silenceTimeout {
+                    tracked.silenceTimeout = sensor.silenceTimeout
+                    sensors[sensor.topic] = tracked
+                    armSilence(sensor.topic, from: now)
+                } else {
+                    sensors[sensor.topic] = tracked
+                }
+            } else {
+                let offline = sensor.status == Self.offline
+                sensors[sensor.topic] = Tracked(
+                    name: sensor.name, status: sensor.status, statusBeforeOffline: nil,
+                    lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout)
+                delta.subscribe.append(sensor.topic)
+                // A sensor that has reported before gets a full timeout from now: the hub may just have started.
+                if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
+            }
+        }
+        for topic in sensors.keys where !wanted.contains(topic) {
+            sensors.removeValue(forKey: topic)
+            dirty.remove(topic)
+            delta.unsubscribe.append(topic)
+        }
+        return delta
+    }
+
+    /// Applies a new hub-wide silence timeout to every sensor without its own.
+    public mutating func setDefaultSilenceTimeout(_ timeout: Duration?, now: ContinuousClock.Instant) {
+        defaultSilenceTimeout = timeout
+        for (topic, tracked) in sensors
+        where tracked.silenceTimeout == nil && !tracked.isOffline
+            && tracked.lastUpdated != nil
+        {
+            armSilence(topic, from: now)
+        }
+    }
+
+    // MARK: Messages
+
+    /// What a message did.
+    public enum Outcome: Sendable, Hashable {
+        /// A real change, to be announced.
+        case event(SensorEvent)
+        /// The same status again (the last-updated time moved, unless it was a retained replay).
+        case unchanged
+        case rejected(Rejection)
+    }
+
+    /// Takes a message from a sensor's topic.
+    /// - Parameters:
+    ///   - retained: a retained message the broker replays on (re)subscribing: when it repeats the status the hub
+    ///     has, it is not news, and it does not prove the sensor is alive.
+    ///   - time: the wall-clock time to record; `now`: the monotonic clock for silence.
+    public mutating func ingest(
+        topic: String,
+        payload: [UInt8],
+        retained: Bool,
+        time: Timestamp,
+        now: ContinuousClock.Instant
+    ) -> Outcome {
+        guard var tracked = sensors[topic] else { return .rejected(.unknownTopic) }
+        guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
+        let status = text.trimmingWhitespace
+        if status.isEmpty { return .rejected(.empty) }
+        if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
+            return .rejected(.tooLong)
+        }
+        let old = tracked.status
+        func event(_ kind: SensorEvent.Kind, _ new: String) -> Outcome {
+            .event(
+                SensorEvent(kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: new, time: time))
+        }
+        defer {
+            sensors[topic] = tracked
+            if !retained || tracked.status != old { armSilence(topic, from: now) }
+        }
+        switch status.lowercased() {
+        case "offline":
+            guard !tracked.isOffline else { return .unchanged }
+            tracked.isOffline = true
+            tracked.statusBeforeOffline = old
+            tracked.status = Self.offline
+            tracked.lastUpdated = time
+            dirty.insert(topic)
+            return event(.offline, Self.offline)
+        case "online":
+            guard tracked.isOffline else {
+                if !retained { touch(&tracked, topic, time) }
+                return .unchanged
+            }
+            tracked.isOffline = false
+            tracked.status = tracked.statusBeforeOffline ?? Sensor.waiting
+            tracked.statusBeforeOffline = nil
+            tracked.lastUpdated = time
+            dirty.insert(topic)
+            return event(.recovered, tracked.status)
+        default:
+            if tracked.isOffline {
+                tracked.isOffline = false
+                tracked.statusBeforeOffline = nil
+                tracked.status = status
+                tracked.lastUpdated = time
+                dirty.insert(topic)
+                return event(.recovered, status)
+            }
+            guard status != old else {
+                if !retained { touch(&tracked, topic, time) }
+                return .unchanged
+            }
+            tracked.status = status
+            tracked.lastUpdated = time
+            dirty.insert(topic)
+            return event(.changed, status)
+        }
+    }
+
+    private mutating func touch(_ tracked: inout Tracked, _ topic: String, _ time: Timestamp) {
+        tracked.lastUpdated = time
+        dirty.insert(topic)
+    }
+
+    // MARK: Silence
+
+    private mutating func armSilence(_ topic: String, from now: ContinuousClock.Instant) {
+        guard var tracked = sensors[topic] else { return }
+        if let timeout = tracked.silenceTimeout ?? defaultSilenceTimeout, !tracked.isOffline {
+            let deadline = now + timeout
+            tracked.silenceDeadline = deadline
+            deadlines.insert(Deadline(instant: deadline, topic: topic))
+        } else {
+            tracked.silenceDeadline = nil
+        }
+        sensors[topic] = tracked
+    }
+
+    /// The next moment a sensor may go silent, to sleep until.
+    public var nextSilenceDeadline: ContinuousClock.Instant? { deadlines.min?.instant }
+
+    /// Marks `offline` every sensor whose silence deadline has passed, and returns the events.
+    public mutating func checkSilence(now: ContinuousClock.Instant, time: Timestamp) -> [SensorEvent] {
+        var events: [SensorEvent] = []
+        while let next = deadlines.min, next.instant <= now {
+            deadlines.removeMin()
+            // Deadlines are not removed when bumped: only the sensor's current one counts.
+            guard var tracked = sensors[next.topic], tracked.silenceDeadline == next.instant, !tracked.isOffline
+            else { continue }
+            let old = tracked.status
+            tracked.isOffline = true
+            tracked.statusBeforeOffline = old
+            tracked.status = Self.offline
+            tracked.silenceDeadline = nil
+            sensors[next.topic] = tracked
+            dirty.insert(next.topic)
+            events.append(
+                SensorEvent(
+                    kind: .silent, sensor: tracked.name, topic: next.topic, oldStatus: old,
+                    newStatus: Self.offline, time: time))
+        }
+        // Superseded deadlines pile up under a flood of messages; rebuild when most of the heap is stale.
+        if deadlines.count > 4 * max(sensors.count, 16) {
+            deadlines = Heap(
+                sensors.compactMap { topic, tracked in
+                    tracked.silenceDeadline.map { Deadline(instant: $0, topic: topic) }
+                })
+        }
+        return events
+    }
+
+    // MARK: Writing back
+
+    /// The statuses changed since the last call, to merge into the store.
+    public mutating func takeDirty() -> [(topic: String, status: String, lastUpdated: Timestamp?)] {
+        defer { dirty.removeAll(keepingCapacity: true) }
+        return dirty.compactMap { topic in sensors[topic].map { (topic, $0.status, $0.lastUpdated) } }
+    }
+
+    /// Puts back statuses a failed write could not save, so the next flush tries again.
+    public mutating func markDirty(_ topics: some Sequence<String>) {
+        for topic in topics where sensors[topic] != nil { dirty.insert(topic) }
+    }
+}
+
+extension String {
+    /// Without leading and trailing white space and line breaks.
+    fileprivate var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import HubCore
+
+extension HubctlCommand {
+    /// `hubctl status`: is hubd running, on which broker, how many sensors, the last error.
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Say whether hubd runs, which broker it is connected to, and how the sensors are.",
+            discussion: """
+                Reads what hubd writes in the state directory (hubd.status.json) and the registry. Exits 0 \
+                when hubd runs and is connected, 3 when it is not running, 69 when it runs without a broker \
+                connection.
+
+                Examples:
+                  hubctl status
+                  hubctl status --json
+                """)
+
+        @OptionGroup var state: StateOptions
+        @OptionGroup var clock: ClockOptions
+        @Flag(help: "Print JSON, for scripts.") var json = false
+
+        func run() async throws {
+            let directory = try await state.state()
+            let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+            let status = AgentStatus.read(from: directory.path)
+            let running = status?.isRunning ?? false
+            var counts: [String: Int] = ["offline": 0, "waiting": 0, "reporting": 0]
+            for sensor in document.sensors {
+                switch sensor.status {
+                case "offline": counts["offline", default: 0] += 1
+                case Sensor.waiting where sensor.lastUpdated == nil: counts["waiting", default: 0] += 1
+                default: counts["reporting", default: 0] += 1
+                }
+            }
+            if json {
+                print(Output.json(status: status, running: running, sensors: document.sensors.count, counts: counts))
+            } else {
+                print(
+                    Output.status(
+                        status, running: running, sensors: document.sensors.count, counts: counts,
+                        directory: directory, now: clock.current),
+                    terminator: "")
+            }
+            if !running { throw ExitCode(3) }
+            if status?.connected != true { throw ExitCode(Failure.unavailable) }
+        }
+    }
+}
+
+extension Output {
+    static func status(
+        _ status: AgentStatus?,
+        running: Bool,
+        sensors: Int,
+        counts: [String: Int],
+        directory: StateDirectory,
+        now: Timestamp
+    ) -> String {
+        var fields: [(String, String)] = []
+        if let status, running {
+            fields.append(
+                ("hubd", "running (pid \(status.pid), version \(status.version), up \(since(status.started, now)))"))
+            let broker = status.broker.isEmpty ? "none yet" : status.broker
+            fields.append(
+                (
+                    "Broker",
+                    status.connected
+                        ? "connected to \(broker)\(status.connectedSince.map { " since \(absolute(Timestamp($0)))" } ?? "")"
+                        : "not connected (trying \(broker))"
+                ))
+            let rejected = status.counters.rejected.values.reduce(0, +)
+            fields.append(
+                (
+                    "Messages",
+                    "\(status.counters.messages) received, \(status.counters.changes) changes, \(rejected) rejected"
+                ))
+        } else if let status {
+            fields.append(("hubd", "not running (last seen \(absolute(Timestamp(status.updated))), pid \(status.pid))"))
+        } else {
+            fields.append(("hubd", "not running (it has never run with the state directory \(directory.path))"))
+        }
+        fields.append(
+            (
+                "Sensors",
+                "\(sensors) (\(counts["reporting"] ?? 0) reporting, \(counts["offline"] ?? 0) offline, \(counts["waiting"] ?? 0) waiting)"
+            ))
+        if let error = status?.lastError {
+            fields.append(("Last error", "\(absolute(Timestamp(error.time))): \(error.message)"))
+        } else {
+            fields.append(("Last error", "none"))
+        }
+        return aligned(fields).map { $0 + "\n" }.joined()
+    }
+
+    private static func since(_ start: Date, _ now: Timestamp) -> String {
+        let seconds = max(0, (now.millisecondsSince1970 - Timestamp(start).millisecondsSince1970) / 1000)
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min" }
+        if seconds < 86400 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
+        return "\(seconds / 86400) days \(seconds % 86400 / 3600) h"
+    }
+
+    static func json(status: AgentStatus?, running: Bool, sensors: Int, counts: [String: Int]) -> String {
+        var writer = JSONWriter()
+        var first = true
+        writer.raw("{")
+        writer.key("running", first: &first)
+        writer.bool(running)
+        writer.key("pid", first: &first)
+        if let status { writer.number(Int(status.pid)) } else { writer.raw("null") }
+        writer.key("broker", first: &first)
+        if let broker = status?.broker, !broker.isEmpty { writer.string(broker) } else { writer.raw("null") }
+        writer.key("connected", first: &first)
+        writer.bool(running && status?.connected == true)
+        writer.key("sensors", first: &first)
+        writer.number(sensors)
+        for key in ["reporting", "offline", "waiting"] {
+            writer.key(key, first: &first)
+            writer.number(counts[key] ?? 0)
+        }
+        writer.key("messages", first: &first)
+        writer.number(status?.counters.messages ?? 0)
+        writer.key("changes", first: &first)
+        writer.number(status?.counters.changes ?? 0)
+        writer.key("rejected", first: &first)
+        var inner = true
+        writer.raw("{")
+        for (reason, count) in (status?.counters.rejected ?? [:]).sorted(by: { $0.key < $1.key }) {
+            writer.key(reason, first: &inner)
+            writer.number(count)
+        }
+        writer.raw("}")
+        writer.key("lastError", first: &first)
+        if let message = status?.lastError?.message { writer.string(message) } else { writer.raw("null") }
+        writer.raw("}")
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a running hubd says about itself, in `hubd.status.json` in the state directory (rewritten every few
+/// seconds while something changes); `hubctl status` reads it.
+public struct AgentStatus: Codable, Sendable, Hashable {
+    public static let fileName = "hubd.status.json"
+    /// A status older than this, from a process that still exists, means a wedged hubd.
+    public static let staleAfter: TimeInterval = 30
+
+    public var pid: Int32
+    public var version: String
+    public var started: Date
+    public var updated: Date
+    /// `host:port` of the broker it talks to.
+    public var broker: String
+    public var connected: Bool
+    public var connectedSince: Date?
+    /// Sensors in the registry as the agent follows it.
+    public var sensors: Int
+    public var counters: Counters
+    public var lastError: LastError?
+
+    public struct Counters: Codable, Sendable, Hashable {
+        public var messages: Int = 0
+        public var changes: Int = 0
+        /// Messages that did not become a status, by reason.
+        public var rejected: [String: Int] = [:]
+        public var reconnects: Int = 0
+        public var storeWrites: Int = 0
+
+        public init() {}
+    }
+
+    public struct LastError: Codable, Sendable, Hashable {
+        public var time: Date
+        public var message: String
+
+        public init(time: Date, message: String) {
+            self.time = time
+            self.message = message
+        }
+    }
+
+    public init(pid: Int32, version: String, started: Date, broker: String) {
+        self.pid = pid
+        self.version = version
+        self.started = started
+        self.updated = started
+        self.broker = broker
+        self.connected = false
+        self.sensors = 0
+        self.counters = Counters()
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    /// Writes the status next to the store: a temporary file renamed over the old one, so readers never see
+    /// half of it. No fsync: it describes the running process and is worthless after a crash.
+    public func write(to directory: String) throws {
+        let path = directory + "/" + Self.fileName
+        let temporary = path + ".tmp"
+        try Self.encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
+        guard rename(temporary, path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+
+    /// The status hubd last wrote in `directory`, if any.
+    public static func read(from directory: String) -> AgentStatus? {
+        guard let data = FileManager.default.contents(atPath: directory + "/" + fileName) else { return nil }
+        return try? decoder.decode(AgentStatus.self, from: data)
+    }
+
+    /// Whether the process that wrote this status is a hubd that still runs and still writes.
+    public var isRunning: Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+        return command.hasPrefix("hubd") && Date().timeIntervalSince(updated) < Self.staleAfter
+    }
+}

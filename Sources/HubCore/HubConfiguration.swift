@@ -1,0 +1,155 @@
+import Configuration
+import Foundation
+import SystemPackage
+
+/// hubd's configuration: a YAML file (`conf/hubd.yaml` is the commented default), each key overridable by an
+/// environment variable named after it (`sensors.silence_timeout` → `HUB_SENSORS_SILENCE_TIMEOUT`).
+///
+/// The broker settings are not here: they live in the defaults store, where `hubctl broker set` changes them and
+/// hubd follows them live. One source of truth for each thing.
+public struct HubConfiguration: Sendable, Hashable {
+    /// Where the configuration is read from when no `--config` or `$HUB_CONFIG` names a file.
+    public static let defaultPath = "/etc/sensorhub/hubd.yaml"
+
+    /// `state.directory`: where the registry lives (`--state-dir` and `$HUB_STATE_DIR` come first).
+    public var stateDirectory: String?
+    /// `sensors.topic_template`: how a new sensor's topic follows from its name.
+    public var topicTemplate: TopicTemplate = .default
+    /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
+    public var qos: Int = 1
+    /// `sensors.silence_timeout`: how long a sensor may stay silent before it counts as offline; `nil` is off.
+    public var silenceTimeout: Duration?
+    /// `sensors.max_status_length`: longer payloads are rejected (and counted), not stored.
+    public var maximumStatusLength: Int = 256
+    /// `hub.availability_topic`: where the hub publishes `online` / `offline` (retained).
+    public var availabilityTopic: String = "sensorhub/availability"
+    /// `store.flush_interval`: how often received statuses are written to the store, at most.
+    public var flushInterval: Duration = .seconds(1)
+    /// `log.level`: trace, debug, info, notice, warning, error or critical.
+    public var logLevel: String = "info"
+
+    public init() {}
+
+    /// The file a run reads: `--config`, else `$HUB_CONFIG`, else `/etc/sensorhub/hubd.yaml` if it exists.
+    public static func path(option: String?, environment: [String: String]) -> (path: String, required: Bool)? {
+        if let option { return (option, true) }
+        if let path = environment["HUB_CONFIG"], !path.isEmpty { return (path, true) }
+        if FileManager.default.fileExists(atPath: defaultPath) { return (defaultPath, false) }
+        return nil
+    }
+
+    /// Reads and checks the configuration; an error names the file, the key and what is wrong with it.
+    public static func load(
+        option: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws(ConfigurationError) -> HubConfiguration {
+        var providers: [any ConfigProvider] = [
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["hub"])
+        ]
+        let file = path(option: option, environment: environment)
+        if let file {
+            guard FileManager.default.isReadableFile(atPath: file.path) else {
+                let exists = FileManager.default.fileExists(atPath: file.path)
+                throw .unreadable(path: file.path, reason: exists ? "permission denied" : "no such file")
+            }
+            // A file of nothing but comments (the default one, with every setting at its default) is no error.
+            let text = (try? String(contentsOfFile: file.path, encoding: .utf8)) ?? ""
+            let content = text.split(whereSeparator: \.isNewline).contains { line in
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                return !trimmed.isEmpty && !trimmed.hasPrefix("#") && trimmed != "---"
+            }
+            if content {
+                do {
+                    providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file.path)))
+                } catch {
+                    throw .invalidFile(path: file.path, reason: "\(error)")
+                }
+            }
+        }
+        return try read(ConfigReader(providers: providers), file: file?.path)
+    }
+
+    /// Reads every key from `config`, checking each.
+    static func read(_ config: ConfigReader, file: String?) throws(ConfigurationError) -> HubConfiguration {
+        var result = HubConfiguration()
+        func value(_ key: String) -> String? {
+            config.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces)
+        }
+        func invalid(_ key: String, _ value: String, _ reason: String) -> ConfigurationError {
+            .invalidValue(file: file, key: key, value: value, reason: reason)
+        }
+        if let directory = value("state.directory"), !directory.isEmpty { result.stateDirectory = directory }
+        if let template = value("sensors.topic_template") {
+            do {
+                result.topicTemplate = try TopicTemplate(template)
+            } catch {
+                throw invalid("sensors.topic_template", template, "\(error)")
+            }
+        }
+        if let qos = value("sensors.qos") {
+            guard let number = Int(qos), (0...2).contains(number) else {
+                throw invalid("sensors.qos", qos, "the QoS is 0, 1 or 2")
+            }
+            result.qos = number
+        }
+        if let timeout = value("sensors.silence_timeout") {
+            if ["off", "never", "none", "false", "no"].contains(timeout.lowercased()) {
+                result.silenceTimeout = nil
+            } else if let duration = DurationText.parse(timeout) {
+                result.silenceTimeout = duration
+            } else {
+                throw invalid("sensors.silence_timeout", timeout, "write a duration like 90s, 10m, 2h or 1d, or off")
+            }
+        }
+        if let length = value("sensors.max_status_length") {
+            guard let number = Int(length), (1...65_536).contains(number) else {
+                throw invalid("sensors.max_status_length", length, "a number of characters from 1 to 65536")
+            }
+            result.maximumStatusLength = number
+        }
+        if let topic = value("hub.availability_topic") {
+            do {
+                result.availabilityTopic = try SensorRules.topic(topic)
+            } catch {
+                throw invalid("hub.availability_topic", topic, "\(error)")
+            }
+        }
+        if let interval = value("store.flush_interval") {
+            guard let duration = DurationText.parse(interval), duration <= .seconds(60) else {
+                throw invalid("store.flush_interval", interval, "a duration up to 60s, like 1s or 500ms")
+            }
+            result.flushInterval = duration
+        }
+        if let level = value("log.level") {
+            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+            guard levels.contains(level.lowercased()) else {
+                throw invalid("log.level", level, "one of \(levels.joined(separator: ", "))")
+            }
+            result.logLevel = level.lowercased()
+        }
+        return result
+    }
+}
+
+/// Why the configuration can't be used; the message names the file and the key.
+public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file named by `--config` or `$HUB_CONFIG` can't be read.
+    case unreadable(path: String, reason: String)
+    /// The file is not valid YAML.
+    case invalidFile(path: String, reason: String)
+    /// A key has a value that can't work.
+    case invalidValue(file: String?, key: String, value: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            return "cannot read the configuration \(path): \(reason)"
+        case .invalidFile(let path, let reason):
+            return "the configuration \(path) is not valid YAML: \(reason)"
+        case .invalidValue(let file, let key, let value, let reason):
+            let environment = "HUB_" + key.uppercased().replacingOccurrences(of: ".", with: "_")
+            let source = file.map { "\($0): " } ?? ""
+            return "\(source)\(key) (or $\(environment)) is '\(value)': \(reason)"
+        }
+    }
+}

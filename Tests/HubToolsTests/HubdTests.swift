@@ -1,0 +1,343 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Mosquitto
+import Testing
+
+/// The agent end to end: the built hubd and hubctl against a real broker and real files.
+@Suite(.timeLimit(.minutes(2)))
+struct HubdTests {
+    /// Writes quickly, so tests don't wait for the default second.
+    static let fastFlush = "store:\n  flush_interval: 100ms\n"
+
+    @Test func aSensorAddedWhileRunningGetsItsFirstMessage() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            try await hub.startAndWaitUntilReady()
+            #expect(try await hub.hubctl.run("sensors", "add", "kitchen").status == 0)
+            try await hub.waitForLog("followed the registry", "subscribed=1")
+            try await publish(broker, "kitchen", "open")
+            try await eventually("kitchen shows open") { try hub.sensor("kitchen")?.status == "open" }
+            let show = try await hub.hubctl.run("sensors", "show", "kitchen", "--json")
+            #expect(show.standardOutput.contains(#""status": "open""#))
+            try await hub.waitForLog("sensor event", "sensor=kitchen", "from=Waiting", "to=open")
+            #expect(await hub.stop() == 0)
+        }
+    }
+
+    @Test func aRemovedSensorIsUnsubscribedAndChangesNothing() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            _ = try await hub.hubctl.run("sensors", "add", "marker")
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, "kitchen", "open")
+            try await eventually("kitchen shows open") { try hub.sensor("kitchen")?.status == "open" }
+            _ = try await hub.hubctl.run("sensors", "remove", "kitchen")
+            try await hub.waitForLog("followed the registry", "unsubscribed=1")
+            let before = try #require(hub.status).counters.messages
+            // The marker goes out after the message to the removed topic, on one connection at QoS 1: once it is
+            // in, the other message would have been too.
+            try await publish(broker, [("kitchen", Array("closed".utf8)), ("marker", Array("seen".utf8))])
+            try await eventually("the marker arrives") { try hub.sensor("marker")?.status == "seen" }
+            try await eventually("the status file is rewritten") { (hub.status?.counters.messages ?? 0) > before }
+            #expect(hub.status?.counters.messages == before + 1)
+            #expect(try hub.sensor("kitchen") == nil)
+            await hub.stop()
+        }
+    }
+
+    @Test func aRenamedSensorKeepsItsTopicAndItsStatusesFollow() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.startAndWaitUntilReady()
+            _ = try await hub.hubctl.run("sensors", "rename", "kitchen", "kitchen window")
+            try await publish(broker, "kitchen", "open")
+            try await eventually("the renamed sensor shows open") { try hub.sensor("kitchen window")?.status == "open" }
+            try await hub.waitForLog("sensor event", "sensor=kitchen window", "to=open")
+            await hub.stop()
+        }
+    }
+
+    @Test func newBrokerSettingsMakeItReconnect() async throws {
+        try await withBroker { first in
+            try await withBroker { second in
+                let hub = try RunningHub(configuration: Self.fastFlush)
+                try await hub.use(first)
+                _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+                try await hub.startAndWaitUntilReady()
+                try await hub.use(second)
+                try await hub.waitForLog("the broker settings changed; reconnecting")
+                try await eventually("connected to the second broker") {
+                    hub.status?.broker == "\(second.host):\(second.port)" && hub.status?.connected == true
+                }
+                try await publish(second, "kitchen", "from the second broker")
+                try await eventually("the status arrives through the second broker") {
+                    try hub.sensor("kitchen")?.status == "from the second broker"
+                }
+                // The first broker was told the hub left, not left to guess from a will.
+                let sub = try requireExecutable("mosquitto_sub", package: "mosquitto-clients")
+                let availability = try await runProcess(
+                    sub,
+                    ["-h", first.host, "-p", "\(first.port)", "-t", "sensorhub/availability", "-C", "1", "-W", "5"])
+                #expect(availability.standardOutput == "offline\n")
+                await hub.stop()
+            }
+        }
+    }
+
+    /// Statuses published while the broker restarts are all applied: none of the QoS 1 messages is lost.
+    @Test func aBrokerRestartUnderLoadLosesNoStatus() async throws {
+        try await withBroker(.init(persistence: true)) { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            let sensors = (0..<10).map { "sensor \($0)" }
+            for name in sensors { _ = try await hub.hubctl.run("sensors", "add", name) }
+            try await hub.startAndWaitUntilReady()
+            let rounds = 60
+            // Every message a new status, so every one is a change the hub must count.
+            let publisher = Task {
+                var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+                configuration.reconnectDelay = .milliseconds(100)...(.milliseconds(500))
+                configuration.operationTimeout = .seconds(30)
+                let client = MosquittoClient(configuration: configuration, logger: testLogger())
+                try await client.connect()
+                for round in 0..<rounds {
+                    for name in sensors {
+                        try await client.publish(topic: name, payload: "value \(round)", qos: .atLeastOnce)
+                    }
+                }
+                await client.disconnect()
+            }
+            try await eventually("some statuses arrived") { (hub.status?.counters.changes ?? 0) > 50 }
+            await broker.stop()
+            try await broker.start()
+            try await publisher.value
+            try await eventually("every status arrived", within: .seconds(30)) {
+                hub.status?.counters.changes == rounds * sensors.count
+            }
+            try await eventually("the last statuses are stored") {
+                try sensors.allSatisfy { try hub.sensor($0)?.status == "value \(rounds - 1)" }
+            }
+            await hub.stop()
+        }
+    }
+
+    @Test func statusesPublishedWhileTheHubWasKilledAreAppliedWhenItReturns() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            _ = try await hub.hubctl.run("sensors", "add", "garage")
+            try await hub.startAndWaitUntilReady()
+            #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
+            // Not retained: only the broker's queue for the hub's persistent session can deliver these.
+            try await publish(broker, [("kitchen", Array("open".utf8)), ("garage", Array("closed".utf8))])
+            try await hub.startAndWaitUntilReady()
+            try await eventually("both statuses applied") {
+                try hub.sensor("kitchen")?.status == "open" && hub.sensor("garage")?.status == "closed"
+            }
+            await hub.stop()
+        }
+    }
+
+    @Test func silenceMarksASensorOfflineAndAMessageBringsItBack() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush + "sensors:\n  silence_timeout: 1s\n")
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, "kitchen", "open")
+            try await hub.waitForLog("sensor event", "event=silent", "from=open", "to=offline")
+            try await eventually("kitchen shows offline") { try hub.sensor("kitchen")?.status == "offline" }
+            try await publish(broker, "kitchen", "closed")
+            try await hub.waitForLog("sensor event", "event=recovered", "from=offline", "to=closed")
+            // The firmware's own word (its last will, say) counts at once.
+            try await publish(broker, "kitchen", "offline")
+            try await hub.waitForLog("sensor event", "event=offline", "from=closed")
+            try await publish(broker, "kitchen", "online")
+            try await hub.waitForLog("sensor event", "event=recovered", "to=closed")
+            await hub.stop()
+        }
+    }
+
+    @Test func hostilePayloadsAreCountedAndChangeNothing() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.startAndWaitUntilReady()
+            try await publish(
+                broker,
+                [
+                    ("kitchen", [0xFF, 0xFE, 0x00, 0x01]),  // binary, not UTF-8
+                    ("kitchen", Array(repeating: UInt8(ascii: "a"), count: 256 * 1024)),  // 256 KiB
+                    ("kitchen", [0x6F, 0xC3, 0x28]),  // invalid UTF-8
+                    ("kitchen", Array("   ".utf8)),  // empty once trimmed
+                    ("kitchen", Array("fine".utf8)),
+                ])
+            try await eventually("the valid status arrives") { try hub.sensor("kitchen")?.status == "fine" }
+            try await eventually("the rejects are counted") {
+                let rejected = hub.status?.counters.rejected ?? [:]
+                return rejected["not valid UTF-8"] == 2 && rejected["longer than sensors.max_status_length"] == 1
+                    && rejected["empty"] == 1
+            }
+            try await hub.waitForLog("rejected a message", "reason=not valid UTF-8")
+            #expect(hub.child?.exitStatus == nil)
+            await hub.stop()
+        }
+    }
+
+    @Test func sigtermWritesWhatArrivedAndSaysOffline() async throws {
+        try await withBroker { broker in
+            // A long flush interval: only the shutdown can have written the status.
+            let hub = try RunningHub(configuration: "store:\n  flush_interval: 60s\n")
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, "kitchen", "open")
+            try await hub.waitForLog("sensor event", "to=open")
+            #expect(try hub.sensor("kitchen")?.status == Sensor.waiting)
+            #expect(await hub.stop(SIGTERM) == 0)
+            #expect(try hub.sensor("kitchen")?.status == "open")
+            let sub = try requireExecutable("mosquitto_sub", package: "mosquitto-clients")
+            let availability = try await runProcess(
+                sub, ["-h", broker.host, "-p", "\(broker.port)", "-t", "sensorhub/availability", "-C", "1", "-W", "5"])
+            #expect(availability.standardOutput == "offline\n")
+        }
+    }
+
+    @Test func systemdHearsReadyWatchdogAndStopping() async throws {
+        try await withBroker { broker in
+            let listener = try DatagramListener()
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            try hub.start(["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000"])
+            let ready = try await listener.messages.next(within: .seconds(15)) { $0.contains("READY=1") }
+            #expect(ready.contains("STATUS=Connected to \(broker.host):\(broker.port), following 0 sensors"))
+            _ = try await listener.messages.next(within: .seconds(5)) { $0 == "WATCHDOG=1" }
+            await hub.stop()
+            _ = try await listener.messages.next(within: .seconds(5)) { $0 == "STOPPING=1" }
+        }
+    }
+
+    @Test func sighupReloadsTheConfiguration() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: "sensors:\n  silence_timeout: off\n")
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, "kitchen", "open")
+            try await hub.waitForLog("sensor event", "to=open")
+            try "sensors:\n  silence_timeout: 1s\n".write(toFile: hub.configFile, atomically: true, encoding: .utf8)
+            hub.child?.send(SIGHUP)
+            try await hub.waitForLog("configuration reloaded")
+            try await hub.waitForLog("sensor event", "event=silent")
+            // A broken file is refused and the running configuration stays.
+            try "sensors:\n  silence_timeout: soon\n".write(toFile: hub.configFile, atomically: true, encoding: .utf8)
+            hub.child?.send(SIGHUP)
+            try await hub.waitForLog("configuration not reloaded", "sensors.silence_timeout")
+            #expect(hub.child?.exitStatus == nil)
+            await hub.stop()
+        }
+    }
+
+    @Test func anInvalidConfigurationStopsStartUpNamingTheKey() async throws {
+        let hub = try RunningHub(configuration: "sensors:\n  qos: 3\n")
+        let result = try await runProcess(hub.hubd, [], environment: hub.environment)
+        #expect(result.status == 78)
+        #expect(
+            result.standardError
+                == "hubd: \(hub.configFile): sensors.qos (or $HUB_SENSORS_QOS) is '3': the QoS is 0, 1 or 2\n")
+        let yaml = try RunningHub(configuration: "sensors: [1, 2\n")
+        let broken = try await runProcess(yaml.hubd, [], environment: yaml.environment)
+        #expect(broken.status == 78)
+        #expect(broken.standardError.hasPrefix("hubd: the configuration \(yaml.configFile) is not valid YAML"))
+    }
+
+    @Test func aDamagedRegistryStopsStartUpAndIsLeftAlone() async throws {
+        let hub = try RunningHub()
+        try "{\"schemaVersion\": 1, \"sensors\": [}".write(
+            toFile: hub.hubctl.storePath, atomically: true, encoding: .utf8)
+        let result = try await runProcess(hub.hubd, [], environment: hub.environment)
+        #expect(result.status == 65)
+        #expect(result.standardError.contains("is not a valid defaults document: line 1, column 34"))
+        #expect(
+            try String(contentsOfFile: hub.hubctl.storePath, encoding: .utf8)
+                == "{\"schemaVersion\": 1, \"sensors\": [}")
+    }
+
+    @Test func hubctlStatusTellsWhetherTheHubRuns() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub()
+            try await hub.use(broker)
+            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            let before = try await hub.hubctl.run("status")
+            #expect(before.status == 3)
+            #expect(
+                before.standardOutput.hasPrefix("hubd:       not running (it has never run with the state directory"))
+            try await hub.startAndWaitUntilReady()
+            try await eventually("the status file says connected") { hub.status?.connected == true }
+            let running = try await hub.hubctl.run("status")
+            #expect(running.status == 0, "\(running.standardOutput)")
+            #expect(running.standardOutput.contains("Broker:     connected to \(broker.host):\(broker.port)"))
+            #expect(running.standardOutput.contains("Sensors:    1 (0 reporting, 0 offline, 1 waiting)"))
+            let json = try await hub.hubctl.run("status", "--json")
+            #expect(json.standardOutput.contains(#""running": true"#))
+            await hub.stop()
+            let after = try await hub.hubctl.run("status")
+            #expect(after.status == 3)
+            #expect(after.standardOutput.hasPrefix("hubd:       not running (last seen"))
+        }
+    }
+}
+
+/// A Unix datagram socket standing in for systemd's notification socket.
+final class DatagramListener: Sendable {
+    let path: String
+    let messages: Inbox<String>
+    private let directory: TemporaryDirectory
+    private let fd: Int32
+
+    init() throws {
+        let directory = try TemporaryDirectory(prefix: "notify")
+        let path = directory.file("notify.sock")
+        self.directory = directory
+        self.path = path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in path.utf8.enumerated() { bytes[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else { throw TestKitError("cannot bind \(path): \(String(cString: strerror(errno)))") }
+        let stream = AsyncStream<String> { continuation in
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    guard count > 0 else { break }
+                    continuation.yield(String(decoding: buffer[..<count], as: UTF8.self))
+                }
+                continuation.finish()
+            }
+        }
+        messages = Inbox.consuming(stream)
+    }
+
+    /// Ends the reading thread.
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Logging
+import Mosquitto
+
+/// The built `hubd` running against a real broker, with a state directory and a configuration of its own, its
+/// log lines readable, and `hubctl` pointed at the same state.
+final class RunningHub: Sendable {
+    let hubctl: Hubctl
+    let configFile: String
+    let hubd: String
+    private let process = Locked<ChildProcess?>(nil)
+    private let logs = Locked<Inbox<String>?>(nil)
+
+    /// - Parameter configuration: YAML for hubd's configuration file.
+    init(configuration: String = "") throws {
+        hubctl = try Hubctl()
+        hubd = try builtProduct("hubd")
+        configFile = hubctl.state.file("hubd.yaml")
+        try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
+    }
+
+    var environment: [String: String] {
+        var environment = hubctl.environment
+        environment["HUB_CONFIG"] = configFile
+        return environment
+    }
+
+    /// Points the registry at `broker`.
+    func use(_ broker: MosquittoBroker) async throws {
+        let result = try await hubctl.run("broker", "set", "--host", broker.host, "--port", "\(broker.port)")
+        guard result.status == 0 else { throw TestKitError("hubctl broker set failed: \(result.standardError)") }
+    }
+
+    /// Starts hubd; `extraEnvironment` adds to its environment.
+    @discardableResult
+    func start(_ extraEnvironment: [String: String] = [:], arguments: [String] = ["--log-level", "debug"]) throws
+        -> Inbox<String>
+    {
+        let errors = try makePipe()
+        let child = try ChildProcess(
+            hubd, arguments, environment: environment.merging(extraEnvironment) { $1 },
+            standardError: errors.write.fileDescriptor)
+        try errors.write.close()
+        let inbox = Inbox.consuming(lines(of: errors.read))
+        process.withLock { $0 = child }
+        logs.withLock { $0 = inbox }
+        return inbox
+    }
+
+    var log: Inbox<String> {
+        get throws {
+            guard let inbox = logs.withLock({ $0 }) else { throw TestKitError("hubd was not started") }
+            return inbox
+        }
+    }
+
+    var child: ChildProcess? { process.withLock { $0 } }
+
+    /// Waits for a log line containing all of `fragments`.
+    @discardableResult
+    func waitForLog(_ fragments: String..., within timeout: Duration = .seconds(15)) async throws -> String {
+        try await log.next(within: timeout, "a log line with \(fragments)") { line in
+            fragments.allSatisfy { line.contains($0) }
+        }
+    }
+
+    /// Starts hubd and waits until it has subscribed and announced itself.
+    func startAndWaitUntilReady(_ extraEnvironment: [String: String] = [:]) async throws {
+        try start(extraEnvironment)
+        try await waitForLog("published availability", "status=online")
+    }
+
+    /// Stops hubd with `signal` and returns its exit status.
+    @discardableResult
+    func stop(_ signal: Int32 = SIGTERM) async -> Int32? {
+        guard let child = process.withLock({ $0 }) else { return nil }
+        child.send(signal)
+        return await child.wait(timeout: .seconds(20))
+    }
+
+    /// The registry as hubd last wrote it.
+    func registry() throws -> DefaultsDocument { try DefaultsStore(directory: hubctl.state.path).read() }
+
+    func sensor(_ name: String) throws -> Sensor? { try registry().sensor(named: name) }
+
+    /// What hubd last said about itself.
+    var status: AgentStatus? { AgentStatus.read(from: hubctl.state.path) }
+
+    deinit {
+        if let child = process.withLock({ $0 }) { child.send(SIGKILL) }
+    }
+}
+
+/// Checks `condition` every 50 ms until it holds or `timeout` passes: for state another process writes.
+func eventually(
+    _ what: String,
+    within timeout: Duration = .seconds(15),
+    _ condition: () throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    if try condition() { return }
+    throw TestKitError("timed out after \(timeout) waiting for \(what)")
+}
+
+/// Publishes with a client of our own wrapper, as sensor firmware would.
+func publish(
+    _ broker: MosquittoBroker,
+    _ messages: [(topic: String, payload: [UInt8])],
+    qos: MQTTQoS = .atLeastOnce,
+    retain: Bool = false
+) async throws {
+    var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+    configuration.operationTimeout = .seconds(10)
+    var logger = Logger(label: "firmware")
+    logger.logLevel = .critical
+    try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { client in
+        for message in messages {
+            try await client.publish(topic: message.topic, payload: message.payload, qos: qos, retain: retain)
+        }
+    }
+}
+
+func publish(_ broker: MosquittoBroker, _ topic: String, _ payload: String, retain: Bool = false) async throws {
+    try await publish(broker, [(topic, Array(payload.utf8))], retain: retain)
+}
+
+/// A logger for test clients: quiet.
+func testLogger() -> Logger {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}
