@@ -95,6 +95,10 @@ let package = Package(
             dependencies: ["HubCore", "HubTestKit"]
         ),
         .testTarget(
+            name: "HubAgentTests",
+            dependencies: ["HubAgent", "HubCore"]
+        ),
+        .testTarget(
             name: "HubToolsTests",
             dependencies: [
                 "HubCore", "HubTestKit", "Mosquitto", "hubd", "hubctl",

@@ -168,7 +168,7 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Also change the topic to the one the template makes from the new name.") var retopic = false
         @Option(
             help: ArgumentHelp(
-                "The topic template for --retopic (default: $HUB_TOPIC_TEMPLATE, else {name}).", valueName: "template"))
+                "The topic template for --retopic (default: the configuration's sensors.topic_template, else {name}).", valueName: "template"))
         var topicTemplate: String?
 
         func run() async throws {

@@ -194,6 +194,20 @@ struct HubctlSensorsTests {
         #expect(try storeText() == before)
     }
 
+    /// `sudo hubctl` on the store of hubd's own (systemd dynamic) user must leave the files readable by it.
+    @Test(.enabled(if: geteuid() == 0, "only root can change a file's owner"))
+    func rootKeepsTheStateDirectoryOwnerOnFilesItWrites() async throws {
+        try FileManager.default.createDirectory(atPath: hubctl.state.path, withIntermediateDirectories: true)
+        let nobody = try #require(getpwnam("nobody")).pointee
+        chown(hubctl.state.path, nobody.pw_uid, nobody.pw_gid)
+        _ = try await hubctl.run("sensors", "add", "kitchen")
+        _ = try await hubctl.run("broker", "set", "--username", "hub", "--password-file", "-", input: "pw\n")
+        for file in ["defaults.json", "defaults.json.lock", "broker-password"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: hubctl.state.file(file))
+            #expect((attributes[.ownerAccountID] as? NSNumber)?.uint32Value == nobody.pw_uid, "\(file)")
+        }
+    }
+
     @Test func concurrentWritersLoseNothing() async throws {
         let writers = 6
         let each = 8

@@ -24,6 +24,7 @@ func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreErr
         if open { close(fd) }
         if !renamed { unlink(temporary) }
     }
+    takeDirectoryOwner(fd, directory)
     var offset = 0
     while offset < bytes.count {
         let count = bytes.withUnsafeBytes { buffer in
@@ -44,4 +45,13 @@ func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreErr
     guard directoryFD >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
     defer { close(directoryFD) }
     guard fsync(directoryFD) == 0 else { throw .system(path: directory, action: "flush to disk", errno: errno) }
+}
+
+/// Run as root (`sudo hubctl …` against the store of hubd's own user), gives a new file the state directory's
+/// owner, so that hubd can still read what root wrote.
+func takeDirectoryOwner(_ fd: Int32, _ directory: String) {
+    guard geteuid() == 0 else { return }
+    var status = stat()
+    guard stat(directory, &status) == 0, status.st_uid != 0 || status.st_gid != 0 else { return }
+    _ = fchown(fd, status.st_uid, status.st_gid)
 }

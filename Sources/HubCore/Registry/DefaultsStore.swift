@@ -114,6 +114,7 @@ public struct DefaultsStore: Sendable {
     private func acquireLock() throws(StoreError) -> Int32 {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system(path: lockPath, action: "open", errno: errno) }
+        takeDirectoryOwner(fd, directory)
         let deadline = ContinuousClock.now + .seconds(10)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {

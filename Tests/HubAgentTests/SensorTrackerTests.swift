@@ -1,0 +1,136 @@
+import HubAgent
+import HubCore
+import Testing
+
+/// The agent's rules for messages, retained replays, availability and silence, on their own.
+@Suite struct SensorTrackerTests {
+    let start = ContinuousClock.now
+    let time = Timestamp(millisecondsSince1970: 1_795_341_780_000)
+
+    func tracker(silence: Duration? = nil) throws -> SensorTracker {
+        var document = DefaultsDocument()
+        try document.addSensor(named: "kitchen", at: time)
+        try document.addSensor(named: "garage", at: time)
+        var tracker = SensorTracker(defaultSilenceTimeout: silence, maximumStatusLength: 10)
+        _ = tracker.follow(document, now: start)
+        return tracker
+    }
+
+    func ingest(_ tracker: inout SensorTracker, _ payload: String, retained: Bool = false, after seconds: Int = 0)
+        -> SensorTracker.Outcome
+    {
+        tracker.ingest(
+            topic: "kitchen", payload: Array(payload.utf8), retained: retained, time: time,
+            now: start + .seconds(seconds))
+    }
+
+    @Test func aNewStatusIsAnEventAndTheSameOneIsNot() throws {
+        var tracker = try tracker()
+        guard case .event(let event) = ingest(&tracker, "  open\n") else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(event.kind == .changed)
+        #expect(event.oldStatus == "Waiting" && event.newStatus == "open" && event.sensor == "kitchen")
+        #expect(ingest(&tracker, "open") == .unchanged)
+        #expect(tracker.takeDirty().map(\.status) == ["open"])
+    }
+
+    @Test func aRetainedReplayOfTheSameStatusDoesNotTouchTheSensor() throws {
+        var tracker = try tracker()
+        _ = ingest(&tracker, "open")
+        _ = tracker.takeDirty()
+        #expect(ingest(&tracker, "open", retained: true) == .unchanged)
+        #expect(tracker.takeDirty().isEmpty)
+        // A retained message with another status is news: it changed while the hub was away.
+        guard case .event(let event) = ingest(&tracker, "closed", retained: true) else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(event.newStatus == "closed")
+    }
+
+    @Test func badPayloadsAreRejectedWithTheirReason() throws {
+        var tracker = try tracker()
+        #expect(
+            tracker.ingest(topic: "kitchen", payload: [0xC3, 0x28], retained: false, time: time, now: start)
+                == .rejected(.invalidUTF8))
+        #expect(ingest(&tracker, "   ") == .rejected(.empty))
+        #expect(ingest(&tracker, "eleven chars") == .rejected(.tooLong))
+        #expect(ingest(&tracker, "ten chars!") != .rejected(.tooLong))
+        #expect(ingest(&tracker, "ümlautäöüß") != .rejected(.tooLong))  // ten characters, more bytes
+        #expect(
+            tracker.ingest(topic: "elsewhere", payload: [0x31], retained: false, time: time, now: start)
+                == .rejected(.unknownTopic))
+    }
+
+    @Test func offlineAndOnlineFromTheFirmware() throws {
+        var tracker = try tracker()
+        _ = ingest(&tracker, "open")
+        guard case .event(let offline) = ingest(&tracker, "OFFLINE") else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(offline.kind == .offline && offline.oldStatus == "open" && offline.newStatus == "offline")
+        #expect(ingest(&tracker, "offline") == .unchanged)
+        guard case .event(let back) = ingest(&tracker, "online") else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(back.kind == .recovered && back.newStatus == "open")
+    }
+
+    @Test func silenceMarksOfflineOnceAndTheNextMessageRecovers() throws {
+        var tracker = try tracker(silence: .seconds(60))
+        _ = ingest(&tracker, "open", after: 0)
+        #expect(tracker.checkSilence(now: start + .seconds(59), time: time).isEmpty)
+        _ = ingest(&tracker, "open", after: 30)  // a live message pushes the deadline
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: time).isEmpty)
+        let silent = tracker.checkSilence(now: start + .seconds(91), time: time)
+        #expect(silent.map(\.kind) == [.silent])
+        #expect(silent.first?.oldStatus == "open")
+        #expect(tracker.checkSilence(now: start + .seconds(500), time: time).isEmpty)
+        guard case .event(let back) = ingest(&tracker, "closed", after: 600) else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(back.kind == .recovered && back.oldStatus == "offline" && back.newStatus == "closed")
+        // Never reported: nothing to go silent from.
+        #expect(tracker.status(onTopic: "garage")?.status == "Waiting")
+    }
+
+    @Test func aRetainedReplayDoesNotProveTheSensorAlive() throws {
+        var tracker = try tracker(silence: .seconds(60))
+        _ = ingest(&tracker, "open", after: 0)
+        _ = ingest(&tracker, "open", retained: true, after: 50)
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: time).count == 1)
+    }
+
+    @Test func followingTheRegistrySubscribesUnsubscribesAndRenames() throws {
+        var tracker = try tracker()
+        _ = ingest(&tracker, "open")
+        var document = DefaultsDocument()
+        try document.addSensor(named: "kitchen window", topic: "kitchen", at: time)
+        try document.addSensor(named: "shed", at: time)
+        let delta = tracker.follow(document, now: start)
+        #expect(delta.subscribe == ["shed"])
+        #expect(delta.unsubscribe == ["garage"])
+        // The renamed sensor keeps the status the hub has (the store may not have it yet).
+        #expect(tracker.status(onTopic: "kitchen")?.name == "kitchen window")
+        #expect(tracker.status(onTopic: "kitchen")?.status == "open")
+    }
+
+    @Test func writtenBackByTopic() throws {
+        var tracker = try tracker()
+        _ = ingest(&tracker, "open")
+        var document = DefaultsDocument()
+        try document.addSensor(named: "kitchen", at: time)
+        for entry in tracker.takeDirty() {
+            let recorded = document.recordStatus(entry.status, lastUpdated: entry.lastUpdated, onTopic: entry.topic)
+            #expect(recorded)
+        }
+        #expect(document.sensor(named: "kitchen")?.status == "open")
+        let gone = document.recordStatus("x", lastUpdated: nil, onTopic: "gone")
+        #expect(!gone)
+    }
+}
