@@ -18,7 +18,8 @@ struct Hubctl: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["HUB_STATE_DIR"] = state.path
         environment["TZ"] = "UTC"
-        environment.removeValue(forKey: "HUB_TOPIC_TEMPLATE")
+        environment.removeValue(forKey: "HUB_SENSORS_TOPIC_TEMPLATE")
+        environment.removeValue(forKey: "HUB_CONFIG")
         return environment
     }
 
