@@ -170,13 +170,7 @@ public final class HubService: Service, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.ingest(client) }
                 group.addTask { await self.watchEvents(client, configuration) }
-                group.addTask {
-                    await withGracefulShutdownHandler {
-                        await self.waitForWake()
-                    } onGracefulShutdown: {
-                        self.wake()
-                    }
-                }
+                group.addTask { await self.waitForWakeOrShutdown() }
                 await group.next()
                 registry.yield(.detach)
                 if Task.isShuttingDownGracefully || connection.withLock({ $0.brokerChanged }) {
@@ -215,13 +209,7 @@ public final class HubService: Service, Sendable {
                 clearWake()
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { try? await Task.sleep(for: delay) }
-                    group.addTask {
-                        await withGracefulShutdownHandler {
-                            await self.waitForWake()
-                        } onGracefulShutdown: {
-                            self.wake()
-                        }
-                    }
+                    group.addTask { await self.waitForWakeOrShutdown() }
                     await group.next()
                     self.wake()
                     group.cancelAll()
@@ -293,6 +281,11 @@ public final class HubService: Service, Sendable {
                 return
             }
         }
+    }
+
+    /// Waits until woken (new broker settings, a client that died) or the service is asked to stop.
+    private func waitForWakeOrShutdown() async {
+        await withGracefulShutdownHandler { await self.waitForWake() } onGracefulShutdown: { self.wake() }
     }
 
     private func waitForWake() async {
