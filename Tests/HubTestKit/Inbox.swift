@@ -68,12 +68,6 @@ public actor Inbox<Element: Sendable> {
         waiters.removeValue(forKey: id)
     }
 
-    /// Everything received and not yet taken.
-    public var pending: [Element] { buffer }
-
-    /// True once the sequence has ended.
-    public var isFinished: Bool { finished }
-
     /// Waits for the first element matching `predicate`; it and everything before it are taken from the inbox.
     public func next(
         within timeout: Duration = .seconds(10),

@@ -118,26 +118,6 @@ public final class TemporaryDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Waits for `operation`, failing with a clear error after `timeout` instead of hanging the test run.
-public func withDeadline<T: Sendable>(
-    _ timeout: Duration,
-    _ what: String,
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TestKitError("timed out after \(timeout) waiting for \(what)")
-        }
-        return value
-    }
-}
-
 /// The lines a child process writes to `handle`, read on a thread of their own; ends at end of file.
 public func lines(of handle: FileHandle) -> AsyncStream<String> {
     AsyncStream { continuation in

@@ -29,9 +29,7 @@ struct HubdTests {
     @Test func aRemovedSensorIsUnsubscribedAndChangesNothing() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
-            _ = try await hub.hubctl.run("sensors", "add", "marker")
+            try await hub.prepare(broker, sensors: ["kitchen", "marker"])
             try await hub.startAndWaitUntilReady()
             try await publish(broker, "kitchen", "open")
             try await eventually("kitchen shows open") { try hub.sensor("kitchen")?.status == "open" }
@@ -52,8 +50,7 @@ struct HubdTests {
     @Test func aRenamedSensorKeepsItsTopicAndItsStatusesFollow() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
             _ = try await hub.hubctl.run("sensors", "rename", "kitchen", "kitchen window")
             try await publish(broker, "kitchen", "open")
@@ -67,8 +64,7 @@ struct HubdTests {
         try await withBroker { first in
             try await withBroker { second in
                 let hub = try RunningHub(configuration: Self.fastFlush)
-                try await hub.use(first)
-                _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+                try await hub.prepare(first, sensors: ["kitchen"])
                 try await hub.startAndWaitUntilReady()
                 try await hub.use(second)
                 try await hub.waitForLog("the broker settings changed; reconnecting")
@@ -94,9 +90,8 @@ struct HubdTests {
     @Test func aBrokerRestartUnderLoadLosesNoStatus() async throws {
         try await withBroker(.init(persistence: true)) { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
-            try await hub.use(broker)
             let sensors = (0..<10).map { "sensor \($0)" }
-            for name in sensors { _ = try await hub.hubctl.run("sensors", "add", name) }
+            try await hub.prepare(broker, sensors: sensors)
             try await hub.startAndWaitUntilReady()
             let rounds = 60
             // Every message a new status, so every one is a change the hub must count.
@@ -130,9 +125,7 @@ struct HubdTests {
     @Test func statusesPublishedWhileTheHubWasKilledAreAppliedWhenItReturns() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
-            _ = try await hub.hubctl.run("sensors", "add", "garage")
+            try await hub.prepare(broker, sensors: ["kitchen", "garage"])
             try await hub.startAndWaitUntilReady()
             #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
             // Not retained: only the broker's queue for the hub's persistent session can deliver these.
@@ -148,8 +141,7 @@ struct HubdTests {
     @Test func silenceMarksASensorOfflineAndAMessageBringsItBack() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush + "sensors:\n  silence_timeout: 1s\n")
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
             try await publish(broker, "kitchen", "open")
             try await hub.waitForLog("sensor event", "event=silent", "from=open", "to=offline")
@@ -168,8 +160,7 @@ struct HubdTests {
     @Test func hostilePayloadsAreCountedAndChangeNothing() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
             try await publish(
                 broker,
@@ -196,8 +187,7 @@ struct HubdTests {
         try await withBroker { broker in
             // A long flush interval: only the shutdown can have written the status.
             let hub = try RunningHub(configuration: "store:\n  flush_interval: 60s\n")
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
             try await publish(broker, "kitchen", "open")
             try await hub.waitForLog("sensor event", "to=open")
@@ -228,8 +218,7 @@ struct HubdTests {
     @Test func sighupReloadsTheConfiguration() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: "sensors:\n  silence_timeout: off\n")
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
             try await publish(broker, "kitchen", "open")
             try await hub.waitForLog("sensor event", "to=open")
@@ -274,8 +263,7 @@ struct HubdTests {
     @Test func hubctlStatusTellsWhetherTheHubRuns() async throws {
         try await withBroker { broker in
             let hub = try RunningHub()
-            try await hub.use(broker)
-            _ = try await hub.hubctl.run("sensors", "add", "kitchen")
+            try await hub.prepare(broker, sensors: ["kitchen"])
             let before = try await hub.hubctl.run("status")
             #expect(before.status == 3)
             #expect(

@@ -33,6 +33,22 @@ final class RunningHub: Sendable {
         guard result.status == 0 else { throw TestKitError("hubctl broker set failed: \(result.standardError)") }
     }
 
+    /// Adds sensors with hubctl, failing the test if one is refused.
+    func add(_ sensors: [String]) async throws {
+        for name in sensors {
+            let result = try await hubctl.run("sensors", "add", name)
+            guard result.status == 0 else {
+                throw TestKitError("hubctl sensors add \(name) failed: \(result.standardError)")
+            }
+        }
+    }
+
+    /// Points the registry at `broker` and adds `sensors`: what most tests do before starting hubd.
+    func prepare(_ broker: MosquittoBroker, sensors: [String] = []) async throws {
+        try await use(broker)
+        try await add(sensors)
+    }
+
     /// Starts hubd; `extraEnvironment` adds to its environment.
     @discardableResult
     func start(_ extraEnvironment: [String: String] = [:], arguments: [String] = ["--log-level", "debug"]) throws
