@@ -42,8 +42,9 @@ import Testing
     @Test func encodedNewDocumentReadsBack() throws {
         var document = DefaultsDocument()
         try document.addSensor(named: "Küche", topic: "t/\u{1}ctl \"q\" \\", at: Timestamp(millisecondsSince1970: 5))
-        try document.recordStatus(
-            "line\nbreak\t\"quoted\" \\ \u{7f}", of: "küche", at: Timestamp(millisecondsSince1970: 6))
+        document.recordStatus(
+            "line\nbreak\t\"quoted\" \\ \u{7f}", lastUpdated: Timestamp(millisecondsSince1970: 6),
+            onTopic: "t/\u{1}ctl \"q\" \\")
         document.broker = BrokerSettings(host: "h", port: 1, username: "u")
         let again = try DefaultsDocument.decode(document.encode())
         #expect(again == document)
@@ -62,7 +63,7 @@ import Testing
         #expect(written.contains(#""unit": "°C""#))
         #expect(written.contains(#""kind": "thermometer""#))
         // A changed sensor keeps its unknown keys too.
-        try document.recordStatus("on", of: "a", at: Timestamp(millisecondsSince1970: 0))
+        document.recordStatus("on", lastUpdated: Timestamp(millisecondsSince1970: 0), onTopic: "a")
         #expect(String(decoding: document.encode(), as: UTF8.self).contains(#""unit": "°C""#))
     }
 

@@ -128,15 +128,6 @@ public struct DefaultsDocument: Sendable, Hashable {
         return sensor
     }
 
-    /// Records a status the hub received (the agent's part of the document).
-    public mutating func recordStatus(_ status: String, of name: String, at time: Timestamp) throws(RegistryError) {
-        guard let index = byName[SensorRules.key(name.precomposedNFC)] else { throw unknown(name) }
-        sensors[index].status = status
-        sensors[index].lastUpdated = time
-        sourceRanges[index] = nil
-        revision &+= 1
-    }
-
     /// Records what the agent knows of the sensor on `topic`; returns false when no sensor uses it any more
     /// (removed or given another topic since), in which case nothing changes.
     @discardableResult
