@@ -285,7 +285,11 @@ public final class HubService: Service, Sendable {
 
     /// Waits until woken (new broker settings, a client that died) or the service is asked to stop.
     private func waitForWakeOrShutdown() async {
-        await withGracefulShutdownHandler { await self.waitForWake() } onGracefulShutdown: { self.wake() }
+        await withGracefulShutdownHandler {
+            await self.waitForWake()
+        } onGracefulShutdown: {
+            self.wake()
+        }
     }
 
     private func waitForWake() async {

@@ -61,7 +61,13 @@ struct StateOptions: ParsableArguments {
 
     /// The state directory this command works on.
     func state() async throws -> StateDirectory {
-        StateDirectory(option: stateDirectory, configured: try await configuration().stateDirectory)
+        try await resolve().state
+    }
+
+    /// The configuration and the state directory it (with --state-dir and $HUB_STATE_DIR) chooses.
+    func resolve() async throws -> (configuration: HubConfiguration, state: StateDirectory) {
+        let configuration = try await configuration()
+        return (configuration, StateDirectory(option: stateDirectory, configured: configuration.stateDirectory))
     }
 }
 

@@ -73,8 +73,7 @@ extension HubctlCommand.Sensors {
         }
 
         func run() async throws {
-            let configuration = try await state.configuration()
-            let directory = StateDirectory(option: state.stateDirectory, configured: configuration.stateDirectory)
+            let (configuration, directory) = try await state.resolve()
             let template: TopicTemplate
             do {
                 template = try TopicTemplate.from(option: topicTemplate, configured: configuration.topicTemplate)
@@ -168,12 +167,12 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Also change the topic to the one the template makes from the new name.") var retopic = false
         @Option(
             help: ArgumentHelp(
-                "The topic template for --retopic (default: the configuration's sensors.topic_template, else {name}).", valueName: "template"))
+                "The topic template for --retopic (default: the configuration's sensors.topic_template, else {name}).",
+                valueName: "template"))
         var topicTemplate: String?
 
         func run() async throws {
-            let configuration = try await state.configuration()
-            let directory = StateDirectory(option: state.stateDirectory, configured: configuration.stateDirectory)
+            let (configuration, directory) = try await state.resolve()
             let template: TopicTemplate?
             do {
                 template =

@@ -71,61 +71,80 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// Reads every key from `config`, checking each.
     static func read(_ config: ConfigReader, file: String?) throws(ConfigurationError) -> HubConfiguration {
+        /// What a valid value looks like, for the message.
+        struct Expected: Error { var reason: String }
+        /// The value of `key` made by `convert`, or `nil` when the key is not set.
+        func value<T>(_ key: String, _ convert: (String) throws -> T) throws(ConfigurationError) -> T? {
+            guard let text = config.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces) else {
+                return nil
+            }
+            do {
+                return try convert(text)
+            } catch {
+                let reason = (error as? Expected)?.reason ?? "\(error)"
+                throw .invalidValue(file: file, key: key, value: text, reason: reason)
+            }
+        }
+        func number(_ text: String, in range: ClosedRange<Int>, _ reason: String) throws -> Int {
+            guard let number = Int(text), range.contains(number) else { throw Expected(reason: reason) }
+            return number
+        }
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
         var result = HubConfiguration()
-        func value(_ key: String) -> String? {
-            config.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces)
+        if let directory = try value("state.directory", { $0 }), !directory.isEmpty {
+            result.stateDirectory = directory
         }
-        func invalid(_ key: String, _ value: String, _ reason: String) -> ConfigurationError {
-            .invalidValue(file: file, key: key, value: value, reason: reason)
+        if let template = try value("sensors.topic_template", { try TopicTemplate($0) }) {
+            result.topicTemplate = template
         }
-        if let directory = value("state.directory"), !directory.isEmpty { result.stateDirectory = directory }
-        if let template = value("sensors.topic_template") {
-            do {
-                result.topicTemplate = try TopicTemplate(template)
-            } catch {
-                throw invalid("sensors.topic_template", template, "\(error)")
-            }
+        if let qos = try value("sensors.qos", { try number($0, in: 0...2, "the QoS is 0, 1 or 2") }) {
+            result.qos = qos
         }
-        if let qos = value("sensors.qos") {
-            guard let number = Int(qos), (0...2).contains(number) else {
-                throw invalid("sensors.qos", qos, "the QoS is 0, 1 or 2")
-            }
-            result.qos = number
+        if let timeout = try value(
+            "sensors.silence_timeout",
+            { text -> Duration? in
+                if ["off", "never", "none", "false", "no"].contains(text.lowercased()) { return nil }
+                guard let duration = DurationText.parse(text) else {
+                    throw Expected(reason: "write a duration like 90s, 10m, 2h or 1d, or off")
+                }
+                return duration
+            })
+        {
+            result.silenceTimeout = timeout
         }
-        if let timeout = value("sensors.silence_timeout") {
-            if ["off", "never", "none", "false", "no"].contains(timeout.lowercased()) {
-                result.silenceTimeout = nil
-            } else if let duration = DurationText.parse(timeout) {
-                result.silenceTimeout = duration
-            } else {
-                throw invalid("sensors.silence_timeout", timeout, "write a duration like 90s, 10m, 2h or 1d, or off")
-            }
+        if let length = try value(
+            "sensors.max_status_length",
+            {
+                try number($0, in: 1...65_536, "a number of characters from 1 to 65536")
+            })
+        {
+            result.maximumStatusLength = length
         }
-        if let length = value("sensors.max_status_length") {
-            guard let number = Int(length), (1...65_536).contains(number) else {
-                throw invalid("sensors.max_status_length", length, "a number of characters from 1 to 65536")
-            }
-            result.maximumStatusLength = number
+        if let topic = try value("hub.availability_topic", { try SensorRules.topic($0) }) {
+            result.availabilityTopic = topic
         }
-        if let topic = value("hub.availability_topic") {
-            do {
-                result.availabilityTopic = try SensorRules.topic(topic)
-            } catch {
-                throw invalid("hub.availability_topic", topic, "\(error)")
-            }
+        if let interval = try value(
+            "store.flush_interval",
+            { text -> Duration in
+                guard let duration = DurationText.parse(text), duration <= .seconds(60) else {
+                    throw Expected(reason: "a duration up to 60s, like 1s or 500ms")
+                }
+                return duration
+            })
+        {
+            result.flushInterval = interval
         }
-        if let interval = value("store.flush_interval") {
-            guard let duration = DurationText.parse(interval), duration <= .seconds(60) else {
-                throw invalid("store.flush_interval", interval, "a duration up to 60s, like 1s or 500ms")
-            }
-            result.flushInterval = duration
-        }
-        if let level = value("log.level") {
-            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-            guard levels.contains(level.lowercased()) else {
-                throw invalid("log.level", level, "one of \(levels.joined(separator: ", "))")
-            }
-            result.logLevel = level.lowercased()
+        if let level = try value(
+            "log.level",
+            { text -> String in
+                guard levels.contains(text.lowercased()) else {
+                    throw Expected(reason: "one of \(levels.joined(separator: ", "))")
+                }
+                return text.lowercased()
+            })
+        {
+            result.logLevel = level
         }
         return result
     }
