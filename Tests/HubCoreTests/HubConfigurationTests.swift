@@ -17,6 +17,13 @@ import Testing
     @Test func theDefaultFileIsTheDefaults() async throws {
         let defaults = try String(contentsOfFile: "conf/hubd.yaml", encoding: .utf8)
         #expect(try await load(defaults) == HubConfiguration())
+        // Its commented settings, switched on, must be the defaults too: the file documents them.
+        let uncommented = defaults.replacingOccurrences(
+            of: #"(?m)^(\s+)# ([a-z_]+: .+)$"#, with: "$1$2", options: .regularExpression)
+        #expect(uncommented.contains("\n  qos: 1\n"))
+        var expected = HubConfiguration()
+        expected.stateDirectory = StateDirectory.systemDefault
+        #expect(try await load(uncommented) == expected)
     }
 
     @Test func everyKeyIsRead() async throws {
