@@ -11,6 +11,12 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -42,11 +48,28 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Notifications: rules, the durable outbox, per-backend queues with retries and rate limits, the backends.
+        .target(
+            name: "HubNotify",
+            dependencies: [
+                "HubCore",
+                "Mosquitto",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",
             dependencies: [
                 "HubCore",
+                "HubNotify",
                 "Mosquitto",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -60,6 +83,7 @@ let package = Package(
             name: "HubCLI",
             dependencies: [
                 "HubCore",
+                "HubNotify",
                 "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,6 +107,11 @@ let package = Package(
             dependencies: [
                 "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/HubTestKit"
         ),
@@ -93,6 +122,14 @@ let package = Package(
         .testTarget(
             name: "HubCoreTests",
             dependencies: ["HubCore", "HubTestKit"]
+        ),
+        .testTarget(
+            name: "HubNotifyTests",
+            dependencies: [
+                "HubNotify", "HubCore", "HubTestKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "HubAgentTests",

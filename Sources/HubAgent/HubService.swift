@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubNotify
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -24,13 +25,12 @@ public final class HubService: Service, Sendable {
     let settings: Locked<Settings>
     let tracker: Locked<SensorTracker>
     let counters = Locked(AgentStatus.Counters())
-    let connection = Locked(ConnectionState())
+    let connection: Locked<ConnectionState>
     let lastError = Locked<AgentStatus.LastError?>(nil)
     let started = Date()
     let rejectionLog = Locked<[Rejection: (count: Int, last: ContinuousClock.Instant?)]>([:])
-    /// Events for the notifiers (issue 5); for now they are logged.
-    public let events: AsyncStream<SensorEvent>
-    let eventContinuation: AsyncStream<SensorEvent>.Continuation
+    /// Where every sensor event goes: rules, the outbox, the backends.
+    public let router: NotificationRouter
 
     struct Settings: Sendable {
         var configuration: HubConfiguration
@@ -53,10 +53,11 @@ public final class HubService: Service, Sendable {
     public init(
         configuration: HubConfiguration,
         configurationOption: String?,
+        notifiers: NotifierConfiguration = .default,
         state: StateDirectory,
         logger: Logger,
         notifier: SystemdNotifier = SystemdNotifier()
-    ) {
+    ) throws(NotifierConfigurationError) {
         self.configurationOption = configurationOption
         self.stateOption = state.source == .option ? state.path : nil
         self.logger = logger
@@ -66,8 +67,18 @@ public final class HubService: Service, Sendable {
             SensorTracker(
                 defaultSilenceTimeout: configuration.silenceTimeout,
                 maximumStatusLength: configuration.maximumStatusLength))
-        (events, eventContinuation) = AsyncStream.makeStream(
-            of: SensorEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+        // The mqtt backend publishes over whichever client is connected at the time.
+        let connection = Locked(ConnectionState())
+        self.connection = connection
+        self.router = try NotificationRouter(
+            configuration: notifiers, stateDirectory: state.path, logger: logger,
+            publish: { topic, payload, qos, retain in
+                guard let client = connection.withLock({ $0.connected ? $0.client : nil }) else {
+                    throw MosquittoError.notConnected(operation: "publish")
+                }
+                try await client.publish(
+                    topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
+            })
     }
 
     var store: DefaultsStore { settings.withLock { $0.state.store } }
@@ -100,7 +111,7 @@ public final class HubService: Service, Sendable {
             group.addTask {
                 for await _ in changes { registryContinuation.yield(.storeChanged) }
             }
-            group.addTask { await self.logEvents() }
+            group.addTask { await self.router.run() }
             group.addTask { await self.every(.milliseconds(250)) { self.checkSilence() } }
             group.addTask {
                 await self.every(self.configuration.flushInterval) { self.flush() }
@@ -119,7 +130,6 @@ public final class HubService: Service, Sendable {
         // Whatever arrived until the client closed is in the tracker now: write it.
         flush()
         writeStatus()
-        eventContinuation.finish()
         logger.info("stopped")
     }
 
@@ -409,7 +419,7 @@ public final class HubService: Service, Sendable {
                     $0.messages += 1
                     $0.changes += 1
                 }
-                eventContinuation.yield(event)
+                notify(event)
             case .unchanged:
                 counters.withLock { $0.messages += 1 }
             case .rejected(let reason):
@@ -445,23 +455,25 @@ public final class HubService: Service, Sendable {
         }
     }
 
-    private func logEvents() async {
-        // Issue 5's notifier router will consume `events`; until then each one is logged.
-        for await event in events {
-            logger.info(
-                "sensor event",
-                metadata: [
-                    "sensor": "\(event.sensor)", "event": "\(event.kind.rawValue)", "from": "\(event.oldStatus)",
-                    "to": "\(event.newStatus)", "topic": "\(event.topic)",
-                ])
-        }
+    /// Hands an event to the notification router (which never blocks).
+    private func notify(_ event: SensorEvent) {
+        logger.info(
+            "sensor event",
+            metadata: [
+                "sensor": "\(event.sensor)", "event": "\(event.kind.rawValue)", "from": "\(event.oldStatus)",
+                "to": "\(event.newStatus)", "topic": "\(event.topic)",
+            ])
+        router.submit(
+            NotificationEvent(
+                kind: NotificationEvent.Kind(rawValue: event.kind.rawValue), sensor: event.sensor, topic: event.topic,
+                oldStatus: event.oldStatus, newStatus: event.newStatus, time: event.time))
     }
 
     private func checkSilence() {
         let events = tracker.withLock { $0.checkSilence(now: .now, time: .now) }
         for event in events {
             counters.withLock { $0.changes += 1 }
-            eventContinuation.yield(event)
+            notify(event)
         }
     }
 

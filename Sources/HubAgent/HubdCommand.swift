@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubNotify
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -49,10 +50,13 @@ public struct HubdCommand: AsyncParsableCommand {
 
     public func run() async throws {
         let configuration: HubConfiguration
+        let notifiers: NotifierConfiguration
+        let path = HubConfiguration.path(option: config, environment: ProcessInfo.processInfo.environment)?.path
         do {
             configuration = try await HubConfiguration.load(option: config)
+            notifiers = try NotifierConfiguration.load(path: path)
         } catch {
-            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("hubd: \(error is NotifierConfigurationError ? "\(path ?? ""): " : "")\(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info
@@ -66,7 +70,21 @@ public struct HubdCommand: AsyncParsableCommand {
                 "version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)",
                 "state_directory": "\(state)",
             ])
-        let hub = HubService(configuration: configuration, configurationOption: config, state: state, logger: logger)
+        let hub: HubService
+        do {
+            hub = try HubService(
+                configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
+                logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("hubd: \(path ?? ""): \(error)\n".utf8))
+            throw ExitCode(78)
+        }
+        logger.info(
+            "notifiers",
+            metadata: [
+                "backends": "\(notifiers.backends.map { "\($0.name) (\($0.type))" }.joined(separator: ", "))",
+                "rules": "\(notifiers.rules.count)",
+            ])
         var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: hub)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // In-flight work (the last messages, the final store write, 'offline') gets this long after SIGTERM.

@@ -6,7 +6,7 @@ import Foundation
 /// Call it while holding the store's lock: it also removes temporary files that earlier writers left when they
 /// died, which only a lock holder may consider abandoned. An `fsync` failure fails the write, because Linux
 /// reports a writeback error only once.
-func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreError) {
+package func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreError) {
     let directory = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
     let prefix = ".\(name)."
@@ -49,9 +49,45 @@ func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreErr
 
 /// Run as root (`sudo hubctl …` against the store of hubd's own user), gives a new file the state directory's
 /// owner, so that hubd can still read what root wrote.
-func takeDirectoryOwner(_ fd: Int32, _ directory: String) {
+package func takeDirectoryOwner(_ fd: Int32, _ directory: String) {
     guard geteuid() == 0 else { return }
     var status = stat()
     guard stat(directory, &status) == 0, status.st_uid != 0 || status.st_gid != 0 else { return }
     _ = fchown(fd, status.st_uid, status.st_gid)
+}
+
+/// Creates `directory` (and its parents) with mode 0700 when it does not exist.
+package func createDirectory(_ directory: String) throws(StoreError) {
+    var path = ""
+    for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+        path += "/" + component
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .system(path: path, action: "create", errno: errno)
+        }
+    }
+    var status = stat()
+    guard stat(directory, &status) == 0 else { throw .system(path: directory, action: "use", errno: errno) }
+    guard status.st_mode & S_IFMT == S_IFDIR else { throw .system(path: directory, action: "use", errno: ENOTDIR) }
+}
+
+/// Takes an exclusive `flock` on `lockPath` (created 0600), waiting at most ten seconds for another process to let
+/// go of it; close the returned descriptor to release it.
+package func acquireLock(_ lockPath: String, directory: String) throws(StoreError) -> Int32 {
+    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw .system(path: lockPath, action: "open", errno: errno) }
+    takeDirectoryOwner(fd, directory)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        guard errno == EWOULDBLOCK || errno == EINTR else {
+            let code = errno
+            close(fd)
+            throw .system(path: lockPath, action: "lock", errno: code)
+        }
+        guard ContinuousClock.now < deadline else {
+            close(fd)
+            throw .locked(path: lockPath)
+        }
+        usleep(2_000)
+    }
+    return fd
 }

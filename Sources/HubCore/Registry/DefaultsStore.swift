@@ -21,8 +21,8 @@ public struct DefaultsStore: Sendable {
 
     /// Replaces another file of the state directory (the broker password) while holding the writers' lock.
     public func replaceFile(named name: String, with bytes: [UInt8]) throws(StoreError) {
-        try createDirectoryIfNeeded()
-        let lock = try acquireLock()
+        try createDirectory(directory)
+        let lock = try acquireLock(lockPath, directory: directory)
         defer { close(lock) }
         try replaceFileAtomically(at: directory + "/" + name, with: bytes)
     }
@@ -82,8 +82,8 @@ public struct DefaultsStore: Sendable {
     public func update<Result>(
         _ change: (inout DefaultsDocument) throws(RegistryError) -> Result
     ) throws(StoreError) -> Result {
-        try createDirectoryIfNeeded()
-        let lock = try acquireLock()
+        try createDirectory(directory)
+        let lock = try acquireLock(lockPath, directory: directory)
         defer { close(lock) }
         var document = try read()
         let result: Result
@@ -94,41 +94,6 @@ public struct DefaultsStore: Sendable {
         }
         if document.revision != 0 { try replaceFileAtomically(at: path, with: document.encode()) }
         return result
-    }
-
-    /// Creates the state directory (and its parents) with mode 0700 when it does not exist.
-    private func createDirectoryIfNeeded() throws(StoreError) {
-        var path = ""
-        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
-            path += "/" + component
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw .system(path: path, action: "create", errno: errno)
-            }
-        }
-        var status = stat()
-        guard stat(directory, &status) == 0 else { throw .system(path: directory, action: "use", errno: errno) }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw .system(path: directory, action: "use", errno: ENOTDIR) }
-    }
-
-    /// Takes the writers' lock, waiting at most ten seconds for another process to let go of it.
-    private func acquireLock() throws(StoreError) -> Int32 {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(path: lockPath, action: "open", errno: errno) }
-        takeDirectoryOwner(fd, directory)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                let code = errno
-                close(fd)
-                throw .system(path: lockPath, action: "lock", errno: code)
-            }
-            guard ContinuousClock.now < deadline else {
-                close(fd)
-                throw .locked(path: lockPath)
-            }
-            usleep(2_000)
-        }
-        return fd
     }
 }
 

@@ -1,0 +1,286 @@
+import DequeModule
+import Foundation
+import HubCore
+import Logging
+import Mosquitto
+
+/// How a backend's queue behaves: its size, what happens when it is full, how many attempts run at once, how long
+/// one may take, and how failed ones are retried.
+public struct DeliveryPolicy: Sendable, Hashable {
+    /// What to do with a new notification when the queue is full.
+    public enum Overflow: String, Sendable, Hashable, CaseIterable {
+        /// Drop the oldest waiting notification to make room (the newest news matters most).
+        case dropOldest = "drop_oldest"
+        /// Drop the new one.
+        case dropNewest = "drop_newest"
+    }
+
+    /// Notifications held in memory (waiting or retrying); the outbox on disk holds them too.
+    public var capacity = 1000
+    public var overflow = Overflow.dropOldest
+    /// Attempts in flight at once.
+    public var concurrency = 1
+    /// How long one attempt may take before it counts as failed (and is retried).
+    public var timeout: Duration = .seconds(10)
+    /// The first retry's delay; each retry doubles it, up to `maximumDelay`, each with random jitter (50–100 %).
+    public var initialDelay: Duration = .seconds(2)
+    public var maximumDelay: Duration = .seconds(300)
+    /// A notification older than this is given up on (logged and counted as expired).
+    public var maximumAge: Duration = .seconds(86_400)
+
+    public init() {}
+
+    /// The delay before retry number `attempt` (1 for the first retry): exponential, capped, jittered; a
+    /// receiver's `Retry-After` is honoured when it asks for longer.
+    func delay(attempt: Int, requested: Duration?) -> Duration {
+        let exponent = Double(min(attempt - 1, 30))
+        let base = min(initialDelay.seconds * pow(2, exponent), maximumDelay.seconds)
+        let jittered = base * Double.random(in: 0.5...1.0)
+        return .seconds(max(jittered, min(requested?.seconds ?? 0, maximumAge.seconds)))
+    }
+}
+
+/// What a backend has done since hubd started.
+public struct BackendStatistics: Sendable, Hashable, Codable {
+    /// Waiting or retrying now.
+    public var queued = 0
+    public var delivered = 0
+    /// Attempts that failed and were scheduled again.
+    public var retried = 0
+    /// Given up on: a permanent failure, or too old to retry.
+    public var failed = 0
+    /// Dropped because the queue was full.
+    public var dropped = 0
+    public var lastError: String?
+
+    public init() {}
+}
+
+/// One backend's queue and workers: bounded, with its own concurrency, so that a slow or broken backend holds up
+/// nothing but itself.
+final class BackendQueue: Sendable {
+    let name: String
+    let notifier: any Notifier
+    let policy: DeliveryPolicy
+    let outbox: Outbox
+    let logger: Logger
+    private let doorbell = Doorbell()
+    private let state = Locked(State())
+
+    struct Item: Sendable {
+        var notification: Notification
+        var attempts = 0
+        var notBefore: ContinuousClock.Instant?
+    }
+
+    struct State: Sendable {
+        /// Waiting for a first attempt or a retry, oldest first.
+        var items = Deque<Item>()
+        var statistics = BackendStatistics()
+        var droppedSinceLog = 0
+        var lastDropLog: ContinuousClock.Instant?
+    }
+
+    init(name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: Outbox, logger: Logger) {
+        self.name = name
+        self.notifier = notifier
+        self.policy = policy
+        self.outbox = outbox
+        var logger = logger
+        logger[metadataKey: "backend"] = "\(name)"
+        self.logger = logger
+    }
+
+    var statistics: BackendStatistics {
+        state.withLock {
+            var statistics = $0.statistics
+            statistics.queued = $0.items.count
+            return statistics
+        }
+    }
+
+    /// Queues `notifications` (already in the outbox); a full queue applies the overflow policy.
+    func enqueue(_ notifications: [Notification]) async {
+        var dropped: [Notification] = []
+        let now = ContinuousClock.now
+        let logDrops = state.withLock { state -> Int? in
+            for notification in notifications {
+                if state.items.count >= policy.capacity {
+                    switch policy.overflow {
+                    case .dropOldest:
+                        dropped.append(state.items.removeFirst().notification)
+                        state.items.append(Item(notification: notification))
+                    case .dropNewest:
+                        dropped.append(notification)
+                    }
+                } else {
+                    state.items.append(Item(notification: notification))
+                }
+            }
+            guard !dropped.isEmpty else { return nil }
+            state.statistics.dropped += dropped.count
+            state.droppedSinceLog += dropped.count
+            // One line at most every ten seconds, with the count, so a flood can't flood the log too.
+            if let last = state.lastDropLog, now - last < .seconds(10) { return nil }
+            state.lastDropLog = now
+            defer { state.droppedSinceLog = 0 }
+            return state.droppedSinceLog
+        }
+        if let count = logDrops {
+            logger.warning(
+                "queue full: dropped notifications",
+                metadata: [
+                    "dropped": "\(count)", "capacity": "\(policy.capacity)", "policy": "\(policy.overflow.rawValue)",
+                    "total_dropped": "\(statistics.dropped)",
+                    "example": "\(dropped.last.map { "\($0.event.sensor): \($0.title)" } ?? "")",
+                ])
+        }
+        await outbox.markDone(dropped.map(\.key))
+        doorbell.ring()
+    }
+
+    /// Runs the workers until cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(policy.concurrency, 1) {
+                group.addTask { await self.work() }
+            }
+        }
+        await notifier.shutdown()
+    }
+
+    private func work() async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let next = state.withLock { state -> (Item?, ContinuousClock.Instant?) in
+                // The first item that is due; retries wait their turn without holding up newer notifications.
+                if let index = state.items.firstIndex(where: { ($0.notBefore ?? now) <= now }) {
+                    return (state.items.remove(at: index), nil)
+                }
+                return (nil, state.items.compactMap(\.notBefore).min())
+            }
+            guard let item = next.0 else {
+                await doorbell.wait(until: next.1)
+                continue
+            }
+            await attempt(item)
+        }
+    }
+
+    private func attempt(_ item: Item) async {
+        var item = item
+        item.attempts += 1
+        let notification = item.notification
+        let result = await withTimeout(policy.timeout) { await self.notifier.send(notification) }
+        switch result ?? .retry(reason: "no answer within \(DurationText.format(policy.timeout))") {
+        case .delivered:
+            state.withLock { $0.statistics.delivered += 1 }
+            logger.debug("delivered", metadata: ["id": "\(notification.id)", "attempts": "\(item.attempts)"])
+            await outbox.markDone([notification.key])
+        case .failed(let reason):
+            giveUp(item, reason: reason)
+            await outbox.markDone([notification.key])
+        case .retry(let reason, let after):
+            let age = Duration.milliseconds(Timestamp.now.millisecondsSince1970 - notification.created.millisecondsSince1970)
+            let delay = policy.delay(attempt: item.attempts, requested: after)
+            if age + delay > policy.maximumAge {
+                giveUp(item, reason: "\(reason); still failing after \(DurationText.format(age)), giving up")
+                await outbox.markDone([notification.key])
+                return
+            }
+            logger.notice(
+                "delivery failed, will retry",
+                metadata: [
+                    "id": "\(notification.id)", "sensor": "\(notification.event.sensor)", "error": "\(reason)",
+                    "attempt": "\(item.attempts)", "retry_in": "\(DurationText.format(delay))",
+                ])
+            item.notBefore = .now + delay
+            state.withLock {
+                $0.statistics.retried += 1
+                $0.statistics.lastError = reason
+                $0.items.append(item)
+            }
+            doorbell.ring()
+        }
+    }
+
+    private func giveUp(_ item: Item, reason: String) {
+        state.withLock {
+            $0.statistics.failed += 1
+            $0.statistics.lastError = reason
+        }
+        logger.error(
+            "notification failed",
+            metadata: [
+                "id": "\(item.notification.id)", "sensor": "\(item.notification.event.sensor)",
+                "title": "\(item.notification.title)", "error": "\(reason)", "attempts": "\(item.attempts)",
+            ])
+    }
+}
+
+/// Runs `body`, giving up (and cancelling it) after `timeout`; `nil` when it timed out.
+func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask { await body() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+/// Wakes waiting tasks when there is work; a ring with nobody waiting is remembered for the next wait, so none
+/// is lost between checking for work and waiting.
+final class Doorbell: Sendable {
+    private let state = Locked(State())
+
+    struct State {
+        var pending = false
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    func ring() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.waiters.isEmpty { state.pending = true }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns on a ring, at `deadline`, or when the task is cancelled.
+    func wait(until deadline: ContinuousClock.Instant?) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let resumeNow = self.state.withLock { state -> Bool in
+                            if state.pending || Task.isCancelled {
+                                state.pending = false
+                                return true
+                            }
+                            state.waiters[id] = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+                }
+            }
+            if let deadline {
+                group.addTask { try? await Task.sleep(until: deadline) }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

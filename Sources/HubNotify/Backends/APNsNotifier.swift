@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HubCore
+import Mosquitto
+import NIOCore
+import NIOHTTP1
+
+/// `apns`: Apple Push Notification service, token-based: one HTTP/2 connection, a JWT signed with the team's `.p8`
+/// key (ES256) and reused for 40 minutes, one push per registered device.
+///
+/// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
+/// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
+struct APNsNotifier: Notifier {
+    /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
+    let server: String
+    let bundleID: String
+    let signer: APNsTokenSigner
+    let devices: DeviceStore
+    /// How long APNs keeps a push for an offline phone.
+    let expiration: Duration
+    /// Pushes with the same collapse id replace each other on the phone.
+    let collapseID: Template?
+    let http: HTTPDelivery
+
+    func expand(_ notification: Notification) async -> [Notification] {
+        let ids = (try? devices.devices().map(\.id)) ?? []
+        return ids.map { id in
+            var copy = notification
+            copy.target = id
+            return copy
+        }
+    }
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        let device: DeviceStore.Device?
+        do {
+            device = try devices.devices().first { $0.id == notification.target }
+        } catch {
+            return .retry(reason: "cannot read the devices: \(error)")
+        }
+        guard let device else { return .failed(reason: "device \(notification.target ?? "?") was removed") }
+        let token: String
+        do {
+            token = try signer.token()
+        } catch {
+            return .failed(reason: "cannot sign the APNs token with the key: \(error)")
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "authorization", value: "bearer \(token)")
+        headers.add(name: "apns-topic", value: bundleID)
+        headers.add(name: "apns-push-type", value: "alert")
+        headers.add(name: "apns-priority", value: notification.priority >= 3 ? "10" : "5")
+        let expires = Int64(Date().timeIntervalSince1970) + Int64(expiration.seconds)
+        headers.add(name: "apns-expiration", value: String(expiration == .zero ? 0 : expires))
+        if UUID(uuidString: notification.id) != nil { headers.add(name: "apns-id", value: notification.id) }
+        if let collapseID {
+            let value = headerValue(collapseID.render(notification.event, id: notification.id), limit: 64)
+            if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
+        }
+        headers.add(name: "content-type", value: "application/json")
+        let url = "\(server)/3/device/\(device.token)"
+        let answer: HTTPDelivery.Answer
+        do {
+            answer = try await http.post(url, headers: headers, body: Self.payload(notification))
+        } catch {
+            return HTTPDelivery.result(error, what: "APNs")
+        }
+        let reason = Self.reason(answer.body)
+        switch (answer.status, reason) {
+        case (200, _):
+            return .delivered
+        case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
+            _ = try? devices.remove(device.id)
+            return .failed(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
+        case (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"):
+            signer.invalidate()
+            return .retry(reason: "APNs: \(reason!), signing a new token", after: .zero)
+        default:
+            let result = HTTPDelivery.result(answer, what: "APNs")
+            return result
+        }
+    }
+
+    /// `{"aps":{"alert":{"title":…,"body":…},"sound":"default"},"id":…,"sensor":…,"event":…,"status":…}`, within
+    /// APNs's 4 KiB.
+    static func payload(_ notification: Notification) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.raw("{\"aps\":{\"alert\":{\"title\":")
+        writer.string(Template.clip(notification.title, 256))
+        writer.raw(",\"body\":")
+        writer.string(Template.clip(notification.body, 2048))
+        writer.raw("},\"sound\":\"default\"},\"id\":")
+        writer.string(notification.id)
+        writer.raw(",\"sensor\":")
+        writer.string(Template.clip(notification.event.sensor, 256))
+        writer.raw(",\"event\":")
+        writer.string(notification.event.kind.rawValue)
+        writer.raw(",\"status\":")
+        writer.string(Template.clip(notification.event.newStatus, 512))
+        writer.raw("}")
+        return writer.bytes
+    }
+
+    static func reason(_ body: String) -> String? {
+        struct Body: Decodable { var reason: String? }
+        return (try? JSONDecoder().decode(Body.self, from: Data(body.utf8)))?.reason
+    }
+
+    func shutdown() async { await http.shutdown() }
+}
+
+/// Makes and caches the provider JWT: `{"alg":"ES256","kid":…}.{"iss":team,"iat":…}` signed with P-256.
+final class APNsTokenSigner: Sendable {
+    /// Apple refuses tokens older than an hour and refreshes more often than every 20 minutes.
+    static let lifetime: Duration = .seconds(40 * 60)
+
+    let keyID: String
+    let teamID: String
+    private let state: Locked<(key: P256.Signing.PrivateKey, cached: (token: String, made: ContinuousClock.Instant)?)>
+
+    init(keyID: String, teamID: String, pem: String) throws {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.state = Locked((try P256.Signing.PrivateKey(pemRepresentation: pem), nil))
+    }
+
+    func token(now: Date = Date()) throws -> String {
+        try state.withLock { state in
+            let key = state.key
+            var cached = state.cached
+            defer { state.cached = cached }
+            if let cached, ContinuousClock.now - cached.made < Self.lifetime { return cached.token }
+            let header = #"{"alg":"ES256","kid":"\#(keyID)"}"#
+            let claims = #"{"iss":"\#(teamID)","iat":\#(Int64(now.timeIntervalSince1970))}"#
+            let input = base64URL(Array(header.utf8)) + "." + base64URL(Array(claims.utf8))
+            let signature = try key.signature(for: Array(input.utf8))
+            let token = input + "." + base64URL(Array(signature.rawRepresentation))
+            cached = (token, .now)
+            return token
+        }
+    }
+
+    func invalidate() {
+        state.withLock { $0.cached = nil }
+    }
+}
+
+/// Base64 with the URL alphabet and no padding, as JWTs use.
+func base64URL(_ bytes: [UInt8]) -> String {
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}

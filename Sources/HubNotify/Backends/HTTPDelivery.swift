@@ -1,0 +1,142 @@
+import AsyncHTTPClient
+import Foundation
+import HubCore
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// An HTTP client for one backend, and the reading of HTTP answers as delivery results.
+struct HTTPDelivery: Sendable {
+    let client: HTTPClient
+
+    /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
+    init(caFile: String?, http2: Bool = false) throws(NotifierConfigurationError) {
+        var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile {
+            do {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+            } catch {
+                throw .invalid(key: "ca_file", reason: "cannot read the certificates in \(caFile): \(error)")
+            }
+        }
+        if http2 { tls.applicationProtocols = ["h2"] }
+        configuration.tlsConfiguration = tls
+        configuration.httpVersion = http2 ? .automatic : .http1Only
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    struct Answer: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+    }
+
+    /// POSTs `body`; a failure to get any answer (refused, reset, TLS, timeout) is an error to retry.
+    func post(_ url: String, headers: HTTPHeaders, body: [UInt8], timeout: Duration = .seconds(30)) async throws
+        -> Answer
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers = headers
+        request.headers.replaceOrAdd(name: "User-Agent", value: "SensorHub/\(SensorHubVersion.current)")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.seconds * 1e9)))
+        var buffer = try await response.body.collect(upTo: 64 * 1024)
+        let text = buffer.readString(length: buffer.readableBytes) ?? ""
+        return Answer(status: Int(response.status.code), headers: response.headers, body: text)
+    }
+
+    /// 2xx delivered; 408, 429 and 5xx retried, honouring `Retry-After`; any other status fails for good.
+    static func result(_ answer: Answer, what: String) -> DeliveryResult {
+        let detail = answer.body.isEmpty ? "" : ": " + Template.clip(answer.body.trimmingCharacters(in: .whitespacesAndNewlines), 200)
+        let reason = "\(what) answered HTTP \(answer.status)\(detail)"
+        switch answer.status {
+        case 200..<300:
+            return .delivered
+        case 408, 425, 429, 500..<600:
+            return .retry(reason: reason, after: retryAfter(answer.headers.first(name: "Retry-After")))
+        default:
+            return .failed(reason: reason)
+        }
+    }
+
+    /// An error without an answer: the receiver may be back later.
+    static func result(_ error: any Error, what: String) -> DeliveryResult {
+        .retry(reason: "\(what): \(error)")
+    }
+
+    /// `Retry-After`: seconds, or an HTTP date.
+    static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(max(0, date.timeIntervalSince(now).rounded(.up)))
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}
+
+/// `webhook`: POSTs the notification as JSON, optionally signed with HMAC-SHA256.
+struct WebhookNotifier: Notifier {
+    let url: String
+    let headers: [(String, String)]
+    let secret: [UInt8]?
+    let http: HTTPDelivery
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        let body = notification.json
+        var headers = HTTPHeaders()
+        for (name, value) in self.headers { headers.add(name: name, value: value) }
+        headers.replaceOrAdd(name: "Content-Type", value: "application/json")
+        headers.replaceOrAdd(name: "X-SensorHub-Id", value: notification.id)
+        headers.replaceOrAdd(name: "X-SensorHub-Event", value: notification.event.kind.rawValue)
+        if let secret {
+            headers.replaceOrAdd(name: "X-SensorHub-Signature-256", value: "sha256=" + hmacSHA256Hex(key: secret, body))
+        }
+        do {
+            return HTTPDelivery.result(try await http.post(url, headers: headers, body: body), what: url)
+        } catch {
+            return HTTPDelivery.result(error, what: url)
+        }
+    }
+
+    func shutdown() async { await http.shutdown() }
+}
+
+/// `ntfy`: POSTs the message to `<server>/<topic>` with ntfy's headers.
+struct NtfyNotifier: Notifier {
+    let url: String
+    let token: String?
+    /// Overrides the rule's priority when set.
+    let priority: Int?
+    let tags: [String]
+    let click: String?
+    let http: HTTPDelivery
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "X-Title", value: headerValue(notification.title, limit: 250))
+        headers.add(name: "X-Priority", value: String(priority ?? notification.priority))
+        if !tags.isEmpty { headers.add(name: "X-Tags", value: headerValue(tags.joined(separator: ","))) }
+        if let click { headers.add(name: "X-Click", value: headerValue(click)) }
+        if let token { headers.add(name: "Authorization", value: "Bearer " + token) }
+        do {
+            let answer = try await http.post(url, headers: headers, body: Array(notification.body.utf8))
+            return HTTPDelivery.result(answer, what: url)
+        } catch {
+            return HTTPDelivery.result(error, what: url)
+        }
+    }
+
+    func shutdown() async { await http.shutdown() }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HubCore
+
+/// Something worth telling someone about: a sensor's new status, its silence or return, an air-quality alert.
+public struct NotificationEvent: Sendable, Hashable, Codable {
+    /// What happened; the names are the ones rules use in `events:`.
+    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A new status.
+        public static let changed = Kind(rawValue: "changed")
+        /// Silent for longer than its timeout.
+        public static let silent = Kind(rawValue: "silent")
+        /// The sensor said it is offline (its last will, typically).
+        public static let offline = Kind(rawValue: "offline")
+        /// A message after silence or `offline`.
+        public static let recovered = Kind(rawValue: "recovered")
+        /// Air quality crossed a configured threshold.
+        public static let airQuality = Kind(rawValue: "air_quality")
+        /// `hubctl notify test`.
+        public static let test = Kind(rawValue: "test")
+
+        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .test]
+        public var description: String { rawValue }
+    }
+
+    public var kind: Kind
+    public var sensor: String
+    public var topic: String
+    public var oldStatus: String
+    public var newStatus: String
+    public var time: Timestamp
+    /// A measured value that goes with the event (an air-quality reading), as text.
+    public var value: String?
+
+    public init(
+        kind: Kind, sensor: String, topic: String, oldStatus: String, newStatus: String, time: Timestamp,
+        value: String? = nil
+    ) {
+        self.kind = kind
+        self.sensor = sensor
+        self.topic = topic
+        self.oldStatus = oldStatus
+        self.newStatus = newStatus
+        self.time = time
+        self.value = value
+    }
+}
+
+extension Timestamp: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let time = Timestamp(iso8601: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not ISO 8601"))
+        }
+        self = time
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(iso8601)
+    }
+}
+
+/// One event rendered for one backend (and, for push, one device): what goes into the outbox and is retried until
+/// it is delivered, fails for good, or grows too old.
+public struct Notification: Sendable, Hashable, Codable {
+    /// The event's id, the same for every backend it goes to, and across retries and restarts: receivers
+    /// de-duplicate on it (delivery is at least once).
+    public var id: String
+    /// The backend's name in the configuration.
+    public var backend: String
+    /// Which device, for a backend that sends one notification per device (APNs); a key id, never the token.
+    public var target: String?
+    /// The rule that sent it.
+    public var rule: String
+    public var event: NotificationEvent
+    public var title: String
+    public var body: String
+    /// 1 (min) to 5 (urgent); 3 is the default.
+    public var priority: Int
+    /// When it was first queued; retries end when it is older than the backend's maximum age.
+    public var created: Timestamp
+
+    /// The outbox's key: one delivery of one event to one backend (and device).
+    public var key: String { target.map { "\(id)/\(backend)/\($0)" } ?? "\(id)/\(backend)" }
+
+    public init(
+        id: String, backend: String, target: String? = nil, rule: String, event: NotificationEvent, title: String,
+        body: String, priority: Int = 3, created: Timestamp = .now
+    ) {
+        self.id = id
+        self.backend = backend
+        self.target = target
+        self.rule = rule
+        self.event = event
+        self.title = title
+        self.body = body
+        self.priority = priority
+        self.created = created
+    }
+
+    /// The notification as receivers get it (webhook and exec bodies, file lines, MQTT payloads): flat, stable keys.
+    public var json: [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        var first = true
+        writer.raw("{")
+        writer.key("id", first: &first)
+        writer.string(id)
+        writer.key("event", first: &first)
+        writer.string(event.kind.rawValue)
+        writer.key("sensor", first: &first)
+        writer.string(event.sensor)
+        writer.key("topic", first: &first)
+        writer.string(event.topic)
+        writer.key("old_status", first: &first)
+        writer.string(event.oldStatus)
+        writer.key("status", first: &first)
+        writer.string(event.newStatus)
+        writer.key("time", first: &first)
+        writer.timestamp(event.time)
+        if let value = event.value {
+            writer.key("value", first: &first)
+            writer.string(value)
+        }
+        writer.key("rule", first: &first)
+        writer.string(rule)
+        writer.key("title", first: &first)
+        writer.string(title)
+        writer.key("message", first: &first)
+        writer.string(body)
+        writer.key("priority", first: &first)
+        writer.number(priority)
+        writer.raw("}")
+        return writer.bytes
+    }
+}
+
+/// What a backend says about one attempt.
+public enum DeliveryResult: Sendable, Hashable, CustomStringConvertible {
+    /// Delivered: done.
+    case delivered
+    /// Not now: try again, after `after` when the receiver said how long (HTTP `Retry-After`).
+    case retry(reason: String, after: Duration? = nil)
+    /// Never going to work (a 4xx, a retired device token, a command that exits with an error): give up.
+    case failed(reason: String)
+
+    public var description: String {
+        switch self {
+        case .delivered: return "delivered"
+        case .retry(let reason, let after):
+            return "will retry: \(reason)" + (after.map { " (retry after \(DurationText.format($0)))" } ?? "")
+        case .failed(let reason): return "failed: \(reason)"
+        }
+    }
+}
+
+/// A way to deliver notifications: a phone push service, an HTTP endpoint, a command, a file.
+///
+/// `send` makes one attempt and says how it went; the queue in front of it does the retrying, the timeouts and the
+/// bookkeeping. A backend is called concurrently up to its configured concurrency.
+public protocol Notifier: Sendable {
+    /// Makes one attempt to deliver `notification`.
+    func send(_ notification: Notification) async -> DeliveryResult
+    /// The copies of one notification this backend needs: one per device for push, else just the one.
+    func expand(_ notification: Notification) async -> [Notification]
+    /// Releases what the backend holds (HTTP connections).
+    func shutdown() async
+}
+
+extension Notifier {
+    public func expand(_ notification: Notification) async -> [Notification] { [notification] }
+    public func shutdown() async {}
+}

@@ -1,0 +1,229 @@
+import DequeModule
+import Foundation
+import HubCore
+import Logging
+import Mosquitto
+
+/// Fans events out to the backends: rules pick the backends and render the text, rate limits hold back repeats,
+/// the outbox makes each notification durable before its first attempt, and every backend has its own queue.
+///
+/// `submit` never blocks and never waits for a backend: the MQTT ingest calls it.
+public final class NotificationRouter: Sendable {
+    public let configuration: NotifierConfiguration
+    let outbox: Outbox
+    let logger: Logger
+    let queues: [String: BackendQueue]
+    private let doorbell = Doorbell()
+    private let inbox = Locked(Inbox())
+
+    /// How many events may wait for the router; more are dropped, logged and counted.
+    static let inboxCapacity = 100_000
+
+    struct Inbox {
+        var events = Deque<NotificationEvent>()
+        var limiter = RateLimiter()
+        var counters = RouterCounters()
+    }
+
+    /// What the router itself did (the backends count their own).
+    public struct RouterCounters: Sendable, Hashable, Codable {
+        public var events = 0
+        /// Notifications held back by a rule's rate limit.
+        public var suppressed = 0
+        /// Events dropped because the router fell 100,000 behind.
+        public var overflowed = 0
+        /// Failures to write the outbox (the notification was still sent, but not durably).
+        public var outboxErrors = 0
+        /// Unreadable outbox lines skipped at start (a torn last line after a crash).
+        public var outboxUnreadable = 0
+        public init() {}
+    }
+
+    /// Everything `hubctl status` shows about notifications.
+    public struct Statistics: Sendable, Hashable, Codable {
+        public var router: RouterCounters
+        public var backends: [String: BackendStatistics]
+        public var outboxPending: Int
+    }
+
+    /// - Parameters:
+    ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
+    public init(
+        configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
+        publish: MQTTPublish? = nil
+    ) throws(NotifierConfigurationError) {
+        self.configuration = configuration
+        self.outbox = Outbox(directory: stateDirectory)
+        self.logger = logger
+        var queues: [String: BackendQueue] = [:]
+        for spec in configuration.backends {
+            let notifier = try spec.makeNotifier(stateDirectory: stateDirectory, logger: logger, publish: publish)
+            queues[spec.name] = BackendQueue(
+                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+        }
+        self.queues = queues
+    }
+
+    public var statistics: Statistics {
+        Statistics(
+            router: inbox.withLock { $0.counters }, backends: queues.mapValues(\.statistics),
+            outboxPending: outbox.pendingCount)
+    }
+
+    /// Hands an event to the router; returns at once.
+    public func submit(_ event: NotificationEvent) {
+        let accepted = inbox.withLock { inbox -> Bool in
+            inbox.counters.events += 1
+            guard inbox.events.count < Self.inboxCapacity else {
+                inbox.counters.overflowed += 1
+                return false
+            }
+            inbox.events.append(event)
+            return true
+        }
+        if accepted {
+            doorbell.ring()
+        } else {
+            logger.error("notification router overloaded: event dropped", metadata: ["event": "\(event.sensor): \(event.newStatus)"])
+        }
+    }
+
+    /// Delivers until cancelled: first what the outbox still holds from before, then new events. On cancellation,
+    /// events not yet routed are written to the outbox for the next start.
+    public func run() async {
+        do {
+            let pending = try await outbox.open()
+            let unreadable = outbox.unreadableLines
+            inbox.withLock { $0.counters.outboxUnreadable = unreadable }
+            if unreadable > 0 {
+                logger.warning("skipped unreadable outbox lines", metadata: ["lines": "\(unreadable)", "path": "\(outbox.path)"])
+            }
+            if !pending.isEmpty {
+                logger.notice("resending notifications left from before", metadata: ["count": "\(pending.count)"])
+            }
+            var byBackend: [String: [Notification]] = [:]
+            for notification in pending { byBackend[notification.backend, default: []].append(notification) }
+            for (backend, notifications) in byBackend {
+                if let queue = queues[backend] {
+                    await queue.enqueue(notifications)
+                } else {
+                    logger.warning(
+                        "dropping notifications for a backend that is no longer configured",
+                        metadata: ["backend": "\(backend)", "count": "\(notifications.count)"])
+                    await outbox.markDone(notifications.map(\.key))
+                }
+            }
+        } catch {
+            logger.error("cannot open the outbox; notifications will not survive a restart", metadata: ["error": "\(error)"])
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for queue in queues.values {
+                group.addTask { await queue.run() }
+            }
+            while !Task.isCancelled {
+                await doorbell.wait(until: nil)
+                await route(durableOnly: false)
+            }
+            group.cancelAll()
+        }
+        // Whatever arrived but was not routed yet waits in the outbox for the next start.
+        await route(durableOnly: true)
+        await outbox.close()
+    }
+
+    /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
+    private func route(durableOnly: Bool) async {
+        while true {
+            let (events, batch) = inbox.withLock { inbox -> ([NotificationEvent], [(NotificationRule, NotificationEvent)]) in
+                let events = Array(inbox.events.prefix(1000))
+                inbox.events.removeFirst(events.count)
+                var batch: [(NotificationRule, NotificationEvent)] = []
+                for event in events {
+                    for rule in configuration.rules where rule.matches(event) {
+                        if inbox.limiter.allow(rule: rule, sensor: event.sensor) || event.kind == .test {
+                            batch.append((rule, event))
+                        } else {
+                            inbox.counters.suppressed += 1
+                            logger.info(
+                                "notification suppressed by the rate limit",
+                                metadata: [
+                                    "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
+                                    "rate_limit": "\(rule.rateLimit.map(DurationText.format) ?? "")",
+                                ])
+                        }
+                    }
+                }
+                return (events, batch)
+            }
+            guard !events.isEmpty else { return }
+            var notifications: [Notification] = []
+            var ids: [NotificationEvent: String] = [:]
+            for (rule, event) in batch {
+                let id = ids[event] ?? UUID().uuidString.lowercased()
+                ids[event] = id
+                let (title, body) = rule.render(event, id: id)
+                for backend in rule.backends {
+                    guard let queue = queues[backend] else { continue }
+                    let notification = Notification(
+                        id: id, backend: backend, rule: rule.name, event: event, title: title, body: body,
+                        priority: rule.priority)
+                    // Two rules sending one event to one backend: once is enough.
+                    guard !notifications.contains(where: { $0.key == notification.key }) else { continue }
+                    notifications += await queue.notifier.expand(notification)
+                }
+            }
+            do {
+                try await outbox.append(notifications)
+            } catch {
+                inbox.withLock { $0.counters.outboxErrors += 1 }
+                logger.error(
+                    "cannot write the outbox; sending without it", metadata: ["error": "\(error)", "count": "\(notifications.count)"])
+            }
+            if durableOnly { continue }
+            var byBackend: [String: [Notification]] = [:]
+            for notification in notifications { byBackend[notification.backend, default: []].append(notification) }
+            for (backend, notifications) in byBackend { await queues[backend]?.enqueue(notifications) }
+        }
+    }
+}
+
+extension BackendSpec {
+    /// The backend this spec describes.
+    func makeNotifier(stateDirectory: String, logger: Logger, publish: MQTTPublish?) throws(
+        NotifierConfigurationError
+    ) -> any Notifier {
+        switch kind {
+        case .log(let level):
+            var logger = logger
+            logger[metadataKey: "backend"] = "\(name)"
+            return LogNotifier(logger: logger, level: level)
+        case .file(let path, let sync):
+            return FileNotifier(path: path, sync: sync)
+        case .exec(let command):
+            return ExecNotifier(command: command, timeout: policy.timeout)
+        case .webhook(let url, let headers, let secret, let caFile):
+            return WebhookNotifier(
+                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret,
+                http: try HTTPDelivery(caFile: caFile))
+        case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
+            return NtfyNotifier(
+                url: url, token: token, priority: priority, tags: tags, click: click, http: try HTTPDelivery(caFile: caFile))
+        case .mqtt(let topic, let qos, let retain):
+            guard let publish else {
+                throw .invalid(key: "notifiers.backends.\(name)", reason: "the mqtt backend needs the hub's MQTT connection")
+            }
+            return MQTTNotifier(topic: topic, qos: qos, retain: retain, publish: publish)
+        case .apns(let settings):
+            let signer: APNsTokenSigner
+            do {
+                signer = try APNsTokenSigner(keyID: settings.keyID, teamID: settings.teamID, pem: settings.keyPEM)
+            } catch {
+                throw .invalid(key: "notifiers.backends.\(name).key_file", reason: "not a P-256 private key: \(error)")
+            }
+            return APNsNotifier(
+                server: settings.server, bundleID: settings.bundleID, signer: signer,
+                devices: DeviceStore(directory: stateDirectory), expiration: settings.expiration,
+                collapseID: settings.collapseID, http: try HTTPDelivery(caFile: settings.caFile, http2: true))
+        }
+    }
+}

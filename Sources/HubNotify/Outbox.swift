@@ -1,0 +1,208 @@
+import Foundation
+import HubCore
+import Mosquitto
+
+/// The durable outbox: every notification is written here, and flushed to disk, before its first attempt; a line
+/// marks it done once it is delivered or given up on. After a crash or restart, what has no done line is pending
+/// and is sent again, with the same id (at least once).
+///
+/// The file (`outbox.jsonl` in the state directory) is an append-only journal of JSON lines:
+/// `{"add":{…notification…}}` and `{"done":"<key>"}`. A batch of adds is one `write` and one `fsync` (group
+/// commit); done lines are written without `fsync`, because losing one only means a duplicate, which receivers
+/// must accept anyway. When most of the file is history, it is rewritten with only the pending notifications
+/// (temporary file, `fsync`, `rename`). A torn last line (a crash mid-write) or any line that can't be read is
+/// skipped, logged and counted, never fatal.
+///
+/// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads.
+public final class Outbox: Sendable {
+    public static let fileName = "outbox.jsonl"
+
+    public let path: String
+    private let directory: String
+    private let queue = DispatchQueue(label: "sensorhub.outbox")
+    private let state = Locked(State())
+
+    struct State {
+        var fd: Int32 = -1
+        /// Keys added and not yet done, with their line, for compaction.
+        var pending: [String: [UInt8]] = [:]
+        /// Order of `pending`, for a compaction that keeps the original order.
+        var order: [String] = []
+        var doneLines = 0
+        var unreadableLines = 0
+    }
+
+    public init(directory: String) {
+        self.directory = directory
+        self.path = directory + "/" + Self.fileName
+    }
+
+    /// Lines that could not be read when loading: torn by a crash, or damaged.
+    public var unreadableLines: Int { state.withLock { $0.unreadableLines } }
+
+    /// Notifications waiting to be delivered.
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Opens the outbox and returns the notifications still pending, oldest first.
+    public func open() async throws(StoreError) -> [Notification] {
+        try await perform { () throws(StoreError) in try self.openNow() }
+    }
+
+    private func openNow() throws(StoreError) -> [Notification] {
+        try createDirectory(directory)
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
+        takeDirectoryOwner(fd, directory)
+        let data = FileManager.default.contents(atPath: path) ?? Data()
+        let decoder = JSONDecoder()
+        var adds: [String: (Notification, [UInt8])] = [:]
+        var order: [String] = []
+        var unreadable = 0
+        var doneLines = 0
+        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            if let entry = try? decoder.decode(Entry.self, from: line) {
+                if let notification = entry.add {
+                    if adds[notification.key] == nil { order.append(notification.key) }
+                    adds[notification.key] = (notification, Array(line))
+                } else if let key = entry.done {
+                    adds[key] = nil
+                    doneLines += 1
+                }
+            } else {
+                unreadable += 1
+            }
+        }
+        // A torn last line (no newline) must not glue itself to the next append.
+        if let last = data.last, last != UInt8(ascii: "\n") {
+            _ = "\n".withCString { Glibc.write(fd, $0, 1) }
+        }
+        let pendingOrder = order.filter { adds[$0] != nil }
+        state.withLock {
+            if $0.fd >= 0 { Glibc.close($0.fd) }
+            $0.fd = fd
+            $0.pending = adds.mapValues { $0.1 }
+            $0.order = pendingOrder
+            $0.doneLines = doneLines
+            $0.unreadableLines = unreadable
+        }
+        try compactIfWorthIt()
+        return pendingOrder.compactMap { adds[$0]?.0 }
+    }
+
+    /// Writes `notifications` and flushes them to disk; returns once they are durable.
+    public func append(_ notifications: [Notification]) async throws(StoreError) {
+        guard !notifications.isEmpty else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var buffer: [UInt8] = []
+        var encoded: [(String, [UInt8])] = []
+        for notification in notifications {
+            guard let data = try? encoder.encode(Entry(add: notification)) else { continue }
+            let line = Array(data) + [UInt8(ascii: "\n")]
+            buffer += line
+            encoded.append((notification.key, Array(data)))
+        }
+        let bytes = buffer
+        let lines = encoded
+        try await perform { () throws(StoreError) in
+            try self.write(bytes, sync: true)
+            self.state.withLock { state in
+                for (key, line) in lines {
+                    if state.pending.updateValue(line, forKey: key) == nil { state.order.append(key) }
+                }
+            }
+        }
+    }
+
+    /// Marks `keys` done (delivered, failed for good, dropped or expired).
+    public func markDone(_ keys: [String]) async {
+        guard !keys.isEmpty else { return }
+        var writer = JSONWriter(capacity: keys.count * 64)
+        for key in keys {
+            writer.raw("{\"done\":")
+            writer.string(key)
+            writer.raw("}\n")
+        }
+        let bytes = writer.bytes
+        try? await perform { () throws(StoreError) in
+            try self.write(bytes, sync: false)
+            self.state.withLock { state in
+                for key in keys where state.pending.removeValue(forKey: key) != nil { state.doneLines += 1 }
+            }
+            try self.compactIfWorthIt()
+        }
+    }
+
+    /// Closes the file.
+    public func close() async {
+        try? await perform { () throws(StoreError) in
+            self.state.withLock {
+                if $0.fd >= 0 { Glibc.close($0.fd) }
+                $0.fd = -1
+            }
+        }
+    }
+
+    // MARK: - On the outbox queue
+
+    struct Entry: Codable {
+        var add: Notification?
+        var done: String?
+    }
+
+    private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
+        let fd = state.withLock { $0.fd }
+        guard fd >= 0 else { throw .system(path: path, action: "write", errno: EBADF) }
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                // Don't leave half a line for the next append to continue.
+                if offset > 0 { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+                throw .system(path: path, action: "write", errno: code)
+            }
+            offset += count
+        }
+        if sync && fsync(fd) != 0 { throw .system(path: path, action: "flush to disk", errno: errno) }
+    }
+
+    /// Rewrites the file with only the pending notifications once done lines are most of it.
+    private func compactIfWorthIt() throws(StoreError) {
+        let (worth, lines) = state.withLock { state -> (Bool, [UInt8]) in
+            guard state.doneLines + state.unreadableLines >= 1_000, state.doneLines > 2 * state.pending.count else {
+                return (false, [])
+            }
+            state.order = state.order.filter { state.pending[$0] != nil }
+            var bytes: [UInt8] = []
+            for key in state.order { bytes += state.pending[key]! + [UInt8(ascii: "\n")] }
+            return (true, bytes)
+        }
+        guard worth else { return }
+        try replaceFileAtomically(at: path, with: lines)
+        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
+        state.withLock {
+            if $0.fd >= 0 { Glibc.close($0.fd) }
+            $0.fd = fd
+            $0.doneLines = 0
+            $0.unreadableLines = 0
+        }
+    }
+
+    private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError)
+        -> T
+    {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            queue.async {
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+}

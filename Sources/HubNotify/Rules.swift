@@ -1,0 +1,62 @@
+import Foundation
+import HubCore
+
+/// Which events go to which backends, and how they read: one entry of `notifiers.rules`.
+public struct NotificationRule: Sendable {
+    public var name: String
+    /// The kinds of event it takes; all when empty.
+    public var events: Set<NotificationEvent.Kind> = []
+    /// Sensor names or globs (`door*`, `*-temp`), matched regardless of case; all sensors when empty.
+    public var sensors: [String] = []
+    /// Globs on the new status (`open`, `alarm*`); any status when empty.
+    public var statuses: [String] = []
+    /// Backend names.
+    public var backends: [String]
+    public var title: Template?
+    public var body: Template?
+    /// 1 (min) to 5 (urgent).
+    public var priority: Int = 3
+    /// At most one notification per sensor in this long; the rest are suppressed (logged and counted).
+    public var rateLimit: Duration?
+
+    public init(name: String, backends: [String]) {
+        self.name = name
+        self.backends = backends
+    }
+
+    /// Whether `event` is one this rule sends.
+    public func matches(_ event: NotificationEvent) -> Bool {
+        if event.kind == .test { return true }
+        if !events.isEmpty && !events.contains(event.kind) { return false }
+        if !sensors.isEmpty && !sensors.contains(where: { glob($0, event.sensor) }) { return false }
+        if !statuses.isEmpty && !statuses.contains(where: { glob($0, event.newStatus) }) { return false }
+        return true
+    }
+
+    /// The rendered title and message for `event`.
+    public func render(_ event: NotificationEvent, id: String) -> (title: String, body: String) {
+        let defaults = Template.defaults(for: event.kind)
+        return ((title ?? defaults.title).render(event, id: id), (body ?? defaults.body).render(event, id: id))
+    }
+}
+
+/// Shell-style glob (`*`, `?`, `[…]`), ignoring case.
+func glob(_ pattern: String, _ text: String) -> Bool {
+    // FNM_CASEFOLD (a GNU extension Swift does not import) is 1 << 4.
+    fnmatch(pattern, text, 1 << 4) == 0
+}
+
+/// Per-rule, per-sensor rate limits: at most one notification per interval.
+struct RateLimiter: Sendable {
+    private var last: [String: ContinuousClock.Instant] = [:]
+
+    /// Whether a notification for `sensor` under `rule` may go now; records it when it may.
+    mutating func allow(rule: NotificationRule, sensor: String, now: ContinuousClock.Instant = .now) -> Bool {
+        guard let limit = rule.rateLimit else { return true }
+        let key = rule.name + "\u{0}" + sensor
+        if let previous = last[key], now - previous < limit { return false }
+        last[key] = now
+        if last.count > 10_000 { last = last.filter { now - $0.value < limit } }
+        return true
+    }
+}

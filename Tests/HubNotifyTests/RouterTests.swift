@@ -1,0 +1,270 @@
+import Crypto
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+@testable import HubNotify
+
+@Suite struct RouterTests {
+    /// One event reaches a file, a webhook (signed) and a command at once, with the same id everywhere.
+    @Test func fansOutToEveryBackendWithOneID() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start()
+        defer { Task { await server.stop() } }
+        let script = directory.file("hook.sh")
+        try """
+        #!/bin/sh
+        { cat; echo "env $HUB_EVENT_ID $HUB_SENSOR $HUB_STATUS"; } >> "\(directory.file("exec.out"))"
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let yaml = """
+            notifiers:
+              backends:
+                audit: { type: file, path: audit.jsonl }
+                hook:
+                  type: webhook
+                  url: \(server.url)/hook
+                  secret: s3cret
+                  headers: { X-Home: cottage }
+                script: { type: exec, command: [\(script), "--flag"] }
+                journal: { type: log }
+              rules:
+                - name: all
+                  backends: [audit, hook, script, journal]
+                  title: "{sensor} is {new}"
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("kitchen"))
+            try await eventually("four deliveries") { router.statistics.backends.values.map(\.delivered) == [1, 1, 1, 1] }
+            let line = try #require(jsonLines(directory.file("audit.jsonl")).first)
+            let id = try #require(line["id"] as? String)
+            #expect(line["sensor"] as? String == "kitchen" && line["status"] as? String == "open")
+            #expect(line["title"] as? String == "kitchen is open" && line["event"] as? String == "changed")
+
+            let request = try #require(server.requests.first)
+            #expect(request.method == "POST" && request.path == "/hook")
+            #expect(request.header("X-SensorHub-Id") == id)
+            #expect(request.header("X-Home") == "cottage")
+            #expect(request.header("Content-Type") == "application/json")
+            let signature = HMAC<SHA256>.authenticationCode(for: request.body, using: SymmetricKey(data: Array("s3cret".utf8)))
+            #expect(request.header("X-SensorHub-Signature-256") == "sha256=" + signature.map { String(format: "%02x", $0) }.joined())
+            #expect((try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["id"] as? String == id)
+
+            let output = try String(contentsOfFile: directory.file("exec.out"), encoding: .utf8)
+            #expect(output.contains("\"id\": \"\(id)\"") || output.contains("\"id\":\"\(id)\""))
+            #expect(output.contains("env \(id) kitchen open"))
+            #expect(router.outbox.pendingCount == 0)
+        }
+    }
+
+    /// A backend that never answers holds back nobody else: every event reaches the file while the hanging
+    /// webhook has not finished its first attempt.
+    @Test func hangingBackendDelaysNoOther() async throws {
+        let directory = try TemporaryDirectory()
+        let silent = try SilentListener()
+        let yaml = """
+            notifiers:
+              backends:
+                stuck: { type: webhook, url: "http://127.0.0.1:\(silent.port)/", timeout: 1h }
+                audit: { type: file, path: audit.jsonl }
+              rules:
+                - { name: all, backends: [stuck, audit] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            for index in 0..<50 { router.submit(event("sensor \(index)")) }
+            try await eventually("50 lines in the file") { jsonLines(directory.file("audit.jsonl")).count == 50 }
+            let stuck = try #require(router.statistics.backends["stuck"])
+            #expect(stuck.delivered == 0 && stuck.failed == 0 && stuck.retried == 0)
+            #expect(stuck.queued == 49)  // one in flight, forever
+            #expect(router.outbox.pendingCount == 50)  // the stuck ones, kept for a restart
+        }
+    }
+
+    /// A full queue drops by its policy, with a count (and a log line), and the outbox forgets what was dropped.
+    @Test func fullQueueDropsOldestAndCounts() async throws {
+        let directory = try TemporaryDirectory()
+        let silent = try SilentListener()
+        let yaml = """
+            notifiers:
+              backends:
+                stuck: { type: webhook, url: "http://127.0.0.1:\(silent.port)/", timeout: 1h, queue_size: 2 }
+              rules:
+                - { name: all, backends: [stuck] }
+            """
+        let before: (NotificationRouter) -> Void = { router in
+            for index in 0..<5 { router.submit(event("sensor \(index)")) }
+        }
+        try await withRouter(yaml, directory: directory, before: before) { router in
+            try await eventually("drops") { router.statistics.backends["stuck"]?.dropped == 3 }
+            #expect(router.outbox.pendingCount == 2)
+        }
+        // The two kept are the newest: the outbox holds sensors 3 and 4.
+        let text = try String(contentsOfFile: directory.file("outbox.jsonl"), encoding: .utf8)
+        let pending = try await Outbox(directory: directory.path).open().map(\.event.sensor)
+        #expect(pending == ["sensor 3", "sensor 4"])
+        #expect(text.contains("\"done\""))
+    }
+
+    /// Notifications that could not be delivered before a restart are delivered after it, with the same ids.
+    @Test func outboxDeliversAfterRestart() async throws {
+        let directory = try TemporaryDirectory()
+        let port = try freeLoopbackPort()  // nothing listens yet: connection refused
+        let yaml = """
+            notifiers:
+              backends:
+                hook: { type: webhook, url: "http://127.0.0.1:\(port)/", retry_delay: 1h }
+              rules:
+                - { name: all, backends: [hook] }
+            """
+        let ids = try await withRouter(yaml, directory: directory) { router in
+            for index in 0..<3 { router.submit(event("s\(index)")) }
+            try await eventually("three failed attempts") { router.statistics.backends["hook"]?.retried == 3 }
+            return try await Outbox(directory: directory.path).open().map(\.id)
+        }
+        #expect(ids.count == 3 && Set(ids).count == 3)
+        let server = try await TestHTTPServer.start()
+        defer { Task { await server.stop() } }
+        let moved = yaml.replacingOccurrences(of: "127.0.0.1:\(port)", with: "127.0.0.1:\(server.port)")
+        try await withRouter(moved, directory: directory) { router in
+            let requests = try await server.waitForRequests(3)
+            #expect(requests.compactMap { $0.header("X-SensorHub-Id") } == ids)
+            try await eventually("outbox empty") { router.outbox.pendingCount == 0 }
+        }
+    }
+
+    /// A torn last line (a crash mid-append) is skipped and counted; the rest is still delivered.
+    @Test func tornOutboxLineIsSkipped() async throws {
+        let directory = try TemporaryDirectory()
+        let notification = Notification(
+            id: "1234", backend: "audit", rule: "all", event: event("porch"), title: "t", body: "b")
+        let outbox = Outbox(directory: directory.path)
+        _ = try await outbox.open()
+        try await outbox.append([notification])
+        await outbox.close()
+        let handle = try #require(FileHandle(forWritingAtPath: outbox.path))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"add":{"id":"torn","backe"#.utf8))
+        try handle.close()
+        let yaml = "notifiers:\n  backends:\n    audit: { type: file, path: audit.jsonl }\n  rules: [{ name: all, backends: [audit] }]"
+        try await withRouter(yaml, directory: directory) { router in
+            try await eventually("the pending one delivered") { jsonLines(directory.file("audit.jsonl")).count == 1 }
+            #expect(router.statistics.router.outboxUnreadable == 1)
+            router.submit(event("hall"))
+            try await eventually("a new one after it") { jsonLines(directory.file("audit.jsonl")).count == 2 }
+        }
+        #expect(jsonLines(directory.file("audit.jsonl")).map { $0["sensor"] as? String } == ["porch", "hall"])
+    }
+
+    /// One notification per sensor per rate-limit interval; the rest are suppressed and counted.
+    @Test func rateLimitHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let yaml = """
+            notifiers:
+              backends:
+                audit: { type: file, path: audit.jsonl }
+              rules:
+                - { name: air, backends: [audit], rate_limit: 20m }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            for status in ["red", "yellow", "red", "yellow", "red"] { router.submit(event("air", "green", status)) }
+            router.submit(event("door"))
+            try await eventually("all routed") { router.statistics.router.suppressed == 4 }
+            try await eventually("two delivered") { router.statistics.backends["audit"]?.delivered == 2 }
+        }
+        #expect(jsonLines(directory.file("audit.jsonl")).map { $0["status"] as? String } == ["red", "open"])
+    }
+
+    /// 503 with Retry-After is retried no sooner than asked; 400 fails for good.
+    @Test func httpStatusesDecideRetries() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { request, index in
+            switch (request.path, index) {
+            case ("/flaky", 0): return .init(status: 503, headers: [("Retry-After", "1")], body: "busy")
+            case ("/bad", _): return .init(status: 400, body: "no such hook")
+            default: return .ok
+            }
+        }
+        defer { Task { await server.stop() } }
+        let yaml = """
+            notifiers:
+              backends:
+                flaky: { type: webhook, url: "\(server.url)/flaky", retry_delay: 10ms }
+                bad: { type: webhook, url: "\(server.url)/bad", retry_delay: 10ms }
+              rules:
+                - { name: all, backends: [flaky, bad] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("kitchen"))
+            try await eventually("flaky delivered, bad failed", within: .seconds(20)) {
+                router.statistics.backends["flaky"]?.delivered == 1 && router.statistics.backends["bad"]?.failed == 1
+            }
+            let flaky = server.requests.filter { $0.path == "/flaky" }
+            #expect(flaky.count == 2)
+            #expect(flaky[1].received - flaky[0].received >= .seconds(1))
+            #expect(flaky[0].header("X-SensorHub-Id") == flaky[1].header("X-SensorHub-Id"))
+            #expect(server.requests.filter { $0.path == "/bad" }.count == 1)
+            #expect(router.statistics.backends["bad"]?.lastError?.contains("HTTP 400: no such hook") == true)
+        }
+    }
+
+    /// ntfy gets the message as the body and its headers; a title with a newline can't add a header.
+    @Test func ntfyRequestHasItsHeaders() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start()
+        defer { Task { await server.stop() } }
+        try "tk_secret\n".write(toFile: directory.file("ntfy-token"), atomically: true, encoding: .utf8)
+        let yaml = """
+            notifiers:
+              backends:
+                phone:
+                  type: ntfy
+                  url: \(server.url)
+                  topic: my-house
+                  token_file: ntfy-token
+                  tags: [warning, house]
+              rules:
+                - { name: all, backends: [phone], priority: high, title: "{sensor}: {new}", message: "was {old}" }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("front door", "closed", "open\r\nX-Injected: yes"))
+            let request = try #require(try await server.waitForRequests(1).first)
+            #expect(request.path == "/my-house")
+            #expect(request.header("X-Title") == "front door: open  X-Injected: yes")
+            #expect(request.header("X-Injected") == nil)
+            #expect(request.header("X-Priority") == "4")
+            #expect(request.header("X-Tags") == "warning,house")
+            #expect(request.header("Authorization") == "Bearer tk_secret")
+            #expect(request.text == "was closed")
+        }
+    }
+
+    /// The command runs without a shell: a payload that would be an injection is just data. Exit codes decide.
+    @Test func execIsNoShellAndHonoursExitCodesAndTimeout() async throws {
+        let directory = try TemporaryDirectory()
+        let marker = directory.file("pwned")
+        let yaml = """
+            notifiers:
+              backends:
+                echo: { type: exec, command: ["/bin/sh", "-c", "printf '%s' \\"$HUB_STATUS\\" > \(directory.file("status.out"))"] }
+                fails: { type: exec, command: ["/bin/sh", "-c", "echo broken >&2; exit 3"] }
+                later: { type: exec, command: ["/bin/sh", "-c", "exit 75"], retry_delay: 1h }
+                slow: { type: exec, command: ["/bin/sleep", "30"], timeout: 300ms, retry_delay: 1h }
+              rules:
+                - { name: all, backends: [echo, fails, later, slow] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("kitchen", "closed", "$(touch \(marker)); `touch \(marker)`"))
+            try await eventually("all four answered") {
+                let stats = router.statistics.backends
+                return stats["echo"]?.delivered == 1 && stats["fails"]?.failed == 1 && stats["later"]?.retried == 1
+                    && stats["slow"]?.retried == 1
+            }
+            let stats = router.statistics.backends
+            #expect(stats["fails"]?.lastError?.contains("exited with 3: broken") == true)
+            #expect(stats["slow"]?.lastError?.contains("timed out") == true)
+        }
+        #expect(try String(contentsOfFile: directory.file("status.out"), encoding: .utf8) == "$(touch \(marker)); `touch \(marker)`")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+}
