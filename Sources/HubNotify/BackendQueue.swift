@@ -172,7 +172,9 @@ final class BackendQueue: Sendable {
         item.attempts += 1
         let notification = item.notification
         let result = await withTimeout(policy.timeout) { await self.notifier.send(notification) }
-        switch result ?? .retry(reason: "no answer within \(DurationText.format(policy.timeout))") {
+        // Stopping: the attempt was cut short, not failed. The outbox still has it for the next start.
+        if Task.isCancelled { return }
+        switch result ?? .retry(reason: "timed out: no answer within \(DurationText.format(policy.timeout))") {
         case .delivered:
             state.withLock { $0.statistics.delivered += 1 }
             logger.debug("delivered", metadata: ["id": "\(notification.id)", "attempts": "\(item.attempts)"])

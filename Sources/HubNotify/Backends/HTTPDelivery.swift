@@ -24,6 +24,9 @@ struct HTTPDelivery: Sendable {
         configuration.tlsConfiguration = tls
         configuration.httpVersion = http2 ? .automatic : .http1Only
         configuration.redirectConfiguration = .disallow
+        // A refused connection is an answer: fail the attempt now and let the queue's back-off decide, rather than
+        // have the client retry it until the deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
