@@ -56,7 +56,8 @@ public struct HubdCommand: AsyncParsableCommand {
             configuration = try await HubConfiguration.load(option: config)
             notifiers = try NotifierConfiguration.load(path: path)
         } catch {
-            FileHandle.standardError.write(Data("hubd: \(error is NotifierConfigurationError ? "\(path ?? ""): " : "")\(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("hubd: \(error is NotifierConfigurationError ? "\(path ?? ""): " : "")\(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info

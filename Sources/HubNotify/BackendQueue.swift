@@ -183,7 +183,8 @@ final class BackendQueue: Sendable {
             giveUp(item, reason: reason)
             await outbox.markDone([notification.key])
         case .retry(let reason, let after):
-            let age = Duration.milliseconds(Timestamp.now.millisecondsSince1970 - notification.created.millisecondsSince1970)
+            let age = Duration.milliseconds(
+                Timestamp.now.millisecondsSince1970 - notification.created.millisecondsSince1970)
             let delay = policy.delay(attempt: item.attempts, requested: after)
             if age + delay > policy.maximumAge {
                 giveUp(item, reason: "\(reason); still failing after \(DurationText.format(age)), giving up")

@@ -84,7 +84,9 @@ public final class NotificationRouter: Sendable {
         if accepted {
             doorbell.ring()
         } else {
-            logger.error("notification router overloaded: event dropped", metadata: ["event": "\(event.sensor): \(event.newStatus)"])
+            logger.error(
+                "notification router overloaded: event dropped",
+                metadata: ["event": "\(event.sensor): \(event.newStatus)"])
         }
     }
 
@@ -96,7 +98,8 @@ public final class NotificationRouter: Sendable {
             let unreadable = outbox.unreadableLines
             inbox.withLock { $0.counters.outboxUnreadable = unreadable }
             if unreadable > 0 {
-                logger.warning("skipped unreadable outbox lines", metadata: ["lines": "\(unreadable)", "path": "\(outbox.path)"])
+                logger.warning(
+                    "skipped unreadable outbox lines", metadata: ["lines": "\(unreadable)", "path": "\(outbox.path)"])
             }
             if !pending.isEmpty {
                 logger.notice("resending notifications left from before", metadata: ["count": "\(pending.count)"])
@@ -114,7 +117,8 @@ public final class NotificationRouter: Sendable {
                 }
             }
         } catch {
-            logger.error("cannot open the outbox; notifications will not survive a restart", metadata: ["error": "\(error)"])
+            logger.error(
+                "cannot open the outbox; notifications will not survive a restart", metadata: ["error": "\(error)"])
         }
         await withTaskGroup(of: Void.self) { group in
             for queue in queues.values {
@@ -134,7 +138,8 @@ public final class NotificationRouter: Sendable {
     /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
     private func route(durableOnly: Bool) async {
         while true {
-            let (events, batch) = inbox.withLock { inbox -> ([NotificationEvent], [(NotificationRule, NotificationEvent)]) in
+            let (events, batch) = inbox.withLock {
+                inbox -> ([NotificationEvent], [(NotificationRule, NotificationEvent)]) in
                 let events = Array(inbox.events.prefix(1000))
                 inbox.events.removeFirst(events.count)
                 var batch: [(NotificationRule, NotificationEvent)] = []
@@ -177,7 +182,8 @@ public final class NotificationRouter: Sendable {
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(
-                    "cannot write the outbox; sending without it", metadata: ["error": "\(error)", "count": "\(notifications.count)"])
+                    "cannot write the outbox; sending without it",
+                    metadata: ["error": "\(error)", "count": "\(notifications.count)"])
             }
             if durableOnly { continue }
             var byBackend: [String: [Notification]] = [:]
@@ -189,9 +195,9 @@ public final class NotificationRouter: Sendable {
 
 extension BackendSpec {
     /// The backend this spec describes.
-    func makeNotifier(stateDirectory: String, logger: Logger, publish: MQTTPublish?) throws(
-        NotifierConfigurationError
-    ) -> any Notifier {
+    func makeNotifier(stateDirectory: String, logger: Logger, publish: MQTTPublish?) throws(NotifierConfigurationError)
+        -> any Notifier
+    {
         switch kind {
         case .log(let level):
             var logger = logger
@@ -207,10 +213,12 @@ extension BackendSpec {
                 http: try HTTPDelivery(caFile: caFile))
         case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
             return NtfyNotifier(
-                url: url, token: token, priority: priority, tags: tags, click: click, http: try HTTPDelivery(caFile: caFile))
+                url: url, token: token, priority: priority, tags: tags, click: click,
+                http: try HTTPDelivery(caFile: caFile))
         case .mqtt(let topic, let qos, let retain):
             guard let publish else {
-                throw .invalid(key: "notifiers.backends.\(name)", reason: "the mqtt backend needs the hub's MQTT connection")
+                throw .invalid(
+                    key: "notifiers.backends.\(name)", reason: "the mqtt backend needs the hub's MQTT connection")
             }
             return MQTTNotifier(topic: topic, qos: qos, retain: retain, publish: publish)
         case .apns(let settings):

@@ -77,7 +77,9 @@ public struct NotifierConfiguration: Sendable {
     static func parseRule(_ node: Node, index: Int, backends: Set<String>) throws(NotifierConfigurationError)
         -> NotificationRule
     {
-        try node.allow(["name", "events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"])
+        try node.allow([
+            "name", "events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit",
+        ])
         let name = try node.child("name")?.string() ?? "rule \(index + 1)"
         guard let backendNode = node.child("backends") else {
             throw .invalid(key: node.path + ".backends", reason: "say which backends this rule sends to")
@@ -86,7 +88,8 @@ public struct NotifierConfiguration: Sendable {
         for target in targets where !backends.contains(target) {
             let known = backends.sorted().joined(separator: ", ")
             throw .invalid(
-                key: backendNode.path, reason: "no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
+                key: backendNode.path,
+                reason: "no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
         }
         var rule = NotificationRule(name: name, backends: targets)
         if let events = node.child("events") {
@@ -163,7 +166,8 @@ public struct BackendSpec: Sendable {
     init(name: String, node: Node) throws(NotifierConfigurationError) {
         self.name = name
         guard let typeNode = node.child("type") else {
-            throw .invalid(key: node.path + ".type", reason: "say which kind: log, file, exec, webhook, ntfy, mqtt or apns")
+            throw .invalid(
+                key: node.path + ".type", reason: "say which kind: log, file, exec, webhook, ntfy, mqtt or apns")
         }
         let type = try typeNode.string()
         var policy = DeliveryPolicy()
@@ -187,7 +191,8 @@ public struct BackendSpec: Sendable {
             try node.allow(Self.queueKeys + ["level"])
             let text = try node.child("level")?.string() ?? "notice"
             guard let level = Logger.Level(rawValue: text) else {
-                throw .invalid(key: node.path + ".level", reason: "trace, debug, info, notice, warning, error or critical")
+                throw .invalid(
+                    key: node.path + ".level", reason: "trace, debug, info, notice, warning, error or critical")
             }
             kind = .log(level: level)
         case "file":
@@ -215,7 +220,8 @@ public struct BackendSpec: Sendable {
                 url: try node.required("url").url(), headers: headers, secret: secret.map { Array($0.utf8) },
                 caFile: try node.child("ca_file")?.filePath())
         case "ntfy":
-            try node.allow(Self.queueKeys + ["url", "topic", "token", "token_file", "priority", "tags", "click", "ca_file"])
+            try node.allow(
+                Self.queueKeys + ["url", "topic", "token", "token_file", "priority", "tags", "click", "ca_file"])
             var url = try node.child("url")?.url() ?? "https://ntfy.sh"
             if let topic = node.child("topic") {
                 let text = try topic.string()
@@ -265,11 +271,14 @@ public struct BackendSpec: Sendable {
             do {
                 _ = try APNsTokenSigner(keyID: keyID, teamID: teamID, pem: pem)
             } catch {
-                throw .invalid(key: keyNode.path, reason: "\(keyFile) is not a P-256 private key in PEM (.p8): \(error)")
+                throw .invalid(
+                    key: keyNode.path, reason: "\(keyFile) is not a P-256 private key in PEM (.p8): \(error)")
             }
             kind = .apns(settings)
         default:
-            throw .invalid(key: typeNode.path, reason: "'\(type)' is not a backend; use log, file, exec, webhook, ntfy, mqtt or apns")
+            throw .invalid(
+                key: typeNode.path,
+                reason: "'\(type)' is not a backend; use log, file, exec, webhook, ntfy, mqtt or apns")
         }
     }
 }
@@ -309,7 +318,8 @@ struct Node {
     func allow(_ keys: [String]) throws(NotifierConfigurationError) {
         guard let map = value as? [String: Any] else { throw .invalid(key: path, reason: "expected a mapping of keys") }
         for key in map.keys.sorted() where !keys.contains(key) {
-            throw .invalid(key: path + "." + key, reason: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
+            throw .invalid(
+                key: path + "." + key, reason: "unknown key (known: \(keys.sorted().joined(separator: ", ")))")
         }
     }
 

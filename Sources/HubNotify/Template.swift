@@ -155,6 +155,7 @@ public enum TemplateError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Text safe for an HTTP header value: control characters (CR, LF: header injection) become spaces, and the result
 /// is at most `limit` bytes.
 func headerValue(_ text: String, limit: Int = 512) -> String {
-    let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+    let cleaned = String(
+        String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     return Template.clip(cleaned, limit)
 }

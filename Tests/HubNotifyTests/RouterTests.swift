@@ -36,7 +36,9 @@ import Testing
             """
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("kitchen"))
-            try await eventually("four deliveries") { router.statistics.backends.values.map(\.delivered) == [1, 1, 1, 1] }
+            try await eventually("four deliveries") {
+                router.statistics.backends.values.map(\.delivered) == [1, 1, 1, 1]
+            }
             let line = try #require(jsonLines(directory.file("audit.jsonl")).first)
             let id = try #require(line["id"] as? String)
             #expect(line["sensor"] as? String == "kitchen" && line["status"] as? String == "open")
@@ -47,9 +49,13 @@ import Testing
             #expect(request.header("X-SensorHub-Id") == id)
             #expect(request.header("X-Home") == "cottage")
             #expect(request.header("Content-Type") == "application/json")
-            let signature = HMAC<SHA256>.authenticationCode(for: request.body, using: SymmetricKey(data: Array("s3cret".utf8)))
-            #expect(request.header("X-SensorHub-Signature-256") == "sha256=" + signature.map { String(format: "%02x", $0) }.joined())
-            #expect((try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["id"] as? String == id)
+            let signature = HMAC<SHA256>.authenticationCode(
+                for: request.body, using: SymmetricKey(data: Array("s3cret".utf8)))
+            #expect(
+                request.header("X-SensorHub-Signature-256") == "sha256="
+                    + signature.map { String(format: "%02x", $0) }.joined())
+            #expect(
+                (try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["id"] as? String == id)
 
             let output = try String(contentsOfFile: directory.file("exec.out"), encoding: .utf8)
             #expect(output.contains("\"id\": \"\(id)\"") || output.contains("\"id\":\"\(id)\""))
@@ -146,7 +152,8 @@ import Testing
         handle.seekToEndOfFile()
         handle.write(Data(#"{"add":{"id":"torn","backe"#.utf8))
         try handle.close()
-        let yaml = "notifiers:\n  backends:\n    audit: { type: file, path: audit.jsonl }\n  rules: [{ name: all, backends: [audit] }]"
+        let yaml =
+            "notifiers:\n  backends:\n    audit: { type: file, path: audit.jsonl }\n  rules: [{ name: all, backends: [audit] }]"
         try await withRouter(yaml, directory: directory) { router in
             try await eventually("the pending one delivered") { jsonLines(directory.file("audit.jsonl")).count == 1 }
             #expect(router.statistics.router.outboxUnreadable == 1)
@@ -264,7 +271,9 @@ import Testing
             #expect(stats["fails"]?.lastError?.contains("exited with 3: broken") == true)
             #expect(stats["slow"]?.lastError?.contains("timed out") == true)
         }
-        #expect(try String(contentsOfFile: directory.file("status.out"), encoding: .utf8) == "$(touch \(marker)); `touch \(marker)`")
+        #expect(
+            try String(contentsOfFile: directory.file("status.out"), encoding: .utf8)
+                == "$(touch \(marker)); `touch \(marker)`")
         #expect(!FileManager.default.fileExists(atPath: marker))
     }
 }

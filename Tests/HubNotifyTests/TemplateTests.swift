@@ -1,3 +1,4 @@
+import Foundation
 import HubCore
 import Testing
 
@@ -87,5 +88,3 @@ import Testing
         #expect(HTTPDelivery.retryAfter("Fri, 15 Jan 2027 08:00:30 GMT", now: date) == .seconds(30))
     }
 }
-
-import Foundation

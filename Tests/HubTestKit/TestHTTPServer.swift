@@ -39,7 +39,7 @@ public final class TestHTTPServer: Sendable {
         public static let ok = Response()
     }
 
-    /// Decides the answer to request number `index` (0-based).
+    /// Decides the answer to a request; `index` counts the earlier requests to the same path (0 for the first).
     public typealias Responder = @Sendable (_ request: Request, _ index: Int) -> Response
 
     public let port: Int
@@ -127,9 +127,9 @@ public final class TestHTTPServer: Sendable {
     }
 
     private func record(_ request: Request, _ responder: Responder) -> Response {
-        let index = recorded.withLock {
-            $0.append(request)
-            return $0.count - 1
+        let index = recorded.withLock { recorded in
+            defer { recorded.append(request) }
+            return recorded.count { $0.path == request.path }
         }
         return responder(request, index)
     }

@@ -125,7 +125,9 @@ struct ExecNotifier: Notifier {
         while !exited {
             if inputOpen && written < input.count {
                 let count = input.withUnsafeBytes { write(inputPipe[1], $0.baseAddress! + written, $0.count - written) }
-                if count > 0 { written += count } else if count < 0 && errno != EAGAIN && errno != EINTR {
+                if count > 0 {
+                    written += count
+                } else if count < 0 && errno != EAGAIN && errno != EINTR {
                     close(inputPipe[1])
                     inputOpen = false
                 }

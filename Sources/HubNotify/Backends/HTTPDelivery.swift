@@ -54,7 +54,9 @@ struct HTTPDelivery: Sendable {
 
     /// 2xx delivered; 408, 429 and 5xx retried, honouring `Retry-After`; any other status fails for good.
     static func result(_ answer: Answer, what: String) -> DeliveryResult {
-        let detail = answer.body.isEmpty ? "" : ": " + Template.clip(answer.body.trimmingCharacters(in: .whitespacesAndNewlines), 200)
+        let detail =
+            answer.body.isEmpty
+            ? "" : ": " + Template.clip(answer.body.trimmingCharacters(in: .whitespacesAndNewlines), 200)
         let reason = "\(what) answered HTTP \(answer.status)\(detail)"
         switch answer.status {
         case 200..<300:

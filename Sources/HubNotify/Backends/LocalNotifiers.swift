@@ -54,7 +54,8 @@ struct FileNotifier: Notifier {
 }
 
 /// Publishes a message and returns once the broker has it (PUBACK for QoS 1); throws when not connected.
-public typealias MQTTPublish = @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool) async throws
+public typealias MQTTPublish =
+    @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool) async throws
     -> Void
 
 /// `mqtt`: republishes the notification as JSON over the hub's own connection.

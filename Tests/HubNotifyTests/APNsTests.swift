@@ -1,0 +1,164 @@
+import Crypto
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+@testable import HubNotify
+
+@Suite struct APNsTests {
+    /// The push goes over HTTP/2 and TLS to /3/device/<token> with APNs's headers and a JWT that verifies with
+    /// the key's public half; a 410 retires that device's token.
+    @Test func pushReachesAnHTTP2ServerWithAVerifiableToken() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates.shared()
+        let live = String(repeating: "ab", count: 32)
+        let gone = String(repeating: "cd", count: 32)
+        let server = try await TestHTTPServer.start(tls: certificates.localhost, http2: true) { request, _ in
+            request.path.hasSuffix(gone)
+                ? .init(status: 410, body: #"{"reason":"Unregistered","timestamp":1700000000000}"#) : .ok
+        }
+        defer { Task { await server.stop() } }
+        let key = P256.Signing.PrivateKey()
+        try key.pemRepresentation.write(toFile: directory.file("AuthKey.p8"), atomically: true, encoding: .utf8)
+        let devices = DeviceStore(directory: directory.path)
+        try devices.add(live)
+        try devices.add(gone)
+        let yaml = """
+            notifiers:
+              backends:
+                iphone:
+                  type: apns
+                  server: https://localhost:\(server.port)
+                  ca_file: \(certificates.caFile)
+                  bundle_id: org.example.SensorHub
+                  team_id: TEAM123456
+                  key_id: KEY1234567
+                  key_file: AuthKey.p8
+                  expiration: 1h
+              rules:
+                - { name: all, backends: [iphone], title: "{sensor} is {new}" }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("front door"))
+            try await eventually("one delivered, one retired") {
+                router.statistics.backends["iphone"]?.delivered == 1
+                    && router.statistics.backends["iphone"]?.failed == 1
+            }
+            let request = try #require(server.requests.first { $0.path == "/3/device/\(live)" })
+            #expect(request.httpVersion == 2 && request.method == "POST")
+            #expect(request.header("apns-topic") == "org.example.SensorHub")
+            #expect(request.header("apns-push-type") == "alert")
+            #expect(request.header("apns-priority") == "10")
+            #expect(request.header("apns-collapse-id") == "front door")
+            let expiration = try #require(Int(request.header("apns-expiration") ?? ""))
+            #expect(abs(expiration - Int(Date().timeIntervalSince1970) - 3600) < 60)
+            let payload = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+            let alert = (payload["aps"] as? [String: Any])?["alert"] as? [String: Any]
+            #expect(alert?["title"] as? String == "front door is open")
+            #expect(request.header("apns-id") == payload["id"] as? String)
+
+            // The JWT: ES256 over header.claims, verified with the public key.
+            let authorization = try #require(request.header("authorization"))
+            #expect(authorization.hasPrefix("bearer "))
+            let parts = authorization.dropFirst(7).split(separator: ".").map(String.init)
+            #expect(parts.count == 3)
+            let header = try decodeJSON(parts[0])
+            let claims = try decodeJSON(parts[1])
+            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY1234567")
+            #expect(claims["iss"] as? String == "TEAM123456")
+            #expect(abs((claims["iat"] as? Int ?? 0) - Int(Date().timeIntervalSince1970)) < 60)
+            let signatureBytes = try #require(base64URLDecode(parts[2]))
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+            #expect(key.publicKey.isValidSignature(signature, for: Array("\(parts[0]).\(parts[1])".utf8)))
+            let other = P256.Signing.PrivateKey().publicKey
+            #expect(!other.isValidSignature(signature, for: Array("\(parts[0]).\(parts[1])".utf8)))
+
+            #expect(router.statistics.backends["iphone"]?.lastError?.contains("Unregistered") == true)
+        }
+        #expect(try devices.devices().map(\.token) == [live])
+    }
+
+    /// Tokens are encrypted at rest, de-duplicated, and removable by id or token.
+    @Test func deviceStoreEncryptsAndDeduplicates() throws {
+        let directory = try TemporaryDirectory()
+        let store = DeviceStore(directory: directory.path)
+        let token = String(repeating: "0f", count: 32)
+        let first = try store.add(token)
+        #expect(first.added)
+        #expect(try store.add(token.uppercased()).added == false)
+        #expect(try store.devices().count == 1)
+        let file = try String(contentsOfFile: store.path, encoding: .utf8)
+        #expect(!file.contains(token))
+        var status = stat()
+        #expect(stat(directory.file(DeviceStore.keyFileName), &status) == 0 && status.st_mode & 0o777 == 0o600)
+        #expect(throws: DeviceError.self) { try store.add("not-hex") }
+        #expect(throws: DeviceError.self) { try store.add("abcd") }
+        #expect(try store.remove(first.device.id))
+        #expect(try store.devices().isEmpty)
+        try store.add(token)
+        #expect(try store.remove(token))
+        #expect(try store.remove(token) == false)
+    }
+
+    func decodeJSON(_ part: String) throws -> [String: Any] {
+        let data = try #require(base64URLDecode(part))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func base64URLDecode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+@Suite struct NotifierConfigurationTests {
+    @Test func errorsNameTheKey() {
+        func message(_ yaml: String) -> String {
+            do {
+                _ = try NotifierConfiguration.parse(yaml)
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(
+            message("notifiers:\n  backends:\n    a: { type: carrier-pigeon }").hasPrefix(
+                "notifiers.backends.a.type: 'carrier-pigeon' is not a backend"))
+        #expect(message("notifiers:\n  backends:\n    a: { type: file }") == "notifiers.backends.a.path: missing")
+        #expect(
+            message("notifiers:\n  backends:\n    a: { type: log, levle: info }").hasPrefix(
+                "notifiers.backends.a.levle: unknown key"))
+        #expect(
+            message("notifiers:\n  rules:\n    - { backends: [phone] }").hasPrefix(
+                "notifiers.rules[0].backends: no backend is named 'phone'"))
+        #expect(
+            message(
+                "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    - { backends: [a], title: '{sensr}' }"
+            ).hasPrefix("notifiers.rules[0].title: unknown placeholder {sensr}"))
+        #expect(
+            message("notifiers:\n  backends:\n    a: { type: log, timeout: soon }").hasPrefix(
+                "notifiers.backends.a.timeout: 'soon' is not a duration"))
+        #expect(
+            message("notifiers:\n  backends:\n    a: { type: webhook, url: 'ftp://x' }").hasPrefix(
+                "notifiers.backends.a.url: 'ftp://x' is not an http"))
+        #expect(
+            message(
+                "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    - { backends: [a], events: [exploded] }"
+            ).hasPrefix("notifiers.rules[0].events: 'exploded' is not an event"))
+        #expect(message("sensors:\n  qos: 1\n") == "no error")
+    }
+
+    /// The shipped configuration parses, and its commented example, switched on, does too.
+    @Test func shippedConfigurationParses() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("conf/hubd.yaml"), encoding: .utf8)
+        #expect(try NotifierConfiguration.parse(text).backends.isEmpty)
+        let example = try String(contentsOf: root.appendingPathComponent("examples/notifiers.yaml"), encoding: .utf8)
+        let configuration = try NotifierConfiguration.parse(
+            example, file: root.appendingPathComponent("examples/notifiers.yaml").path)
+        #expect(configuration.backends.count >= 5 && !configuration.rules.isEmpty)
+    }
+}
