@@ -516,6 +516,14 @@ public final class HubService: Service, Sendable {
         status.sensors = tracker.withLock { $0.count }
         status.counters = counters.withLock { $0 }
         status.lastError = lastError.withLock { $0 }
+        let notifications = router.statistics
+        status.notifications = AgentStatus.Notifications(
+            pending: notifications.outboxPending, suppressed: notifications.router.suppressed,
+            backends: notifications.backends.mapValues {
+                .init(
+                    queued: $0.queued, delivered: $0.delivered, retried: $0.retried, failed: $0.failed,
+                    dropped: $0.dropped, lastError: $0.lastError)
+            })
         do {
             try status.write(to: state.path)
         } catch {

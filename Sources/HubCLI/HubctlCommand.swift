@@ -28,7 +28,7 @@ public struct HubctlCommand: AsyncParsableCommand {
             also completes sensor names.
             """,
         version: SensorHubVersion.current,
-        subcommands: [Sensors.self, Broker.self, Status.self]
+        subcommands: [Sensors.self, Broker.self, Status.self, Notify.self, Devices.self]
     )
 
     public init() {}

@@ -76,6 +76,20 @@ extension Output {
                     "Messages",
                     "\(status.counters.messages) received, \(status.counters.changes) changes, \(rejected) rejected"
                 ))
+            if let notifications = status.notifications, !notifications.backends.isEmpty {
+                fields.append(
+                    (
+                        "Notifications",
+                        "\(notifications.pending) pending, \(notifications.suppressed) held back by rate limits"
+                    ))
+                for (name, backend) in notifications.backends.sorted(by: { $0.key < $1.key }) {
+                    var text =
+                        "\(backend.delivered) delivered, \(backend.queued) queued, \(backend.retried) retried, "
+                        + "\(backend.failed) failed, \(backend.dropped) dropped"
+                    if let error = backend.lastError { text += " (last error: \(error))" }
+                    fields.append(("  " + name, text))
+                }
+            }
         } else if let status {
             fields.append(("hubd", "not running (last seen \(absolute(Timestamp(status.updated))), pid \(status.pid))"))
         } else {

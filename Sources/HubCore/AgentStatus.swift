@@ -19,6 +19,33 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     public var sensors: Int
     public var counters: Counters
     public var lastError: LastError?
+    /// What the notifiers did since hubd started.
+    public var notifications: Notifications?
+
+    public struct Notifications: Codable, Sendable, Hashable {
+        /// In the outbox, not yet delivered.
+        public var pending: Int
+        /// Held back by a rule's rate limit.
+        public var suppressed: Int
+        public var backends: [String: Backend]
+
+        public struct Backend: Codable, Sendable, Hashable {
+            public var queued, delivered, retried, failed, dropped: Int
+            public var lastError: String?
+
+            public init(queued: Int, delivered: Int, retried: Int, failed: Int, dropped: Int, lastError: String?) {
+                (self.queued, self.delivered, self.retried, self.failed, self.dropped) =
+                    (queued, delivered, retried, failed, dropped)
+                self.lastError = lastError
+            }
+        }
+
+        public init(pending: Int, suppressed: Int, backends: [String: Backend]) {
+            self.pending = pending
+            self.suppressed = suppressed
+            self.backends = backends
+        }
+    }
 
     public struct Counters: Codable, Sendable, Hashable {
         public var messages: Int = 0

@@ -11,14 +11,15 @@ import Yams
 ///     phone: { type: ntfy, url: "https://ntfy.sh", topic: my-house }
 ///     audit: { type: file, path: /var/lib/sensorhub/events.jsonl }
 ///   rules:
-///     - name: doors
+///     doors:
 ///       sensors: ["door*"]
 ///       events: [changed]
 ///       backends: [phone, audit]
 ///       title: "{sensor} is {new}"
 ///       rate_limit: 20m
 /// ```
-/// Without a `notifiers` section no notifications are sent: events are only in hubd's log. Unknown keys are errors (a typo must not
+/// Rules are a mapping by name, like backends (a YAML list of mappings is more than hubd's configuration reader
+/// accepts). Without a `notifiers` section no notifications are sent: events are only in hubd's log. Unknown keys are errors (a typo must not
 /// silently switch a notification off).
 public struct NotifierConfiguration: Sendable {
     public var backends: [BackendSpec]
@@ -64,23 +65,16 @@ public struct NotifierConfiguration: Sendable {
         }
         let names = Set(backends.map(\.name))
         var rules: [NotificationRule] = []
-        for (index, rule) in (try node.child("rules")?.list() ?? []).enumerated() {
-            let parsed = try parseRule(rule, index: index, backends: names)
-            guard !rules.contains(where: { $0.name == parsed.name }) else {
-                throw .invalid(key: rule.path + ".name", reason: "another rule is named '\(parsed.name)'")
-            }
-            rules.append(parsed)
+        for (name, rule) in try node.child("rules")?.map() ?? [] {
+            rules.append(try parseRule(rule, name: name, backends: names))
         }
         return NotifierConfiguration(backends: backends, rules: rules)
     }
 
-    static func parseRule(_ node: Node, index: Int, backends: Set<String>) throws(NotifierConfigurationError)
+    static func parseRule(_ node: Node, name: String, backends: Set<String>) throws(NotifierConfigurationError)
         -> NotificationRule
     {
-        try node.allow([
-            "name", "events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit",
-        ])
-        let name = try node.child("name")?.string() ?? "rule \(index + 1)"
+        try node.allow(["events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"])
         guard let backendNode = node.child("backends") else {
             throw .invalid(key: node.path + ".backends", reason: "say which backends this rule sends to")
         }

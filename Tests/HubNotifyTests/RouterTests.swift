@@ -30,7 +30,7 @@ import Testing
                 script: { type: exec, command: [\(script), "--flag"] }
                 journal: { type: log }
               rules:
-                - name: all
+                all:
                   backends: [audit, hook, script, journal]
                   title: "{sensor} is {new}"
             """
@@ -75,7 +75,7 @@ import Testing
                 stuck: { type: webhook, url: "http://127.0.0.1:\(silent.port)/", timeout: 1h }
                 audit: { type: file, path: audit.jsonl }
               rules:
-                - { name: all, backends: [stuck, audit] }
+                all: { backends: [stuck, audit] }
             """
         try await withRouter(yaml, directory: directory) { router in
             for index in 0..<50 { router.submit(event("sensor \(index)")) }
@@ -96,7 +96,7 @@ import Testing
               backends:
                 stuck: { type: webhook, url: "http://127.0.0.1:\(silent.port)/", timeout: 1h, queue_size: 2 }
               rules:
-                - { name: all, backends: [stuck] }
+                all: { backends: [stuck] }
             """
         let before: (NotificationRouter) -> Void = { router in
             for index in 0..<5 { router.submit(event("sensor \(index)")) }
@@ -121,7 +121,7 @@ import Testing
               backends:
                 hook: { type: webhook, url: "http://127.0.0.1:\(port)/", retry_delay: 1h }
               rules:
-                - { name: all, backends: [hook] }
+                all: { backends: [hook] }
             """
         let ids = try await withRouter(yaml, directory: directory) { router in
             for index in 0..<3 { router.submit(event("s\(index)")) }
@@ -153,7 +153,7 @@ import Testing
         handle.write(Data(#"{"add":{"id":"torn","backe"#.utf8))
         try handle.close()
         let yaml =
-            "notifiers:\n  backends:\n    audit: { type: file, path: audit.jsonl }\n  rules: [{ name: all, backends: [audit] }]"
+            "notifiers:\n  backends:\n    audit: { type: file, path: audit.jsonl }\n  rules: { all: { backends: [audit] } }"
         try await withRouter(yaml, directory: directory) { router in
             try await eventually("the pending one delivered") { jsonLines(directory.file("audit.jsonl")).count == 1 }
             #expect(router.statistics.router.outboxUnreadable == 1)
@@ -171,7 +171,7 @@ import Testing
               backends:
                 audit: { type: file, path: audit.jsonl }
               rules:
-                - { name: air, backends: [audit], rate_limit: 20m }
+                air: { backends: [audit], rate_limit: 20m }
             """
         try await withRouter(yaml, directory: directory) { router in
             for status in ["red", "yellow", "red", "yellow", "red"] { router.submit(event("air", "green", status)) }
@@ -199,7 +199,7 @@ import Testing
                 flaky: { type: webhook, url: "\(server.url)/flaky", retry_delay: 10ms }
                 bad: { type: webhook, url: "\(server.url)/bad", retry_delay: 10ms }
               rules:
-                - { name: all, backends: [flaky, bad] }
+                all: { backends: [flaky, bad] }
             """
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("kitchen"))
@@ -231,7 +231,7 @@ import Testing
                   token_file: ntfy-token
                   tags: [warning, house]
               rules:
-                - { name: all, backends: [phone], priority: high, title: "{sensor}: {new}", message: "was {old}" }
+                all: { backends: [phone], priority: high, title: "{sensor}: {new}", message: "was {old}" }
             """
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("front door", "closed", "open\r\nX-Injected: yes"))
@@ -258,7 +258,7 @@ import Testing
                 later: { type: exec, command: ["/bin/sh", "-c", "exit 75"], retry_delay: 1h }
                 slow: { type: exec, command: ["/bin/sleep", "30"], timeout: 300ms, retry_delay: 1h }
               rules:
-                - { name: all, backends: [echo, fails, later, slow] }
+                all: { backends: [echo, fails, later, slow] }
             """
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("kitchen", "closed", "$(touch \(marker)); `touch \(marker)`"))

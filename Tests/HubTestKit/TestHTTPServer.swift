@@ -50,9 +50,9 @@ public final class TestHTTPServer: Sendable {
     public var url: String { "\(scheme)://127.0.0.1:\(port)" }
     private let scheme: String
 
-    /// Starts a server; with `tls`, it speaks HTTPS, and HTTP/2 when `http2` (ALPN `h2`).
+    /// Starts a server (on `port`, else a free one); with `tls`, it speaks HTTPS, and HTTP/2 when `http2` (ALPN `h2`).
     public static func start(
-        tls: TestCertificates.ServerIdentity? = nil, http2: Bool = false,
+        tls: TestCertificates.ServerIdentity? = nil, http2: Bool = false, port: Int = 0,
         responder: @escaping Responder = { _, _ in .ok }
     ) async throws -> TestHTTPServer {
         let sslContext: NIOSSLContext?
@@ -94,7 +94,7 @@ public final class TestHTTPServer: Sendable {
                     }
                 }
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
         let server = TestHTTPServer(channel: channel, scheme: tls == nil ? "http" : "https")
         box.withLock { $0 = server }
         return server

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import HubCore
+import HubNotify
+import Logging
+import Mosquitto
+
+extension HubctlCommand {
+    /// `hubctl notify …`: the notifiers.
+    struct Notify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the notifiers configured for hubd.",
+            subcommands: [Test.self]
+        )
+    }
+}
+
+extension HubctlCommand.Notify {
+    struct Test: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Send a test notification through each configured backend, or one, and say what happened.",
+            discussion: """
+                Reads the notifiers section of hubd's configuration and makes one real attempt per backend \
+                (every registered device for apns) with a test event, printing the answer: delivered, or the \
+                receiver's own words for why not. Nothing is queued or retried, and hubd need not run; the mqtt \
+                backend connects with the saved broker settings. Exits 0 when every attempt was delivered, 69 \
+                otherwise, 78 when the configuration is invalid.
+
+                Examples:
+                  hubctl notify test
+                  hubctl notify test phone --config /etc/sensorhub/hubd.yaml
+                  hubctl notify test hook --sensor "front door" --status open
+                """
+        )
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "The backend to try (its name in notifiers.backends); all of them when left out.")
+        var backend: String?
+        @Option(help: "The sensor name in the test event.") var sensor = "hubctl test"
+        @Option(help: "The new status in the test event.") var status = "test"
+
+        func run() async throws {
+            let (_, directory) = try await state.resolve()
+            let path = HubConfiguration.path(option: state.config, environment: ProcessInfo.processInfo.environment)?
+                .path
+            let configuration: NotifierConfiguration
+            do {
+                configuration = try NotifierConfiguration.load(path: path)
+            } catch {
+                Failure.printError("\(path ?? ""): \(error)")
+                throw ExitCode(Failure.badConfiguration)
+            }
+            guard !configuration.backends.isEmpty else {
+                Failure.printError(
+                    "no notifiers are configured in \(path ?? "the configuration (there is no /etc/sensorhub/hubd.yaml)");"
+                        + " see examples/notifiers.yaml")
+                throw ExitCode(Failure.badConfiguration)
+            }
+            let names = configuration.backends.map(\.name)
+            if let backend, !names.contains(backend) {
+                Failure.printError("no backend is named '\(backend)'; configured: \(names.joined(separator: ", "))")
+                throw ExitCode(Failure.invalidInput)
+            }
+            let selected = configuration.backends.filter { backend == nil || $0.name == backend }
+            var handler = StreamLogHandler.standardError(label: "hubctl")
+            handler.logLevel = .warning
+            let logger = Logger(label: "hubctl") { _ in handler }
+            let event = NotificationEvent(
+                kind: .test, sensor: sensor, topic: "sensorhub/test", oldStatus: "before", newStatus: status, time: .now
+            )
+
+            let client = selected.contains { $0.type == "mqtt" } ? try await connect(directory, logger) : nil
+            let publish: MQTTPublish = { topic, payload, qos, retain in
+                guard let client else { throw MosquittoError.notConnected(operation: "publish") }
+                try await client.publish(
+                    topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
+            }
+            let outcomes: [NotificationTest.Outcome]
+            do {
+                outcomes = try await NotificationTest.run(
+                    configuration: configuration, backends: selected.map(\.name), event: event,
+                    stateDirectory: directory.path, logger: logger, publish: publish)
+            } catch {
+                Failure.printError("\(path ?? ""): \(error)")
+                throw ExitCode(Failure.badConfiguration)
+            }
+            await client?.disconnect()
+            var allDelivered = true
+            for outcome in outcomes {
+                let milliseconds = Int(outcome.elapsed.seconds * 1000)
+                if outcome.results.isEmpty {
+                    allDelivered = false
+                    print("\(outcome.backend) (\(outcome.type)): no devices registered (hubctl devices add TOKEN)")
+                }
+                for (target, result) in outcome.results {
+                    if result != .delivered { allDelivered = false }
+                    let device = target.map { " device \($0)" } ?? ""
+                    print("\(outcome.backend) (\(outcome.type))\(device): \(result) in \(milliseconds) ms")
+                }
+            }
+            if !allDelivered { throw ExitCode(Failure.unavailable) }
+        }
+
+        /// A client on the saved broker settings, for the mqtt backend.
+        private func connect(_ directory: StateDirectory, _ logger: Logger) async throws -> MosquittoClient {
+            var settings = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+            settings.clientID = "\(settings.clientID)-notify-test-\(getpid())"
+            var password: String?
+            if let file = settings.passwordFile {
+                let path = directory.resolve(file)
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    Failure.printError("cannot read the saved broker password in \(path) (run as its owner)")
+                    throw ExitCode(Failure.permissionDenied)
+                }
+                password = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(
+                    String.init)
+            }
+            let client = MosquittoClient(
+                configuration: settings.mosquittoConfiguration(password: password), logger: logger)
+            do {
+                try await client.connect()
+            } catch {
+                Failure.printError("the mqtt backend needs the broker: \(error)")
+                throw ExitCode(Failure.unavailable)
+            }
+            return client
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Logging
+import Mosquitto
+import Testing
+
+/// Notifications end to end: hubd routing real sensor messages to backends, surviving SIGKILL, and hubctl's
+/// `notify test` and `devices`.
+@Suite struct NotifyTests {
+    /// A status change reaches the mqtt backend (over hubd's own connection) and the file backend.
+    @Test func statusChangeReachesMQTTAndFile() async throws {
+        try await withBroker { broker in
+            let audit = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "audit-\(UUID().uuidString).jsonl"
+            ).path
+            defer { unlink(audit) }
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        bus: { type: mqtt, topic: "sensorhub/events/{sensor}" }
+                        audit: { type: file, path: \(audit) }
+                      rules:
+                        all: { backends: [bus, audit], title: "{sensor} is {new}" }
+                    """)
+            try await hub.prepare(broker, sensors: ["kitchen"])
+            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+            configuration.operationTimeout = .seconds(10)
+            var logger = Logger(label: "listener")
+            logger.logLevel = .critical
+            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
+                try await listener.subscribe("sensorhub/events/#", qos: .atLeastOnce)
+                let messages = Inbox.consuming(listener.messages)
+                try await hub.startAndWaitUntilReady()
+                try await publish(broker, [("kitchen", Array("open".utf8))])
+                let message = try await messages.next(within: .seconds(15), "an event on sensorhub/events/kitchen") {
+                    $0.topic == "sensorhub/events/kitchen"
+                }
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+                #expect(json["sensor"] as? String == "kitchen" && json["status"] as? String == "open")
+                #expect(json["old_status"] as? String == "Waiting" && json["title"] as? String == "kitchen is open")
+                try await eventually("the audit line") {
+                    (try? String(contentsOfFile: audit, encoding: .utf8))?.contains(json["id"] as! String) == true
+                }
+                try await eventually("status file counts") {
+                    hub.status?.notifications?.backends["bus"]?.delivered == 1
+                }
+            }
+            await hub.stop()
+        }
+    }
+
+    /// hubd killed with notifications still undelivered (the webhook is down) delivers them after a restart,
+    /// with the ids it gave them before.
+    @Test func outboxSurvivesSIGKILL() async throws {
+        try await withBroker { broker in
+            let port = try freeLoopbackPort()
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        hook: { type: webhook, url: "http://127.0.0.1:\(port)/events", retry_delay: 1h }
+                      rules:
+                        all: { backends: [hook] }
+                    """)
+            let sensors = (1...5).map { "sensor \($0)" }
+            try await hub.prepare(broker, sensors: sensors)
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, sensors.map { ($0, Array("open".utf8)) })
+            let outbox = hub.hubctl.state.file("outbox.jsonl")
+            try await eventually("five notifications in the outbox") {
+                ((try? String(contentsOfFile: outbox, encoding: .utf8)) ?? "").split(separator: "\n").count == 5
+            }
+            try await hub.waitForLog("delivery failed, will retry")
+            #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
+            let pendingIDs = try String(contentsOfFile: outbox, encoding: .utf8).split(separator: "\n").compactMap {
+                ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]).flatMap {
+                    ($0["add"] as? [String: Any])?["id"] as? String
+                }
+            }
+            #expect(pendingIDs.count == 5)
+
+            let server = try await TestHTTPServer.start(port: port)
+            defer { Task { await server.stop() } }
+            try hub.start()
+            try await hub.waitForLog("resending notifications left from before", "count=5")
+            let requests = try await server.waitForRequests(5)
+            #expect(Set(requests.compactMap { $0.header("X-SensorHub-Id") }) == Set(pendingIDs))
+            let delivered = requests.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any])?["sensor"] as? String
+            }
+            #expect(Set(delivered) == Set(sensors))
+            await hub.stop()
+        }
+    }
+
+    /// `hubctl notify test` makes a real attempt per backend and says what happened.
+    @Test func notifyTestReportsEachBackend() async throws {
+        let server = try await TestHTTPServer.start()
+        defer { Task { await server.stop() } }
+        let down = try freeLoopbackPort()
+        let hub = try RunningHub(
+            configuration: """
+                notifiers:
+                  backends:
+                    good: { type: webhook, url: "\(server.url)/ok" }
+                    gone: { type: webhook, url: "http://127.0.0.1:\(down)/" }
+                  rules: {}
+                """)
+        var environment = hub.environment
+        environment["HUB_CONFIG"] = hub.configFile
+        let hubctl = hub.hubctl
+        let one = try await hubctl.run(["notify", "test", "good", "--config", hub.configFile])
+        #expect(one.status == 0)
+        #expect(one.standardOutput.hasPrefix("good (webhook): delivered in "))
+        let request = try #require(server.requests.first)
+        #expect(
+            request.path == "/ok" && request.text.contains(#""event": "test""#)
+                || request.text.contains(#""event":"test""#))
+
+        let all = try await hubctl.run(["notify", "test", "--config", hub.configFile])
+        #expect(all.status == 69)
+        #expect(all.standardOutput.contains("gone (webhook): will retry: http://127.0.0.1:\(down)/: "))
+        #expect(all.standardOutput.contains("good (webhook): delivered"))
+
+        let unknown = try await hubctl.run(["notify", "test", "pager", "--config", hub.configFile])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError == "hubctl: no backend is named 'pager'; configured: gone, good\n")
+
+        try "notifiers:\n  backends:\n    x: { type: file }\n".write(
+            toFile: hub.configFile, atomically: true, encoding: .utf8)
+        let invalid = try await hubctl.run(["notify", "test", "--config", hub.configFile])
+        #expect(invalid.status == 78)
+        #expect(invalid.standardError == "hubctl: \(hub.configFile): notifiers.backends.x.path: missing\n")
+    }
+
+    @Test func devicesAddListRemove() async throws {
+        let hubctl = try Hubctl()
+        let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
+        let added = try await hubctl.run("devices", "add", token)
+        #expect(added.status == 0)
+        let id = try #require(added.standardOutput.split(separator: " ").dropFirst(2).first.map(String.init))
+        #expect(added.standardOutput == "added device \(id) (740f4707…78ad)\n")
+        #expect(
+            try await hubctl.run("devices", "add", token.uppercased()).standardOutput
+                == "device \(id) was already registered\n")
+        let list = try await hubctl.run("devices", "list")
+        #expect(list.standardOutput.hasPrefix("ID                TOKEN          ADDED\n\(id)  740f4707…78ad  "))
+        let bad = try await hubctl.run("devices", "add", "xyz")
+        #expect(
+            bad.status == 64
+                && bad.standardError
+                    == "hubctl: invalid device token: a device token is hexadecimal digits (0-9, a-f)\n"
+        )
+        #expect(try await hubctl.run("devices", "remove", id).standardOutput == "removed device \(id)\n")
+        let missing = try await hubctl.run("devices", "remove", id)
+        #expect(missing.status == 64)
+        #expect(
+            try await hubctl.run("devices", "list").standardOutput
+                == "No devices yet. Register one with: hubctl devices add TOKEN\n")
+    }
+}
