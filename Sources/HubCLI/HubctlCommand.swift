@@ -6,7 +6,7 @@ import HubCore
 public struct HubctlCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "hubctl",
-        abstract: "Manage a SensorHub: its sensors and its broker.",
+        abstract: "Manage a SensorHub: its sensors, its broker and its notifiers.",
         discussion: """
             hubctl edits the registry in the state directory whether or not hubd runs; a running hubd picks \
             changes up. The state directory is --state-dir, else $HUB_STATE_DIR, else /var/lib/sensorhub \
@@ -18,6 +18,8 @@ public struct HubctlCommand: AsyncParsableCommand {
               hubctl sensors list
               hubctl broker set --host broker.lan --username hub --password-file -
               hubctl broker check
+              hubctl notify test phone
+              hubctl devices add 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
             does not fit); 65 the registry file is damaged (it is left untouched); 69 the broker check failed; \

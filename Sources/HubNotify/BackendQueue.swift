@@ -139,6 +139,18 @@ final class BackendQueue: Sendable {
         doorbell.ring()
     }
 
+    /// A notification that had nobody to go to (no registered devices) or whose recipients can't be read: not sent,
+    /// logged and counted as failed.
+    func noRecipients(_ notification: Notification, reason: String) {
+        state.withLock {
+            $0.statistics.failed += 1
+            $0.statistics.lastError = reason
+        }
+        logger.error(
+            "notification not sent: no recipients",
+            metadata: ["id": "\(notification.id)", "sensor": "\(notification.event.sensor)", "reason": "\(reason)"])
+    }
+
     /// Runs the workers until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in

@@ -55,14 +55,25 @@ public struct DeviceStore: Sendable {
         return hex
     }
 
-    /// Every device, decrypted.
+    /// Every device that decrypts; `undecryptable` counts those that don't (a replaced key), which are skipped.
     public func devices() throws(DeviceError) -> [Device] {
-        guard let file = try readFile() else { return [] }
-        guard !file.devices.isEmpty else { return [] }
+        try readDevices().devices
+    }
+
+    func readDevices() throws(DeviceError) -> (devices: [Device], undecryptable: Int) {
+        guard let file = try readFile() else { return ([], 0) }
+        guard !file.devices.isEmpty else { return ([], 0) }
         let key = try loadKey(create: false)
-        return try file.devices.map { entry throws(DeviceError) in
-            Device(id: entry.id, token: try open(entry.token, key: key), added: entry.added)
+        var devices: [Device] = []
+        var undecryptable = 0
+        for entry in file.devices {
+            if let token = try? open(entry.token, key: key) {
+                devices.append(Device(id: entry.id, token: token, added: entry.added))
+            } else {
+                undecryptable += 1
+            }
         }
+        return (devices, undecryptable)
     }
 
     /// Adds `token` unless it is there already; returns the device and whether it was new.
@@ -152,7 +163,8 @@ public struct DeviceStore: Sendable {
         }
         defer { close(lock) }
         var file = try readFile() ?? File()
-        let key = try loadKey(create: true)
+        // A new key for a file that has tokens would leave them unreadable for good.
+        let key = try loadKey(create: file.devices.isEmpty)
         let before = file.devices.map(\.id)
         let result = try change(&file, key)
         if file.devices.map(\.id) != before {

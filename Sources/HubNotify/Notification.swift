@@ -164,12 +164,12 @@ public protocol Notifier: Sendable {
     /// Makes one attempt to deliver `notification`.
     func send(_ notification: Notification) async -> DeliveryResult
     /// The copies of one notification this backend needs: one per device for push, else just the one.
-    func expand(_ notification: Notification) async -> [Notification]
+    func expand(_ notification: Notification) async throws -> [Notification]
     /// Releases what the backend holds (HTTP connections).
     func shutdown() async
 }
 
 extension Notifier {
-    public func expand(_ notification: Notification) async -> [Notification] { [notification] }
+    public func expand(_ notification: Notification) async throws -> [Notification] { [notification] }
     public func shutdown() async {}
 }

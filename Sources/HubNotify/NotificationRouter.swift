@@ -53,20 +53,30 @@ public final class NotificationRouter: Sendable {
         publish: MQTTPublish? = nil
     ) throws(NotifierConfigurationError) {
         self.configuration = configuration
-        self.outbox = Outbox(directory: stateDirectory)
+        self.outbox = Outbox(directory: stateDirectory, logger: logger)
         self.logger = logger
         var queues: [String: BackendQueue] = [:]
         for spec in configuration.backends {
-            let notifier = try spec.makeNotifier(stateDirectory: stateDirectory, logger: logger, publish: publish)
-            queues[spec.name] = BackendQueue(
-                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+            do {
+                let notifier = try spec.makeNotifier(stateDirectory: stateDirectory, logger: logger, publish: publish)
+                queues[spec.name] = BackendQueue(
+                    name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+            } catch {
+                // The HTTP clients made so far must be closed before they are dropped.
+                for queue in queues.values { (queue.notifier as? any HTTPBacked)?.http.shutdownNow() }
+                throw error
+            }
         }
         self.queues = queues
     }
 
     public var statistics: Statistics {
         Statistics(
-            router: inbox.withLock { $0.counters }, backends: queues.mapValues(\.statistics),
+            router: inbox.withLock {
+                var counters = $0.counters
+                counters.outboxErrors += outbox.errors
+                return counters
+            }, backends: queues.mapValues(\.statistics),
             outboxPending: outbox.pendingCount)
     }
 
@@ -138,30 +148,34 @@ public final class NotificationRouter: Sendable {
     /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
     private func route(durableOnly: Bool) async {
         while true {
-            let (events, batch) = inbox.withLock {
-                inbox -> ([NotificationEvent], [(NotificationRule, NotificationEvent)]) in
+            // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
+            // (the MQTT ingest) waits for this lock.
+            let events = inbox.withLock { inbox -> [NotificationEvent] in
                 let events = Array(inbox.events.prefix(1000))
                 inbox.events.removeFirst(events.count)
-                var batch: [(NotificationRule, NotificationEvent)] = []
-                for event in events {
-                    for rule in configuration.rules where rule.matches(event) {
-                        if inbox.limiter.allow(rule: rule, sensor: event.sensor) || event.kind == .test {
-                            batch.append((rule, event))
-                        } else {
-                            inbox.counters.suppressed += 1
-                            logger.info(
-                                "notification suppressed by the rate limit",
-                                metadata: [
-                                    "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
-                                    "rate_limit": "\(rule.rateLimit.map(DurationText.format) ?? "")",
-                                ])
-                        }
-                    }
-                }
-                return (events, batch)
+                return events
             }
             guard !events.isEmpty else { return }
+            var batch: [(NotificationRule, NotificationEvent)] = []
+            var suppressed: [(NotificationRule, NotificationEvent)] = []
+            for event in events {
+                for rule in configuration.rules where rule.matches(event) {
+                    let allowed =
+                        event.kind == .test || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor) }
+                    if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
+                }
+            }
+            if !suppressed.isEmpty { inbox.withLock { $0.counters.suppressed += suppressed.count } }
+            for (rule, event) in suppressed {
+                logger.info(
+                    "notification suppressed by the rate limit",
+                    metadata: [
+                        "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
+                        "rate_limit": "\(rule.rateLimit.map(DurationText.format) ?? "")",
+                    ])
+            }
             var notifications: [Notification] = []
+            var routed = Set<String>()
             var ids: [NotificationEvent: String] = [:]
             for (rule, event) in batch {
                 let id = ids[event] ?? UUID().uuidString.lowercased()
@@ -173,8 +187,14 @@ public final class NotificationRouter: Sendable {
                         id: id, backend: backend, rule: rule.name, event: event, title: title, body: body,
                         priority: rule.priority)
                     // Two rules sending one event to one backend: once is enough.
-                    guard !notifications.contains(where: { $0.key == notification.key }) else { continue }
-                    notifications += await queue.notifier.expand(notification)
+                    guard routed.insert(notification.key).inserted else { continue }
+                    do {
+                        let copies = try await queue.notifier.expand(notification)
+                        if copies.isEmpty { queue.noRecipients(notification, reason: "no devices are registered") }
+                        notifications += copies
+                    } catch {
+                        queue.noRecipients(notification, reason: "\(error)")
+                    }
                 }
             }
             do {
@@ -267,7 +287,13 @@ public enum NotificationTest {
                     let notification = Notification(
                         id: id, backend: spec.name, rule: "test", event: event, title: title, body: body)
                     var results: [(target: String?, result: DeliveryResult)] = []
-                    for copy in await notifier.expand(notification) {
+                    var copies: [Notification] = []
+                    do {
+                        copies = try await notifier.expand(notification)
+                    } catch {
+                        results.append((nil, .failed(reason: "\(error)")))
+                    }
+                    for copy in copies {
                         let result =
                             await withTimeout(spec.policy.timeout) { await notifier.send(copy) }
                             ?? .retry(reason: "timed out: no answer within \(DurationText.format(spec.policy.timeout))")

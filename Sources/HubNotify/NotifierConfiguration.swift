@@ -391,10 +391,17 @@ struct Node {
         return text.hasSuffix("/") && url.path.isEmpty ? String(text.dropLast()) : text
     }
 
-    /// A file name, relative ones taken from the configuration file's directory.
+    /// A file name, relative ones taken from the configuration file's directory; `$CREDENTIALS_DIRECTORY/…` is
+    /// where systemd's `LoadCredential=` put a secret for the (dynamic) user hubd runs as.
     func filePath() throws(NotifierConfigurationError) -> String {
-        let text = try string()
+        var text = try string()
         guard !text.isEmpty else { throw .invalid(key: path, reason: "a file name") }
+        for prefix in ["$CREDENTIALS_DIRECTORY/", "${CREDENTIALS_DIRECTORY}/"] where text.hasPrefix(prefix) {
+            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] else {
+                throw .invalid(key: path, reason: "$CREDENTIALS_DIRECTORY is not set (see LoadCredential= in systemd)")
+            }
+            text = directory + "/" + text.dropFirst(prefix.count)
+        }
         return text.hasPrefix("/") ? text : base + "/" + text
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import Logging
 import Mosquitto
 
 /// The durable outbox: every notification is written here, and flushed to disk, before its first attempt; a line
@@ -21,6 +22,7 @@ public final class Outbox: Sendable {
     private let directory: String
     private let queue = DispatchQueue(label: "sensorhub.outbox")
     private let state = Locked(State())
+    private let logger: Logger?
 
     struct State {
         var fd: Int32 = -1
@@ -30,12 +32,18 @@ public final class Outbox: Sendable {
         var order: [String] = []
         var doneLines = 0
         var unreadableLines = 0
+        /// Writes that failed (logged): done marks that may reappear as duplicates, compactions that did not happen.
+        var errors = 0
     }
 
-    public init(directory: String) {
+    public init(directory: String, logger: Logger? = nil) {
         self.directory = directory
         self.path = directory + "/" + Self.fileName
+        self.logger = logger
     }
+
+    /// Writes that failed since start (each logged).
+    public var errors: Int { state.withLock { $0.errors } }
 
     /// Lines that could not be read when loading: torn by a crash, or damaged.
     public var unreadableLines: Int { state.withLock { $0.unreadableLines } }
@@ -97,7 +105,11 @@ public final class Outbox: Sendable {
         var buffer: [UInt8] = []
         var encoded: [(String, [UInt8])] = []
         for notification in notifications {
-            guard let data = try? encoder.encode(Entry(add: notification)) else { continue }
+            guard let data = try? encoder.encode(Entry(add: notification)) else {
+                state.withLock { $0.errors += 1 }
+                logger?.error("cannot encode a notification for the outbox", metadata: ["id": "\(notification.id)"])
+                continue
+            }
             let line = Array(data) + [UInt8(ascii: "\n")]
             buffer += line
             encoded.append((notification.key, Array(data)))
@@ -124,12 +136,18 @@ public final class Outbox: Sendable {
             writer.raw("}\n")
         }
         let bytes = writer.bytes
-        try? await perform { () throws(StoreError) in
-            try self.write(bytes, sync: false)
-            self.state.withLock { state in
-                for key in keys where state.pending.removeValue(forKey: key) != nil { state.doneLines += 1 }
+        do {
+            try await perform { () throws(StoreError) in
+                try self.write(bytes, sync: false)
+                self.state.withLock { state in
+                    for key in keys where state.pending.removeValue(forKey: key) != nil { state.doneLines += 1 }
+                }
+                try self.compactIfWorthIt()
             }
-            try self.compactIfWorthIt()
+        } catch {
+            // Not fatal: a done mark that did not make it means a duplicate after a restart, at worst.
+            state.withLock { $0.errors += 1 }
+            logger?.error("cannot write to the outbox", metadata: ["path": "\(path)", "error": "\(error)"])
         }
     }
 
@@ -151,8 +169,13 @@ public final class Outbox: Sendable {
     }
 
     private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
-        let fd = state.withLock { $0.fd }
-        guard fd >= 0 else { throw .system(path: path, action: "write", errno: EBADF) }
+        var fd = state.withLock { $0.fd }
+        if fd < 0 {
+            // Closed after a failed compaction: whichever file is at the path now holds everything.
+            fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
+            state.withLock { $0.fd = fd }
+        }
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -180,12 +203,16 @@ public final class Outbox: Sendable {
             return (true, bytes)
         }
         guard worth else { return }
+        // Whatever happens, stop appending to the old descriptor: after the rename it is a deleted file, and
+        // appends there would be lost. The next write opens whatever file is at the path.
+        defer {
+            state.withLock {
+                if $0.fd >= 0 { Glibc.close($0.fd) }
+                $0.fd = -1
+            }
+        }
         try replaceFileAtomically(at: path, with: lines)
-        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
         state.withLock {
-            if $0.fd >= 0 { Glibc.close($0.fd) }
-            $0.fd = fd
             $0.doneLines = 0
             $0.unreadableLines = 0
         }

@@ -60,7 +60,7 @@ import Testing
             let output = try String(contentsOfFile: directory.file("exec.out"), encoding: .utf8)
             #expect(output.contains("\"id\": \"\(id)\"") || output.contains("\"id\":\"\(id)\""))
             #expect(output.contains("env \(id) kitchen open"))
-            #expect(router.outbox.pendingCount == 0)
+            try await eventually("the outbox empty") { router.outbox.pendingCount == 0 }
         }
     }
 
@@ -83,7 +83,8 @@ import Testing
             let stuck = try #require(router.statistics.backends["stuck"])
             #expect(stuck.delivered == 0 && stuck.failed == 0 && stuck.retried == 0)
             #expect(stuck.queued == 49)  // one in flight, forever
-            #expect(router.outbox.pendingCount == 50)  // the stuck ones, kept for a restart
+            // The stuck ones stay in the outbox, for a restart.
+            try await eventually("50 pending") { router.outbox.pendingCount == 50 }
         }
     }
 
@@ -102,8 +103,9 @@ import Testing
             for index in 0..<5 { router.submit(event("sensor \(index)")) }
         }
         try await withRouter(yaml, directory: directory, before: before) { router in
-            try await eventually("drops") { router.statistics.backends["stuck"]?.dropped == 3 }
-            #expect(router.outbox.pendingCount == 2)
+            try await eventually("three dropped, and forgotten by the outbox") {
+                router.statistics.backends["stuck"]?.dropped == 3 && router.outbox.pendingCount == 2
+            }
         }
         // The two kept are the newest: the outbox holds sensors 3 and 4.
         let text = try String(contentsOfFile: directory.file("outbox.jsonl"), encoding: .utf8)
@@ -275,5 +277,48 @@ import Testing
             try String(contentsOfFile: directory.file("status.out"), encoding: .utf8)
                 == "$(touch \(marker)); `touch \(marker)`")
         #expect(!FileManager.default.fileExists(atPath: marker))
+    }
+}
+
+@Suite struct OutboxTests {
+    /// Once done lines are most of the journal it is rewritten with only what is pending, and appends go on
+    /// into the new file (not the replaced one).
+    @Test func compactionKeepsPendingAndLaterAppends() async throws {
+        let directory = try TemporaryDirectory()
+        let outbox = Outbox(directory: directory.path)
+        _ = try await outbox.open()
+        let notifications = (0..<1500).map {
+            Notification(id: "id-\($0)", backend: "b", rule: "r", event: event("s\($0)"), title: "t", body: "b")
+        }
+        try await outbox.append(notifications)
+        await outbox.markDone(notifications.prefix(1400).map(\.key))
+        let compacted = try String(contentsOfFile: outbox.path, encoding: .utf8).split(separator: "\n")
+        #expect(compacted.count == 100)
+        #expect(!compacted.contains { $0.contains("\"done\"") })
+        let late = Notification(id: "late", backend: "b", rule: "r", event: event("x"), title: "t", body: "b")
+        try await outbox.append([late])
+        await outbox.close()
+        let reopened = try await Outbox(directory: directory.path).open()
+        #expect(reopened.map(\.id) == (1400..<1500).map { "id-\($0)" } + ["late"])
+        #expect(outbox.errors == 0)
+    }
+
+    /// An apns backend with no registered device sends nothing, and says so (log line and counter).
+    @Test func pushWithoutDevicesIsCountedNotSilent() async throws {
+        let directory = try TemporaryDirectory()
+        let key = P256.Signing.PrivateKey()
+        try key.pemRepresentation.write(toFile: directory.file("key.p8"), atomically: true, encoding: .utf8)
+        let yaml = """
+            notifiers:
+              backends:
+                iphone: { type: apns, bundle_id: a.b, team_id: TEAM123456, key_id: KEY1234567, key_file: key.p8 }
+              rules:
+                all: { backends: [iphone] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("kitchen"))
+            try await eventually("counted") { router.statistics.backends["iphone"]?.failed == 1 }
+            #expect(router.statistics.backends["iphone"]?.lastError == "no devices are registered")
+        }
     }
 }

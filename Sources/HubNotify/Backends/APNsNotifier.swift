@@ -23,8 +23,8 @@ struct APNsNotifier: Notifier {
     let collapseID: Template?
     let http: HTTPDelivery
 
-    func expand(_ notification: Notification) async -> [Notification] {
-        let ids = (try? devices.devices().map(\.id)) ?? []
+    func expand(_ notification: Notification) async throws -> [Notification] {
+        let ids = try devices.devices().map(\.id)
         return ids.map { id in
             var copy = notification
             copy.target = id
@@ -73,9 +73,11 @@ struct APNsNotifier: Notifier {
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             _ = try? devices.remove(device.id)
             return .failed(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
-        case (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"):
-            signer.invalidate()
-            return .retry(reason: "APNs: \(reason!), signing a new token", after: .zero)
+        case (403, "ExpiredProviderToken"):
+            signer.invalidate(token)
+            return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
+        case (403, "InvalidProviderToken"), (403, "MissingProviderToken"), (403, "InvalidProviderToken "):
+            return .failed(reason: "APNs: \(reason ?? "403") — check team_id, key_id and key_file")
         default:
             let result = HTTPDelivery.result(answer, what: "APNs")
             return result
@@ -141,8 +143,9 @@ final class APNsTokenSigner: Sendable {
         }
     }
 
-    func invalidate() {
-        state.withLock { $0.cached = nil }
+    /// Forgets `token` if it is still the cached one (several workers may report the same expired token).
+    func invalidate(_ token: String) {
+        state.withLock { if $0.cached?.token == token { $0.cached = nil } }
     }
 }
 

@@ -109,7 +109,10 @@ struct ExecNotifier: Notifier {
         guard spawned == 0 else {
             close(inputPipe[1])
             close(outputPipe[0])
-            return .failed(reason: "cannot run \(command[0]): \(String(cString: strerror(spawned)))")
+            let reason = "cannot run \(command[0]): \(String(cString: strerror(spawned)))"
+            // A missing or non-executable program stays so; a full process table or memory may not.
+            return [ENOENT, EACCES, ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG].contains(spawned)
+                ? .failed(reason: reason) : .retry(reason: reason)
         }
         let deadline = ContinuousClock.now + timeout
 
@@ -122,6 +125,19 @@ struct ExecNotifier: Notifier {
         var status: Int32 = 0
         var exited = false
         var killedBy: String?
+        var outputOpen = true
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        /// Reads what the command wrote so far; notes end of file, so it is not polled again.
+        func drain() {
+            while outputOpen {
+                let count = read(outputPipe[0], &buffer, buffer.count)
+                if count == 0 { outputOpen = false }
+                guard count > 0 else { break }
+                output += buffer[0..<count]
+                // Keep the end: that's where the error usually is.
+                if output.count > 8192 { output.removeFirst(output.count - 4096) }
+            }
+        }
         while !exited {
             if inputOpen && written < input.count {
                 let count = input.withUnsafeBytes { write(inputPipe[1], $0.baseAddress! + written, $0.count - written) }
@@ -136,20 +152,17 @@ struct ExecNotifier: Notifier {
                 close(inputPipe[1])
                 inputOpen = false
             }
-            var fds = [pollfd(fd: outputPipe[0], events: Int16(POLLIN), revents: 0)]
-            if inputOpen { fds.append(pollfd(fd: inputPipe[1], events: Int16(POLLOUT), revents: 0)) }
+            // -1 descriptors are ignored by poll: a closed output must not make it return at once, forever.
+            var fds = [
+                pollfd(fd: outputOpen ? outputPipe[0] : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: inputOpen ? inputPipe[1] : -1, events: Int16(POLLOUT), revents: 0),
+            ]
             _ = poll(&fds, nfds_t(fds.count), 50)
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(outputPipe[0], &buffer, buffer.count)
-                guard count > 0 else { break }
-                output += buffer[0..<count]
-                // Keep the end: that's where the error usually is.
-                if output.count > 8192 { output.removeFirst(output.count - 4096) }
-            }
+            drain()
             let result = waitpid(pid, &status, WNOHANG)
             if result == pid {
                 exited = true
+                drain()
             } else if killedBy == nil {
                 if ContinuousClock.now >= deadline {
                     killedBy = "timed out after \(DurationText.format(timeout))"

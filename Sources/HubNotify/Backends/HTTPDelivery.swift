@@ -10,6 +10,11 @@ struct HTTPDelivery: Sendable {
     let client: HTTPClient
 
     /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
+    /// Closes the client from synchronous code (a configuration that failed half-way through).
+    func shutdownNow() {
+        try? client.syncShutdown()
+    }
+
     init(caFile: String?, http2: Bool = false) throws(NotifierConfigurationError) {
         var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -47,9 +52,17 @@ struct HTTPDelivery: Sendable {
         request.headers.replaceOrAdd(name: "User-Agent", value: "SensorHub/\(SensorHubVersion.current)")
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.seconds * 1e9)))
-        var buffer = try await response.body.collect(upTo: 64 * 1024)
-        let text = buffer.readString(length: buffer.readableBytes) ?? ""
-        return Answer(status: Int(response.status.code), headers: response.headers, body: text)
+        // The start of the body is enough for an error message; a big 200 page must not fail the delivery.
+        var kept: [UInt8] = []
+        do {
+            for try await var chunk in response.body where kept.count < 4096 {
+                kept += chunk.readBytes(length: min(chunk.readableBytes, 4096 - kept.count)) ?? []
+            }
+        } catch {
+            if !(200..<300).contains(Int(response.status.code)) { throw error }
+        }
+        return Answer(
+            status: Int(response.status.code), headers: response.headers, body: String(decoding: kept, as: UTF8.self))
     }
 
     /// 2xx delivered; 408, 429 and 5xx retried, honouring `Retry-After`; any other status fails for good.
@@ -89,6 +102,15 @@ struct HTTPDelivery: Sendable {
         try? await client.shutdown()
     }
 }
+
+/// A backend that owns an HTTP client.
+protocol HTTPBacked {
+    var http: HTTPDelivery { get }
+}
+
+extension WebhookNotifier: HTTPBacked {}
+extension NtfyNotifier: HTTPBacked {}
+extension APNsNotifier: HTTPBacked {}
 
 /// `webhook`: POSTs the notification as JSON, optionally signed with HMAC-SHA256.
 struct WebhookNotifier: Notifier {
