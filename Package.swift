@@ -39,6 +39,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The SDS011 particulate sensor: its serial port (termios), its protocol, its commands.
+        .target(name: "SDS011"),
+        // A simulated SDS011 on a pseudo-terminal, for tests and for trying the hub without the hardware.
+        .target(name: "SDS011Simulator", dependencies: ["SDS011", "CPseudoTerminal"]),
+        .target(name: "CPseudoTerminal"),
+        .executableTarget(
+            name: "sds011-sim",
+            dependencies: [
+                "SDS011", "SDS011Simulator", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/sds011-sim"
+        ),
         // What the agent and the command line share: the registry, its defaults store, the state directory.
         .target(
             name: "HubCore",
@@ -122,6 +134,10 @@ let package = Package(
         .testTarget(
             name: "HubCoreTests",
             dependencies: ["HubCore", "HubTestKit"]
+        ),
+        .testTarget(
+            name: "SDS011Tests",
+            dependencies: ["SDS011", "SDS011Simulator"]
         ),
         .testTarget(
             name: "HubNotifyTests",
