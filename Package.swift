@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -56,6 +57,7 @@ let package = Package(
             name: "HubCore",
             dependencies: [
                 "Mosquitto",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
@@ -76,13 +78,20 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // History: particulate readings and status events in SQLite, with aggregates and retention.
+        .target(
+            name: "HubHistory",
+            dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",
             dependencies: [
                 "HubCore",
+                "HubHistory",
                 "HubNotify",
                 "Mosquitto",
+                "SDS011",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +104,9 @@ let package = Package(
             name: "HubCLI",
             dependencies: [
                 "HubCore",
+                "HubHistory",
                 "HubNotify",
+                "SDS011",
                 "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

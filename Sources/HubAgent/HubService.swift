@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubHistory
 import HubNotify
 import Logging
 import Mosquitto
@@ -31,6 +32,9 @@ public final class HubService: Service, Sendable {
     let rejectionLog = Locked<[Rejection: (count: Int, last: ContinuousClock.Instant?)]>([:])
     /// Where every sensor event goes: rules, the outbox, the backends.
     public let router: NotificationRouter
+    /// Readings and events waiting to be written to the history.
+    let pendingHistory = Locked<(readings: [(sensor: String, reading: ParticulateReading)], events: [History.Event])>(
+        ([], []))
 
     struct Settings: Sendable {
         var configuration: HubConfiguration
@@ -63,10 +67,10 @@ public final class HubService: Service, Sendable {
         self.logger = logger
         self.notifier = notifier
         self.settings = Locked(Settings(configuration: configuration, state: state, broker: BrokerSettings()))
-        self.tracker = Locked(
-            SensorTracker(
-                defaultSilenceTimeout: configuration.silenceTimeout,
-                maximumStatusLength: configuration.maximumStatusLength))
+        var tracker = SensorTracker(
+            defaultSilenceTimeout: configuration.silenceTimeout, maximumStatusLength: configuration.maximumStatusLength)
+        tracker.airPolicy = configuration.air
+        self.tracker = Locked(tracker)
         // The mqtt backend publishes over whichever client is connected at the time.
         let connection = Locked(ConnectionState())
         self.connection = connection
@@ -100,6 +104,7 @@ public final class HubService: Service, Sendable {
             atPath: state.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         settings.withLock { $0.broker = document.broker }
         _ = tracker.withLock { $0.follow(document, now: .now) }
+        let history = openHistory(state, document)
         logger.info(
             "following the registry",
             metadata: ["state_directory": "\(state.path)", "sensors": "\(document.sensors.count)"])
@@ -121,6 +126,15 @@ public final class HubService: Service, Sendable {
                 group.addTask { await self.every(interval) { self.notifier.watchdog() } }
             }
             group.addTask { await self.reloadOnHangUp() }
+            if let history {
+                group.addTask {
+                    await self.every(self.configuration.flushInterval) { await self.writeHistory(history) }
+                }
+                group.addTask { await self.every(.seconds(86_400)) { await self.pruneHistory(history) } }
+            }
+            if configuration.sds011.port != nil {
+                group.addTask { await self.sds011Reader().run() }
+            }
             // The connection loop returns on graceful shutdown, after 'offline' went out and the client closed.
             await connectionLoop(registry: registryContinuation)
             notifier.stopping()
@@ -129,19 +143,20 @@ public final class HubService: Service, Sendable {
         registryContinuation.finish()
         // Whatever arrived until the client closed is in the tracker now: write it.
         flush()
+        if let history { await writeHistory(history) }
         writeStatus()
         logger.info("stopped")
     }
 
     /// Runs `action` every `interval` until graceful shutdown or cancellation.
-    private func every(_ interval: Duration, _ action: @Sendable () -> Void) async {
+    func every(_ interval: Duration, _ action: @Sendable () async -> Void) async {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await Task.sleep(for: interval)
             } catch {
                 return
             }
-            action()
+            await action()
         }
     }
 
@@ -420,6 +435,13 @@ public final class HubService: Service, Sendable {
                     $0.changes += 1
                 }
                 notify(event)
+            case .particulate(let reading, let sensor, let events):
+                counters.withLock {
+                    $0.messages += 1
+                    $0.changes += events.count
+                }
+                pendingHistory.withLock { $0.readings.append((sensor, reading)) }
+                for event in events { notify(event) }
             case .unchanged:
                 counters.withLock { $0.messages += 1 }
             case .rejected(let reason):
@@ -466,7 +488,13 @@ public final class HubService: Service, Sendable {
         router.submit(
             NotificationEvent(
                 kind: NotificationEvent.Kind(rawValue: event.kind.rawValue), sensor: event.sensor, topic: event.topic,
-                oldStatus: event.oldStatus, newStatus: event.newStatus, time: event.time))
+                oldStatus: event.oldStatus, newStatus: event.newStatus, time: event.time, value: event.value))
+        pendingHistory.withLock {
+            $0.events.append(
+                History.Event(
+                    sensor: event.sensor, time: event.time, kind: event.kind.rawValue, oldStatus: event.oldStatus,
+                    newStatus: event.newStatus, value: event.value))
+        }
     }
 
     private func checkSilence() {

@@ -12,6 +12,8 @@ public struct SensorEvent: Sendable, Hashable, CustomStringConvertible {
         case offline
         /// A message after `offline` (or after silence): back, with this status.
         case recovered
+        /// Air quality crossed the configured threshold (or came back below it).
+        case airQuality = "air_quality"
     }
 
     public var kind: Kind
@@ -20,6 +22,8 @@ public struct SensorEvent: Sendable, Hashable, CustomStringConvertible {
     public var oldStatus: String
     public var newStatus: String
     public var time: Timestamp
+    /// What an air-quality event measured, in words ("PM2.5 27.4 µg/m³ (24 h mean) is above …").
+    public var value: String? = nil
 
     public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
 }
@@ -30,6 +34,7 @@ public enum Rejection: String, Sendable, CaseIterable {
     case tooLong = "longer than sensors.max_status_length"
     case empty = "empty"
     case unknownTopic = "on a topic no sensor uses (any more)"
+    case invalidReading = "not a particulate reading (the hub's JSON, Tasmota's, or a number)"
 }
 
 /// The agent's view of the registry and of every sensor's status: what a message changes, when a sensor goes
@@ -48,6 +53,9 @@ public struct SensorTracker: Sendable {
         var silenceTimeout: Duration?
         /// Monotonic deadline for silence; bumped by every live message.
         var silenceDeadline: ContinuousClock.Instant?
+        var kind: SensorKind = .status
+        /// Particulate sensors: recent readings and the alert state.
+        var air: AirQualityMonitor?
     }
 
     private var sensors: [String: Tracked] = [:]
@@ -63,6 +71,9 @@ public struct SensorTracker: Sendable {
         var topic: String
         static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant < rhs.instant }
     }
+
+    /// How particulate sensors are judged.
+    public var airPolicy = AirQualityPolicy()
 
     public init(defaultSilenceTimeout: Duration? = nil, maximumStatusLength: Int = 256) {
         self.defaultSilenceTimeout = defaultSilenceTimeout
@@ -97,6 +108,10 @@ public struct SensorTracker: Sendable {
             wanted.insert(sensor.topic)
             if var tracked = sensors[sensor.topic] {
                 tracked.name = sensor.name
+                if tracked.kind != sensor.kind {
+                    tracked.kind = sensor.kind
+                    tracked.air = sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil
+                }
                 if tracked.silenceTimeout != sensor.silenceTimeout {
                     tracked.silenceTimeout = sensor.silenceTimeout
                     sensors[sensor.topic] = tracked
@@ -108,7 +123,9 @@ public struct SensorTracker: Sendable {
                 let offline = sensor.status == Self.offline
                 sensors[sensor.topic] = Tracked(
                     name: sensor.name, status: sensor.status, statusBeforeOffline: nil,
-                    lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout)
+                    lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
+                    kind: sensor.kind,
+                    air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil)
                 delta.subscribe.append(sensor.topic)
                 // A sensor that has reported before gets a full timeout from now: the hub may just have started.
                 if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
@@ -133,6 +150,14 @@ public struct SensorTracker: Sendable {
         }
     }
 
+    /// Gives a particulate sensor the readings it had before (from the history), without events.
+    public mutating func seed(topic: String, readings: [ParticulateReading]) {
+        guard var tracked = sensors[topic], var monitor = tracked.air else { return }
+        for reading in readings where monitor.isNew(reading) { _ = monitor.add(reading) }
+        tracked.air = monitor
+        sensors[topic] = tracked
+    }
+
     // MARK: Messages
 
     /// What a message did.
@@ -141,6 +166,8 @@ public struct SensorTracker: Sendable {
         case event(SensorEvent)
         /// The same status again (the last-updated time moved, unless it was a retained replay).
         case unchanged
+        /// A particulate reading, with what it changed (a new level, an alert raised or cleared).
+        case particulate(ParticulateReading, sensor: String, events: [SensorEvent])
         case rejected(Rejection)
     }
 
@@ -193,6 +220,39 @@ public struct SensorTracker: Sendable {
             dirty.insert(topic)
             return event(.recovered, tracked.status)
         default:
+            if tracked.kind == .particulate, var monitor = tracked.air {
+                guard let reading = ParticulateReading.parse(payload, receivedAt: time) else {
+                    return .rejected(.invalidReading)
+                }
+                // A retained replay of a reading the hub has: no news.
+                guard monitor.isNew(reading) else { return .unchanged }
+                let level = monitor.level(reading)
+                let alert = monitor.add(reading)
+                tracked.air = monitor
+                var events: [SensorEvent] = []
+                func change(_ kind: SensorEvent.Kind) -> SensorEvent {
+                    SensorEvent(
+                        kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: level, time: time)
+                }
+                if tracked.isOffline {
+                    tracked.isOffline = false
+                    tracked.statusBeforeOffline = nil
+                    events.append(change(.recovered))
+                } else if level != old {
+                    events.append(change(.changed))
+                }
+                tracked.status = level
+                tracked.lastUpdated = time
+                dirty.insert(topic)
+                if let alert {
+                    events.append(
+                        SensorEvent(
+                            kind: .airQuality, sensor: tracked.name, topic: topic,
+                            oldStatus: alert.raised ? "clear" : "alert", newStatus: alert.raised ? "alert" : "clear",
+                            time: time, value: alert.message))
+                }
+                return .particulate(reading, sensor: tracked.name, events: events)
+            }
             if tracked.isOffline {
                 tracked.isOffline = false
                 tracked.statusBeforeOffline = nil

@@ -30,7 +30,10 @@ public struct HubctlCommand: AsyncParsableCommand {
             also completes sensor names.
             """,
         version: SensorHubVersion.current,
-        subcommands: [Sensors.self, Broker.self, Status.self, Notify.self, Devices.self]
+        subcommands: [
+            Sensors.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self, HistoryCommand.self,
+            Events.self,
+        ]
     )
 
     public init() {}

@@ -4,6 +4,11 @@ import Foundation
 public enum DurationText {
     /// The duration `text` names, or `nil` when it is not one (or is not above zero).
     public static func parse(_ text: String) -> Duration? {
+        parse(text, allowingZero: false)
+    }
+
+    /// The duration `text` names, or `nil` when it is not one (or is below zero, or zero unless `allowingZero`).
+    public static func parse(_ text: String, allowingZero: Bool) -> Duration? {
         var total: Duration = .zero
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         guard !rest.isEmpty else { return nil }
@@ -24,7 +29,7 @@ public enum DurationText {
             }
             total += .milliseconds(Int64((seconds * 1000).rounded()))
         }
-        return total > .zero ? total : nil
+        return total > .zero || allowingZero ? total : nil
     }
 
     /// A short rendering: `90s` as `1m30s`, `3600s` as `1h`.

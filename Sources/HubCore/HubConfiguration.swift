@@ -27,6 +27,30 @@ public struct HubConfiguration: Sendable, Hashable {
     public var flushInterval: Duration = .seconds(1)
     /// `log.level`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: String = "info"
+    /// `sds011.*`: the particulate sensor hubd drives itself; off unless `sds011.port` is set.
+    public var sds011 = SDS011Settings()
+    /// `air.*`: how particulate readings become a status and alerts.
+    public var air = AirQualityPolicy()
+    /// `history.retention`: how long readings and events are kept.
+    public var historyRetention: Duration = .seconds(400 * 86_400)
+
+    /// The `sds011` section.
+    public struct SDS011Settings: Sendable, Hashable {
+        /// The serial port; `nil`: no SDS011.
+        public var port: String?
+        /// Its name in the registry.
+        public var name = "air quality"
+        /// Where readings are published; `{id}` is the sensor's id.
+        public var topic = "sensorhub/sds011/{id}/state"
+        /// A reading this often.
+        public var interval: Duration = .seconds(60)
+        /// Before each reading the sensor works this long (it sleeps between readings when the interval allows).
+        public var warmUp: Duration = .seconds(30)
+        /// Readings averaged into one, a second apart.
+        public var samples = 3
+
+        public init() {}
+    }
 
     public init() {}
 
@@ -71,8 +95,6 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// Reads every key from `config`, checking each.
     static func read(_ config: ConfigReader, file: String?) throws(ConfigurationError) -> HubConfiguration {
-        /// What a valid value looks like, for the message.
-        struct Expected: Error { var reason: String }
         /// The value of `key` made by `convert`, or `nil` when the key is not set.
         func value<T>(_ key: String, _ convert: (String) throws -> T) throws(ConfigurationError) -> T? {
             guard let text = config.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces) else {
@@ -146,9 +168,100 @@ public struct HubConfiguration: Sendable, Hashable {
         {
             result.logLevel = level
         }
+        try readAir({ key, convert throws(ConfigurationError) in try value(key, convert) }, into: &result)
         return result
     }
+
+    /// The `sds011`, `air` and `history` sections.
+    static func readAir(
+        _ value: (String, (String) throws -> Any) throws(ConfigurationError) -> Any?,
+        into result: inout HubConfiguration
+    ) throws(ConfigurationError) {
+        func duration(_ text: String, _ range: ClosedRange<Duration>) throws -> Duration {
+            guard let duration = DurationText.parse(text, allowingZero: range.lowerBound == .zero),
+                range.contains(duration)
+            else {
+                throw Expected(
+                    reason:
+                        "a duration from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), like 30s, 10m or 1h"
+                )
+            }
+            return duration
+        }
+        func number(_ text: String, _ range: ClosedRange<Double>) throws -> Double {
+            guard let number = Double(text.replacingOccurrences(of: "%", with: "")), range.contains(number) else {
+                throw Expected(reason: "a number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return number
+        }
+        if let port = try value("sds011.port", { $0 }) as? String, !port.isEmpty { result.sds011.port = port }
+        if let name = try value("sds011.name", { try SensorRules.name($0) }) as? String { result.sds011.name = name }
+        if let topic = try value(
+            "sds011.topic",
+            { text -> String in
+                _ = try SensorRules.topic(text.replacingOccurrences(of: "{id}", with: "A160"))
+                return text
+            }) as? String
+        {
+            result.sds011.topic = topic
+        }
+        if let interval = try value("sds011.interval", { try duration($0, .seconds(1)...(.seconds(86_400))) })
+            as? Duration
+        {
+            result.sds011.interval = interval
+        }
+        if let warmUp = try value("sds011.warm_up", { try duration($0, .zero...(.seconds(600))) }) as? Duration {
+            result.sds011.warmUp = warmUp
+        }
+        if let samples = try value("sds011.samples", { Int(try number($0, 1...60)) }) as? Int {
+            result.sds011.samples = samples
+        }
+        if let scale = try value(
+            "air.scale",
+            { text -> AirQualityPolicy.Scale in
+                guard let scale = AirQualityPolicy.Scale(rawValue: text.lowercased()) else {
+                    throw Expected(reason: "aqi (the EPA category) or light (green, yellow, red)")
+                }
+                return scale
+            }) as? AirQualityPolicy.Scale
+        {
+            result.air.scale = scale
+        }
+        if let metric = try value(
+            "air.alert.metric",
+            { text -> AirQualityPolicy.Metric in
+                guard let metric = AirQualityPolicy.Metric(text) else {
+                    throw Expected(reason: "pm25_24h, pm25_1h, pm25, pm10_24h, pm10_1h or pm10")
+                }
+                return metric
+            }) as? AirQualityPolicy.Metric
+        {
+            result.air.metric = metric
+            // A PM10 alert without its own threshold watches PM10's WHO 24-hour guideline.
+            if metric.pollutant == .pm10 { result.air.threshold = WHOGuideline.guideline(.pm10, .day) }
+        }
+        if let threshold = try value("air.alert.threshold", { try number($0, 0...10_000) }) as? Double {
+            result.air.threshold = threshold
+        }
+        if let hysteresis = try value("air.alert.hysteresis", { try number($0, 0...90) / 100 }) as? Double {
+            result.air.hysteresis = hysteresis
+        }
+        if let interval = try value("air.alert.min_interval", { try duration($0, .zero...(.seconds(86_400))) })
+            as? Duration
+        {
+            result.air.minimumInterval = interval
+        }
+        if let retention = try value(
+            "history.retention", { try duration($0, .seconds(3600)...(.seconds(3650 * 86_400))) })
+            as? Duration
+        {
+            result.historyRetention = retention
+        }
+    }
 }
+
+/// What a valid value looks like, for the message.
+private struct Expected: Error { var reason: String }
 
 /// Why the configuration can't be used; the message names the file and the key.
 public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {

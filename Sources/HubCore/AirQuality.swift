@@ -1,0 +1,185 @@
+import Foundation
+
+/// One particulate measurement, in µg/m³; either value may be missing (ESPHome sends them on separate topics).
+public struct ParticulateReading: Sendable, Hashable {
+    public var pm25: Double?
+    public var pm10: Double?
+    public var time: Timestamp
+    /// The sensor's own id, when the payload says (the SDS011's `A160`).
+    public var device: String?
+
+    public init(pm25: Double?, pm10: Double?, time: Timestamp, device: String? = nil) {
+        self.pm25 = pm25
+        self.pm10 = pm10
+        self.time = time
+        self.device = device
+    }
+
+    /// Reads the payloads particulate firmware publishes: the hub's own `{"pm25":12.3,"pm10":20.1,…}`, Tasmota's
+    /// `{"SDS0X1":{"PM2.5":12.3,"PM10":20.1}}`, and ESPHome's plain number (taken as PM2.5). `nil` for anything
+    /// else, and for values outside 0–10,000 µg/m³.
+    public static func parse(_ payload: [UInt8], receivedAt time: Timestamp) -> ParticulateReading? {
+        guard let text = String(validating: payload, as: UTF8.self)?.trimmingCharacters(in: .whitespacesAndNewlines),
+            !text.isEmpty, text.utf8.count <= 4096
+        else { return nil }
+        func valid(_ value: Double?) -> Double? {
+            guard let value, value.isFinite, (0...10_000).contains(value) else { return nil }
+            return value
+        }
+        if let number = Double(text) {
+            return valid(number).map { ParticulateReading(pm25: $0, pm10: nil, time: time) }
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            return nil
+        }
+        func number(_ value: Any?) -> Double? {
+            if let number = value as? NSNumber, !(value is Bool) { return number.doubleValue }
+            if let text = value as? String { return Double(text) }
+            return nil
+        }
+        var pm25 = valid(number(object["pm25"]))
+        var pm10 = valid(number(object["pm10"]))
+        if pm25 == nil && pm10 == nil {
+            // Tasmota: the first member holding PM2.5 / PM10 (SDS0X1, SDS011, PMS5003, …).
+            for value in object.values {
+                guard let inner = value as? [String: Any] else { continue }
+                pm25 = valid(number(inner["PM2.5"]))
+                pm10 = valid(number(inner["PM10"]))
+                if pm25 != nil || pm10 != nil { break }
+            }
+        }
+        guard pm25 != nil || pm10 != nil else { return nil }
+        let stamped = (object["time"] as? String).flatMap(Timestamp.init(iso8601:))
+        return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: object["id"] as? String)
+    }
+
+    /// The hub's own payload: `{"pm25":12.3,"pm10":20.1,"time":"…","id":"A160"}`.
+    public var json: String {
+        var parts: [String] = []
+        if let pm25 { parts.append("\"pm25\":\(Self.format(pm25))") }
+        if let pm10 { parts.append("\"pm10\":\(Self.format(pm10))") }
+        parts.append("\"time\":\"\(time.iso8601)\"")
+        if let device { parts.append("\"id\":\"\(device)\"") }
+        return "{" + parts.joined(separator: ",") + "}"
+    }
+
+    /// One decimal, as the sensor measures.
+    public static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+/// The pollutants the hub evaluates.
+public enum Pollutant: String, Sendable, Hashable, CaseIterable {
+    case pm25 = "PM2.5"
+    case pm10 = "PM10"
+}
+
+/// The US EPA Air Quality Index, with the PM2.5 breakpoints revised in 2024.
+public enum AQI {
+    /// A category: its name and colour.
+    public struct Category: Sendable, Hashable {
+        public var name: String
+        public var colour: String
+        public var range: ClosedRange<Int>
+    }
+
+    public static let categories = [
+        Category(name: "Good", colour: "green", range: 0...50),
+        Category(name: "Moderate", colour: "yellow", range: 51...100),
+        Category(name: "Unhealthy for Sensitive Groups", colour: "orange", range: 101...150),
+        Category(name: "Unhealthy", colour: "red", range: 151...200),
+        Category(name: "Very Unhealthy", colour: "purple", range: 201...300),
+        Category(name: "Hazardous", colour: "maroon", range: 301...500),
+    ]
+
+    static let pm25Breakpoints: [(Double, Double)] = [
+        (0.0, 9.0), (9.1, 35.4), (35.5, 55.4), (55.5, 125.4), (125.5, 225.4), (225.5, 325.4),
+    ]
+    static let pm10Breakpoints: [(Double, Double)] = [
+        (0, 54), (55, 154), (155, 254), (255, 354), (355, 424), (425, 604),
+    ]
+
+    /// The index for a concentration: PM2.5 truncated to 0.1 µg/m³, PM10 to 1, then interpolated within its
+    /// breakpoints and rounded; above the table, 500.
+    public static func index(_ pollutant: Pollutant, _ concentration: Double) -> Int {
+        let (value, table) =
+            pollutant == .pm25
+            ? ((max(concentration, 0) * 10).rounded(.down) / 10, pm25Breakpoints)
+            : (max(concentration, 0).rounded(.down), pm10Breakpoints)
+        for (index, (low, high)) in table.enumerated() where value <= high {
+            let range = categories[index].range
+            let aqi =
+                Double(range.upperBound - range.lowerBound) / (high - low) * (value - low) + Double(range.lowerBound)
+            return Int(aqi.rounded())
+        }
+        return 500
+    }
+
+    public static func category(_ index: Int) -> Category {
+        categories.first { $0.range.contains(index) } ?? categories.last!
+    }
+
+    /// The worse of the two pollutants' indices.
+    public static func index(pm25: Double?, pm10: Double?) -> Int? {
+        let values = [pm25.map { index(.pm25, $0) }, pm10.map { index(.pm10, $0) }].compactMap { $0 }
+        return values.max()
+    }
+}
+
+/// The WHO Global Air Quality Guidelines (2021), µg/m³: the guideline (AQG) level and the interim targets.
+public enum WHOGuideline {
+    public enum Averaging: String, Sendable, Hashable {
+        case day = "24 h"
+        case year = "annual"
+    }
+
+    /// Interim targets IT-1…IT-4, then the AQG level.
+    public static func levels(_ pollutant: Pollutant, _ averaging: Averaging) -> [(name: String, value: Double)] {
+        let values: [Double]
+        switch (pollutant, averaging) {
+        case (.pm25, .year): values = [35, 25, 15, 10, 5]
+        case (.pm25, .day): values = [75, 50, 37.5, 25, 15]
+        case (.pm10, .year): values = [70, 50, 30, 20, 15]
+        case (.pm10, .day): values = [150, 100, 75, 50, 45]
+        }
+        return zip(
+            ["interim target 1", "interim target 2", "interim target 3", "interim target 4", "guideline"], values
+        )
+        .map { ($0, $1) }
+    }
+
+    public static func guideline(_ pollutant: Pollutant, _ averaging: Averaging) -> Double {
+        levels(pollutant, averaging).last!.value
+    }
+
+    /// Which WHO name a threshold has, if it is one of theirs ("the WHO guideline of 15").
+    public static func name(of threshold: Double, _ pollutant: Pollutant, _ averaging: Averaging) -> String? {
+        levels(pollutant, averaging).first { $0.value == threshold }.map {
+            "the WHO \($0.name) of \(ParticulateReading.trim($0.value))"
+        }
+    }
+}
+
+extension ParticulateReading {
+    /// 15 rather than 15.0; 37.5 as it is.
+    public static func trim(_ value: Double) -> String {
+        value.rounded() == value ? String(Int(value)) : String(value)
+    }
+}
+
+/// The original air monitor's light: green, yellow or red from one reading (red: PM2.5 ≥ 5 or PM10 ≥ 15; yellow:
+/// PM2.5 ≥ 3 or PM10 ≥ 10).
+public enum AirLight: String, Sendable {
+    case green, yellow, red
+
+    public init(pm25: Double?, pm10: Double?) {
+        let p25 = pm25 ?? 0
+        let p10 = pm10 ?? 0
+        if p25 >= 5 || p10 >= 15 {
+            self = .red
+        } else if p25 >= 3 || p10 >= 10 {
+            self = .yellow
+        } else {
+            self = .green
+        }
+    }
+}

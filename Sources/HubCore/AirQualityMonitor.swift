@@ -1,0 +1,150 @@
+import DequeModule
+
+/// How the hub judges particulate readings: the status it shows, and when it raises an alert.
+public struct AirQualityPolicy: Sendable, Hashable {
+    /// The status a particulate sensor shows.
+    public enum Scale: String, Sendable, Hashable, CaseIterable {
+        /// The US EPA AQI category of the reading: Good, Moderate, … Hazardous.
+        case aqi
+        /// The original monitor's light: green, yellow, red.
+        case light
+    }
+
+    /// What the alert watches: a pollutant, instantaneous or as a rolling mean.
+    public struct Metric: Sendable, Hashable, CustomStringConvertible {
+        public var pollutant: Pollutant
+        /// `nil`: each reading as it comes.
+        public var window: Duration?
+
+        public init(_ pollutant: Pollutant, window: Duration?) {
+            self.pollutant = pollutant
+            self.window = window
+        }
+
+        /// `pm25_24h`, `pm25_1h`, `pm25`, `pm10_24h`, `pm10_1h`, `pm10`.
+        public init?(_ text: String) {
+            let parts = text.lowercased().split(separator: "_")
+            guard let first = parts.first, parts.count <= 2 else { return nil }
+            switch first {
+            case "pm25", "pm2.5": pollutant = .pm25
+            case "pm10": pollutant = .pm10
+            default: return nil
+            }
+            switch parts.count == 2 ? String(parts[1]) : "" {
+            case "": window = nil
+            case "1h": window = .seconds(3600)
+            case "24h": window = .seconds(86_400)
+            default: return nil
+            }
+        }
+
+        public var description: String {
+            let name = pollutant == .pm25 ? "pm25" : "pm10"
+            switch window {
+            case nil: return name
+            case .seconds(3600)?: return name + "_1h"
+            default: return name + "_24h"
+            }
+        }
+
+        /// "(24 h mean)", "(1 h mean)" or nothing.
+        var label: String {
+            switch window {
+            case nil: return ""
+            case .seconds(3600)?: return " (1 h mean)"
+            default: return " (24 h mean)"
+            }
+        }
+    }
+
+    public var scale = Scale.aqi
+    /// Default: the WHO 24-hour guideline for PM2.5 on the 24-hour mean.
+    public var metric = Metric(.pm25, window: .seconds(86_400))
+    public var threshold: Double = 15
+    /// The alert clears below threshold × (1 − hysteresis), so a value hovering at the line can't flap.
+    public var hysteresis: Double = 0.1
+    /// At most one alert in this long (the original let one through every 20 minutes).
+    public var minimumInterval: Duration = .seconds(1200)
+
+    public init() {}
+
+    /// How the threshold reads in a message: "the WHO guideline of 15", else "the threshold of 12".
+    var thresholdName: String {
+        let averaging: WHOGuideline.Averaging = metric.window == .seconds(86_400) ? .day : .year
+        let who = metric.window == .seconds(3600) ? nil : WHOGuideline.name(of: threshold, metric.pollutant, averaging)
+        return who ?? "the threshold of \(ParticulateReading.trim(threshold))"
+    }
+}
+
+/// One particulate sensor's recent readings, its status level, and its alert state.
+public struct AirQualityMonitor: Sendable {
+    public let policy: AirQualityPolicy
+    private var samples = Deque<(time: Int64, pm25: Double?, pm10: Double?)>()
+    public private(set) var alerting = false
+    private var lastAlert: Int64?
+
+    public init(policy: AirQualityPolicy) {
+        self.policy = policy
+    }
+
+    /// An alert raised or cleared.
+    public struct Alert: Sendable, Hashable {
+        public var raised: Bool
+        public var value: Double
+        public var message: String
+    }
+
+    /// The status a reading shows.
+    public func level(_ reading: ParticulateReading) -> String {
+        switch policy.scale {
+        case .aqi:
+            guard let index = AQI.index(pm25: reading.pm25, pm10: reading.pm10) else { return "unknown" }
+            return AQI.category(index).name
+        case .light:
+            return AirLight(pm25: reading.pm25, pm10: reading.pm10).rawValue
+        }
+    }
+
+    /// The mean of `pollutant` over `window` up to the newest reading.
+    public func mean(_ pollutant: Pollutant, over window: Duration) -> Double? {
+        guard let newest = samples.last?.time else { return nil }
+        let start = newest - Int64(window.components.seconds * 1000)
+        let values = samples.filter { $0.time > start }.compactMap { pollutant == .pm25 ? $0.pm25 : $0.pm10 }
+        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+
+    /// Whether `reading` is newer than the last one taken (a retained replay is not).
+    public func isNew(_ reading: ParticulateReading) -> Bool {
+        samples.last.map { reading.time.millisecondsSince1970 > $0.time } ?? true
+    }
+
+    /// Takes a reading; returns an alert when the watched value crosses the threshold (up: at most one per
+    /// minimum interval; down: past the hysteresis).
+    public mutating func add(_ reading: ParticulateReading) -> Alert? {
+        let time = reading.time.millisecondsSince1970
+        samples.append((time, reading.pm25, reading.pm10))
+        while let first = samples.first, first.time <= time - 86_400_000 { samples.removeFirst() }
+        let metric = policy.metric
+        let value: Double?
+        if let window = metric.window {
+            value = mean(metric.pollutant, over: window)
+        } else {
+            value = metric.pollutant == .pm25 ? reading.pm25 : reading.pm10
+        }
+        guard let value else { return nil }
+        let shown = "\(metric.pollutant.rawValue) \(ParticulateReading.format(value)) µg/m³\(metric.label)"
+        if !alerting && value > policy.threshold {
+            if let lastAlert, time - lastAlert < Int64(policy.minimumInterval.components.seconds * 1000) {
+                return nil  // still above when the interval is over: the alert comes then
+            }
+            alerting = true
+            lastAlert = time
+            return Alert(raised: true, value: value, message: "\(shown) is above \(policy.thresholdName)")
+        }
+        if alerting && value < policy.threshold * (1 - policy.hysteresis) {
+            alerting = false
+            return Alert(raised: false, value: value, message: "\(shown) is back below \(policy.thresholdName)")
+        }
+        return nil
+    }
+}
