@@ -144,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HubCoreTests",
-            dependencies: ["HubCore", "HubTestKit"]
+            dependencies: ["HubCore", "HubHistory", "HubTestKit"]
         ),
         .testTarget(
             name: "SDS011Tests",
@@ -165,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "HubToolsTests",
             dependencies: [
-                "HubCore", "HubTestKit", "Mosquitto", "hubd", "hubctl",
+                "HubCore", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -153,8 +153,9 @@ public enum WHOGuideline {
 
     /// Which WHO name a threshold has, if it is one of theirs ("the WHO guideline of 15").
     public static func name(of threshold: Double, _ pollutant: Pollutant, _ averaging: Averaging) -> String? {
-        levels(pollutant, averaging).first { $0.value == threshold }.map {
-            "the WHO \($0.name) of \(ParticulateReading.trim($0.value))"
+        let period = averaging == .year ? "annual " : ""
+        return levels(pollutant, averaging).first { $0.value == threshold }.map {
+            "the WHO \(period)\($0.name) of \(ParticulateReading.trim($0.value))"
         }
     }
 }
