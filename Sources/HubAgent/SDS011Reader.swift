@@ -59,7 +59,7 @@ struct SDS011Reader: Sendable {
         guard let topic = register(device) else { return }
         // Sleeping between readings only pays when there is time to warm up again.
         let sampling = Duration.seconds(settings.samples)
-        let dutyCycle = settings.interval >= settings.warmUp + sampling + .seconds(10)
+        let dutyCycle = settings.interval >= settings.warmUp + sampling + .seconds(5)
         while !Task.isCancelled {
             let start = ContinuousClock.now
             if dutyCycle {

@@ -45,6 +45,27 @@ import Testing
         #expect(configuration.logLevel == "debug")
     }
 
+    @Test func airKeysAreReadAndChecked() async throws {
+        let configuration = try await load(
+            """
+            sds011: {port: /dev/ttyUSB1, name: balcony air, interval: 5m, warm_up: 0s, samples: 5}
+            air: {scale: light, alert: {metric: pm10_1h, threshold: 50, hysteresis: 20, min_interval: 1h}}
+            history: {retention: 30d}
+            """)
+        #expect(configuration.sds011.port == "/dev/ttyUSB1" && configuration.sds011.name == "balcony air")
+        #expect(configuration.sds011.interval == .seconds(300) && configuration.sds011.warmUp == .zero)
+        #expect(configuration.sds011.samples == 5)
+        #expect(configuration.air.scale == .light && configuration.air.metric.description == "pm10_1h")
+        #expect(configuration.air.threshold == 50 && configuration.air.hysteresis == 0.2)
+        #expect(configuration.air.minimumInterval == .seconds(3600))
+        #expect(configuration.historyRetention == .seconds(30 * 86_400))
+        // PM10 without a threshold of its own watches PM10's WHO 24-hour guideline.
+        #expect(try await load("air: {alert: {metric: pm10_24h}}").air.threshold == 45)
+        await #expect(throws: ConfigurationError.self) { try await load("air: {alert: {metric: ozone}}") }
+        await #expect(throws: ConfigurationError.self) { try await load("sds011: {interval: 0s}") }
+        await #expect(throws: ConfigurationError.self) { try await load("sds011: {topic: 'a/#/{id}'}") }
+    }
+
     @Test func theEnvironmentOverridesTheFile() async throws {
         let configuration = try await load(
             "sensors:\n  silence_timeout: 15m\n",

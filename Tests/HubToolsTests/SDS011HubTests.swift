@@ -101,6 +101,30 @@ import Testing
     }
 }
 
+extension SDS011HubTests {
+    /// With room in the interval, the sensor sleeps between readings: woken, queried, put back to sleep.
+    @Test func sleepsBetweenReadings() async throws {
+        try await withBroker { broker in
+            let link = FileManager.default.temporaryDirectory.appendingPathComponent("ttySDS-\(UUID().uuidString)").path
+            let simulator = try SDS011Simulator(linkPath: link)
+            defer { simulator.stop() }
+            let hub = try RunningHub(
+                configuration: "sds011: {port: \(link), interval: 6s, warm_up: 0s, samples: 1}\n")
+            try await hub.prepare(broker)
+            try await hub.startAndWaitUntilReady()
+            try await eventually("a reading, then sleep") {
+                simulator.current.queries >= 1 && !simulator.current.working
+            }
+            let commands = simulator.current.commands
+            // Query mode, work, firmware; then work, query, sleep for each reading.
+            #expect(commands.prefix(3) == [2, 6, 7])
+            #expect(Array(commands.suffix(3)) == [6, 4, 6])
+            #expect(!simulator.current.active)
+            await hub.stop()
+        }
+    }
+}
+
 /// The JSON lines of a file, decoded.
 func jsonLines(_ path: String) -> [[String: Any]] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
