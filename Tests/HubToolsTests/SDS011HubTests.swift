@@ -81,6 +81,16 @@ import Testing
                     alerts.first?["title"] as? String
                         == "PM2.5 27.4 µg/m³ is above the WHO annual interim target 3 of 15")
 
+                // A plain mosquitto_sub, arriving later, gets the retained reading.
+                let sub = try await runProcess(
+                    try requireExecutable("mosquitto_sub", package: "mosquitto-clients"),
+                    [
+                        "-h", broker.host, "-p", "\(broker.port)", "-t", "sensorhub/sds011/+/state", "-C", "1", "-W",
+                        "10", "-v",
+                    ])
+                #expect(sub.standardOutput.hasPrefix("sensorhub/sds011/A160/state {\"pm25\":"))
+                #expect(sub.standardOutput.contains("\"id\":\"A160\"}"))
+
                 // Unplugged and plugged back in: reading resumes.
                 simulator.unplug()
                 try await hub.waitForLog("the SDS011 went away; reopening")
