@@ -2,8 +2,11 @@ import ArgumentParser
 import Foundation
 import HubCore
 import HubNotify
+import Hummingbird
 import Logging
+import Metrics
 import Mosquitto
+import Prometheus
 import ServiceLifecycle
 
 /// `hubd`, the agent.
@@ -86,8 +89,14 @@ public struct HubdCommand: AsyncParsableCommand {
                 "backends": "\(notifiers.backends.map { "\($0.name) (\($0.type))" }.joined(separator: ", "))",
                 "rules": "\(notifiers.rules.count)",
             ])
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: hub)]
+        let metrics = MetricsExporter()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        if let http = Self.httpService(configuration, hub: hub, metrics: metrics, logger: logger) {
+            services.append(.init(service: http))
+        }
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: hub)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // In-flight work (the last messages, the final store write, 'offline') gets this long after SIGTERM.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(15)
         let group = ServiceGroup(configuration: groupConfiguration)
@@ -96,6 +105,64 @@ public struct HubdCommand: AsyncParsableCommand {
         } catch let error as StoreError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(error.isInvalidInput ? 64 : 65)
+        }
+    }
+}
+
+extension HubdCommand {
+    /// The HTTP API and dashboard, unless `http.listen` is off.
+    static func httpService(
+        _ configuration: HubConfiguration, hub: HubService, metrics: MetricsExporter, logger: Logger
+    ) -> (any Service)? {
+        let address: BindAddress
+        switch configuration.httpListen {
+        case .off:
+            return nil
+        case .tcp(let host, let port):
+            address = .hostname(host, port: port)
+        case .unix(let path):
+            // A socket file left by an earlier run would make the bind fail.
+            unlink(path)
+            address = .unixDomainSocket(path: path)
+        }
+        let api = HubAPI(hub: hub, token: configuration.httpToken, metrics: metrics)
+        var httpLogger = logger
+        httpLogger.logLevel = min(logger.logLevel, .notice)
+        let application = Application(
+            router: api.router(), configuration: .init(address: address, serverName: "SensorHub"),
+            onServerRunning: { channel in
+                let bound =
+                    channel.localAddress.map { address -> String in
+                        if let port = address.port, let ip = address.ipAddress {
+                            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+                        }
+                        return address.pathname.map { "unix:\($0)" } ?? "\(address)"
+                    } ?? configuration.httpListen.description
+                logger.notice(
+                    "HTTP API and dashboard listening",
+                    metadata: [
+                        "address": "\(bound)",
+                        "token": "\(configuration.httpToken == nil ? "none" : "required for writes")",
+                    ])
+            },
+            logger: httpLogger)
+        return HTTPService(application: application, listen: configuration.httpListen, logger: logger)
+    }
+}
+
+/// Runs the HTTP server; if it can't (the port is taken), says so and lets the hub go on without it.
+struct HTTPService<App: ApplicationProtocol>: Service {
+    let application: App
+    let listen: HubConfiguration.HTTPListen
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await application.run()
+        } catch {
+            logger.error(
+                "the HTTP API and dashboard can't run; the hub goes on without them (set http.listen)",
+                metadata: ["address": "\(listen)", "error": "\(error)"])
         }
     }
 }

@@ -42,17 +42,7 @@ enum Output {
     }
 
     /// "just now", "42 s ago", "3 min ago", "5 h ago", "2 days ago".
-    static func relative(_ time: Timestamp, now: Timestamp) -> String {
-        let seconds = (now.millisecondsSince1970 - time.millisecondsSince1970) / 1000
-        switch seconds {
-        case ..<5: return "just now"
-        case ..<60: return "\(seconds) s ago"
-        case ..<3600: return "\(seconds / 60) min ago"
-        case ..<86400: return "\(seconds / 3600) h ago"
-        case ..<172_800: return "1 day ago"
-        default: return "\(seconds / 86400) days ago"
-        }
-    }
+    static func relative(_ time: Timestamp, now: Timestamp) -> String { time.relative(to: now) }
 
     /// Local time to the second, for the absolute column.
     static func absolute(_ time: Timestamp) -> String {

@@ -113,6 +113,13 @@ public struct AirQualityMonitor: Sendable {
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
+    /// The newest reading taken.
+    public var latest: ParticulateReading? {
+        samples.last.map {
+            ParticulateReading(pm25: $0.pm25, pm10: $0.pm10, time: Timestamp(millisecondsSince1970: $0.time))
+        }
+    }
+
     /// Whether `reading` is newer than the last one taken (a retained replay is not).
     public func isNew(_ reading: ParticulateReading) -> Bool {
         samples.last.map { reading.time.millisecondsSince1970 > $0.time } ?? true

@@ -33,6 +33,53 @@ public struct HubConfiguration: Sendable, Hashable {
     public var air = AirQualityPolicy()
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
+    /// `http.listen`: where the API and dashboard listen.
+    public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
+    /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
+    /// listening beyond loopback).
+    public var httpToken: String?
+
+    /// Where the HTTP server listens.
+    public enum HTTPListen: Sendable, Hashable, CustomStringConvertible {
+        case off
+        case tcp(host: String, port: Int)
+        case unix(path: String)
+
+        /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8080`, `unix:/run/sensorhub/http.sock` or `off`.
+        public init?(_ text: String) {
+            if text == "off" || text == "none" {
+                self = .off
+            } else if text.hasPrefix("unix:") {
+                let path = String(text.dropFirst(5))
+                guard path.hasPrefix("/") else { return nil }
+                self = .unix(path: path)
+            } else {
+                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                    (0...65_535).contains(port)
+                else { return nil }
+                var host = String(text[..<colon])
+                if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                guard !host.isEmpty else { return nil }
+                self = .tcp(host: host, port: port)
+            }
+        }
+
+        /// Only this machine can connect: loopback or a Unix socket.
+        public var isLocal: Bool {
+            switch self {
+            case .off, .unix: return true
+            case .tcp(let host, _): return host == "127.0.0.1" || host == "::1" || host == "localhost"
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .off: "off"
+            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            case .unix(let path): "unix:\(path)"
+            }
+        }
+    }
 
     /// The `sds011` section.
     public struct SDS011Settings: Sendable, Hashable {
@@ -250,6 +297,37 @@ public struct HubConfiguration: Sendable, Hashable {
             as? Duration
         {
             result.air.minimumInterval = interval
+        }
+        if let listen = try value(
+            "http.listen",
+            { text -> HTTPListen in
+                guard let listen = HTTPListen(text) else {
+                    throw Expected(reason: "host:port (127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080), unix:/path, or off")
+                }
+                return listen
+            }) as? HTTPListen
+        {
+            result.httpListen = listen
+        }
+        if let token = try value("http.token", { $0 }) as? String, !token.isEmpty { result.httpToken = token }
+        if let token = try value(
+            "http.token_file",
+            { path -> String in
+                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                    throw Expected(reason: "cannot read the file")
+                }
+                return text.trimmingCharacters(in: .whitespacesAndNewlines)
+            }) as? String
+        {
+            result.httpToken = token
+        }
+        if let token = result.httpToken, token.count < 16 {
+            throw .invalidValue(file: nil, key: "http.token", value: "…", reason: "a token of at least 16 characters")
+        }
+        if !result.httpListen.isLocal && result.httpToken == nil {
+            throw .invalidValue(
+                file: nil, key: "http.listen", value: result.httpListen.description,
+                reason: "listening beyond this machine needs http.token or http.token_file (writes require it)")
         }
         if let retention = try value(
             "history.retention", { try duration($0, .seconds(3600)...(.seconds(3650 * 86_400))) })

@@ -25,6 +25,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { iso8601 }
 
+    /// "just now", "42 s ago", "3 min ago", "5 h ago", "2 days ago", as seen at `now`.
+    public func relative(to now: Timestamp) -> String {
+        let seconds = (now.millisecondsSince1970 - millisecondsSince1970) / 1000
+        switch seconds {
+        case ..<5: return "just now"
+        case ..<60: return "\(seconds) s ago"
+        case ..<3600: return "\(seconds / 60) min ago"
+        case ..<86400: return "\(seconds / 3600) h ago"
+        case ..<172_800: return "1 day ago"
+        default: return "\(seconds / 86400) days ago"
+        }
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public var iso8601: String {
         var bytes: [UInt8] = []

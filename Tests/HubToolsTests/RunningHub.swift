@@ -24,6 +24,8 @@ final class RunningHub: Sendable {
     var environment: [String: String] {
         var environment = hubctl.environment
         environment["HUB_CONFIG"] = configFile
+        // Tests run hubs side by side: each on a free port (the log says which).
+        environment["HUB_HTTP_LISTEN"] = "127.0.0.1:0"
         return environment
     }
 

@@ -1,0 +1,92 @@
+import Foundation
+import HubCore
+import Mosquitto
+import Prometheus
+
+/// `/metrics`: the hub's counters in Prometheus text, through swift-prometheus's registry (hubd also bootstraps
+/// swift-metrics with it, so libraries' metrics land there too).
+///
+/// The hot path keeps its own plain counters; a scrape brings the Prometheus counters up to them by the
+/// difference, so counting costs nothing per message.
+final class MetricsExporter: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let exported = Locked<[String: Int]>([:])
+
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+    }
+
+    func render(_ hub: HubService) -> [UInt8] {
+        let counters = hub.counters.withLock { $0 }
+        let connection = hub.connection.withLock { ($0.connected) }
+        let notifications = hub.router.statistics
+        var totals: [(name: String, labels: [(String, String)], help: String, value: Int)] = [
+            ("sensorhub_messages_total", [], "MQTT messages received on sensor topics", counters.messages),
+            (
+                "sensorhub_status_changes_total", [], "Sensor events: new statuses, silences, recoveries, alerts",
+                counters.changes
+            ),
+            ("sensorhub_reconnects_total", [], "Reconnections to the MQTT broker", counters.reconnects),
+            ("sensorhub_store_writes_total", [], "Writes of the registry", counters.storeWrites),
+            (
+                "sensorhub_notifications_suppressed_total", [], "Notifications held back by rate limits",
+                notifications.router.suppressed
+            ),
+        ]
+        for (reason, count) in counters.rejected {
+            totals.append(
+                (
+                    "sensorhub_rejected_messages_total", [("reason", reason)], "Messages that did not become a status",
+                    count
+                ))
+        }
+        for (backend, statistics) in notifications.backends {
+            for (outcome, value) in [
+                ("delivered", statistics.delivered), ("retried", statistics.retried), ("failed", statistics.failed),
+                ("dropped", statistics.dropped),
+            ] {
+                totals.append(
+                    (
+                        "sensorhub_notifications_total", [("backend", backend), ("outcome", outcome)],
+                        "Notification attempts by backend and outcome", value
+                    ))
+            }
+        }
+        for total in totals {
+            let key = total.name + total.labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+            let delta = exported.withLock { exported -> Int in
+                defer { exported[key] = total.value }
+                return total.value - (exported[key] ?? 0)
+            }
+            let counter = registry.makeCounter(name: total.name, labels: total.labels, help: total.help)
+            if delta > 0 { counter.increment(by: Int64(delta)) }
+        }
+        registry.makeGauge(name: "sensorhub_sensors", help: "Sensors in the registry").set(
+            Double(hub.tracker.withLock { $0.count }))
+        registry.makeGauge(name: "sensorhub_broker_connected", help: "1 while connected to the MQTT broker").set(
+            connection ? 1.0 : 0.0)
+        registry.makeGauge(name: "sensorhub_outbox_pending", help: "Notifications in the outbox, not yet delivered")
+            .set(Double(notifications.outboxPending))
+        for (backend, statistics) in notifications.backends {
+            registry.makeGauge(
+                name: "sensorhub_notification_queue_depth", labels: [("backend", backend)],
+                help: "Notifications waiting or retrying per backend"
+            ).set(Double(statistics.queued))
+        }
+        for snapshot in hub.tracker.withLock({ $0.airSnapshots() }) {
+            if let pm25 = snapshot.reading?.pm25 {
+                registry.makeGauge(
+                    name: "sensorhub_pm25_ugm3", labels: [("sensor", snapshot.sensor)], help: "Latest PM2.5, µg/m³"
+                )
+                .set(pm25)
+            }
+            if let pm10 = snapshot.reading?.pm10 {
+                registry.makeGauge(
+                    name: "sensorhub_pm10_ugm3", labels: [("sensor", snapshot.sensor)], help: "Latest PM10, µg/m³"
+                )
+                .set(pm10)
+            }
+        }
+        return registry.emitToBuffer()
+    }
+}

@@ -1,0 +1,193 @@
+/// The OpenAPI 3.1 description of the HTTP API, served at `/api/v1/openapi.yaml`. A test checks that its paths
+/// and methods are exactly the router's, and exercises each one.
+enum OpenAPIDocument {
+    static let yaml = """
+        openapi: 3.1.0
+        info:
+          title: SensorHub API
+          version: "1"
+          description: >-
+            The hub's sensors, events, air quality and push registration. Writes need
+            "Authorization: Bearer <http.token>" when a token is configured (always, when listening beyond loopback).
+            Errors are {"error": "<what was wrong>"} with a 4xx or 5xx status.
+        paths:
+          /healthz:
+            get:
+              summary: Whether hubd runs, and is connected to the broker
+              responses:
+                "200": {description: '{"status":"ok","connected":true,"sensors":3}'}
+          /metrics:
+            get:
+              summary: Prometheus metrics (messages, changes, rejections, reconnects, notifications per backend, queue depths)
+              responses:
+                "200": {description: Prometheus text format}
+          /:
+            get:
+              summary: The dashboard (HTML)
+              responses:
+                "200": {description: HTML}
+          /dashboard/chart.svg:
+            get:
+              summary: A PM chart as SVG
+              parameters:
+                - {name: pollutant, in: query, schema: {type: string, enum: [pm25, pm10]}}
+                - {name: period, in: query, schema: {type: string, enum: [hour, day, week, month]}}
+                - {name: sensor, in: query, schema: {type: string}}
+              responses:
+                "200": {description: SVG}
+                "400": {description: Bad period}
+          /api/v1/openapi.yaml:
+            get:
+              summary: This document
+              responses:
+                "200": {description: YAML}
+          /api/v1/sensors:
+            get:
+              summary: Every sensor, with its live status
+              responses:
+                "200":
+                  description: Sensors, sorted by name
+                  content:
+                    application/json:
+                      schema: {type: array, items: {$ref: "#/components/schemas/Sensor"}}
+            post:
+              summary: Add a sensor (the same rules as hubctl sensors add)
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [name]
+                      additionalProperties: false
+                      properties:
+                        name: {type: string, description: "1-64 letters, digits, spaces, - _ ."}
+                        topic: {type: string, description: The sensor's MQTT topic (default from the topic template)}
+                        kind: {type: string, enum: [status, particulate]}
+                        silenceTimeout: {type: string, description: "A duration: 90s, 10m, 2h"}
+              responses:
+                "201": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
+                "400": {description: Invalid JSON, name, topic or field}
+                "401": {description: The API token is missing or wrong}
+                "409": {description: The name or topic is taken}
+                "413": {description: Body over 64 KiB}
+          /api/v1/sensors/{name}:
+            parameters:
+              - {name: name, in: path, required: true, schema: {type: string}}
+            get:
+              summary: One sensor
+              responses:
+                "200": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
+                "404": {description: No such sensor}
+            delete:
+              summary: Remove a sensor
+              responses:
+                "204": {description: Removed}
+                "401": {description: The API token is missing or wrong}
+                "404": {description: No such sensor}
+          /api/v1/events:
+            get:
+              summary: Recent status changes, silences, recoveries and air-quality alerts (at most 1000)
+              parameters:
+                - {name: since, in: query, schema: {type: string, default: 24h}}
+                - {name: sensor, in: query, schema: {type: string}}
+              responses:
+                "200":
+                  description: Events, oldest first
+                  content:
+                    application/json:
+                      schema:
+                        type: array
+                        items:
+                          type: object
+                          properties:
+                            time: {type: string, format: date-time}
+                            sensor: {type: string}
+                            event: {type: string, enum: [changed, silent, offline, recovered, air_quality]}
+                            from: {type: string}
+                            to: {type: string}
+                            detail: {type: [string, "null"]}
+                "400": {description: Bad since}
+                "404": {description: No such sensor, or no history yet}
+          /api/v1/air:
+            get:
+              summary: Each particulate sensor's current reading, AQI, level, means and alert state
+              responses:
+                "200":
+                  description: Readings
+                  content:
+                    application/json:
+                      schema:
+                        type: array
+                        items:
+                          type: object
+                          properties:
+                            sensor: {type: string}
+                            pm25: {type: [number, "null"]}
+                            pm10: {type: [number, "null"]}
+                            time: {type: string, format: date-time}
+                            aqi: {type: integer}
+                            category: {type: string}
+                            colour: {type: string}
+                            light: {type: string, enum: [green, yellow, red]}
+                            alert: {type: boolean}
+                            mean1h: {type: object}
+                            mean24h: {type: object}
+                            threshold: {type: object}
+          /api/v1/air/history:
+            get:
+              summary: Min, mean and max per hour, day, week or month (UTC)
+              parameters:
+                - {name: period, in: query, schema: {type: string, enum: [hour, day, week, month], default: hour}}
+                - {name: since, in: query, schema: {type: string, default: 24h}}
+                - {name: sensor, in: query, schema: {type: string}}
+              responses:
+                "200": {description: 'Aggregates: [{"start","readings","pm25":{"min","mean","max"},"pm10":{…}}]'}
+                "400": {description: Bad period or since, or not a particulate sensor}
+                "404": {description: No particulate sensor, or no history yet}
+          /api/v1/alert:
+            get:
+              summary: The original air monitor's alert endpoint
+              responses:
+                "200": {description: '{"alert":true,"pollutant":"PM2.5","value":27.4,"time":"…"}'}
+          /api/v1/devices:
+            post:
+              summary: Register a phone's APNs device token (validated, de-duplicated, stored encrypted)
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      properties:
+                        token: {type: string, description: 64-200 hexadecimal digits}
+                        ID: {type: string, description: The original app's name for token}
+              responses:
+                "201": {description: '{"id":"…","added":true}'}
+                "200": {description: 'Already registered: {"id":"…","added":false}'}
+                "400": {description: Not a device token}
+                "401": {description: The API token is missing or wrong}
+          /api/v1/devices/{token}:
+            parameters:
+              - {name: token, in: path, required: true, schema: {type: string}, description: The token or the device id}
+            delete:
+              summary: Remove a device
+              responses:
+                "204": {description: Removed}
+                "401": {description: The API token is missing or wrong}
+                "404": {description: No such device}
+        components:
+          schemas:
+            Sensor:
+              type: object
+              properties:
+                name: {type: string}
+                topic: {type: string}
+                status: {type: string}
+                kind: {type: string}
+                added: {type: string, format: date-time}
+                lastUpdated: {type: [string, "null"], format: date-time}
+                silenceTimeout: {type: [string, "null"]}
+
+        """
+}
