@@ -167,8 +167,9 @@ let package = Package(
         .testTarget(
             name: "HubAgentTests",
             dependencies: [
-                "HubAgent", "HubCore", "HubTestKit",
+                "HubAgent", "HubCore", "HubHistory", "HubTestKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(

@@ -380,7 +380,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError {
-            return try json(["error": error.body ?? error.status.reasonPhrase], status: error.status)
+            // The router's own 404 (no route matched) says nothing more: say what was asked for.
+            let fallback =
+                error.status == .notFound
+                ? "no such endpoint: \(request.method) \(request.uri.path)" : error.status.reasonPhrase
+            return try json(["error": error.body ?? fallback], status: error.status)
         } catch let error as HTTPResponseError {
             let status = error.status
             let message =

@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import HubCore
+import HubHistory
+import HubTestKit
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+import Yams
+
+@testable import HubAgent
+
+/// The HTTP API through Hummingbird's router, on a real state directory: every endpoint, with bad input.
+@Suite struct HubAPITests {
+    let directory: TemporaryDirectory
+    let hub: HubService
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        var logger = Logger(label: "api-test")
+        logger.logLevel = .critical
+        hub = try HubService(
+            configuration: HubConfiguration(), configurationOption: nil,
+            state: StateDirectory(option: directory.path), logger: logger)
+    }
+
+    func withClient(token: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
+        async throws
+    {
+        let api = HubAPI(hub: hub, token: token, metrics: MetricsExporter())
+        let app = Application(router: api.router())
+        try await app.test(.router) { client in try await body(client) }
+    }
+
+    func decode(_ buffer: ByteBuffer) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(buffer: buffer))
+    }
+
+    func error(_ buffer: ByteBuffer) -> String? {
+        ((try? decode(buffer)) as? [String: Any])?["error"] as? String
+    }
+
+    @Test func sensorsAddListGetRemoveAndBadInput() async throws {
+        try await withClient { client in
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"kitchen window"}"#)
+            ) {
+                #expect($0.status == .created)
+                let sensor = try #require(try decode($0.body) as? [String: Any])
+                #expect(sensor["name"] as? String == "kitchen window" && sensor["status"] as? String == "Waiting")
+                #expect(sensor["topic"] as? String == "kitchen window" && sensor["lastUpdated"] is NSNull)
+            }
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post,
+                body: ByteBuffer(
+                    string:
+                        #"{"name":"balcony","topic":"tele/balcony/SENSOR","kind":"particulate","silenceTimeout":"15m"}"#
+                )
+            ) { #expect($0.status == .created) }
+            try await client.execute(uri: "/api/v1/sensors", method: .get) {
+                let list = try #require(try decode($0.body) as? [[String: Any]])
+                #expect(list.map { $0["name"] as? String } == ["balcony", "kitchen window"])
+                #expect(list[0]["kind"] as? String == "particulate" && list[0]["silenceTimeout"] as? String == "15m")
+            }
+            try await client.execute(uri: "/api/v1/sensors/kitchen%20window", method: .get) {
+                #expect($0.status == .ok)
+            }
+            // The same store as hubctl: the registry file has them.
+            #expect(try hub.store.read().sensors.count == 2)
+
+            let bad: [(String, HTTPResponse.Status, String)] = [
+                ("{", .badRequest, "the body is not valid JSON"),
+                ("[1]", .badRequest, "the body must be a JSON object"),
+                (#"{"topic":"x"}"#, .badRequest, "\"name\" (a string) is required"),
+                (#"{"name":"a/b"}"#, .badRequest, "'a/b'"),
+                (#"{"name":"Kitchen Window"}"#, .conflict, "already exists"),
+                (#"{"name":"x","colour":"red"}"#, .badRequest, "unknown field \"colour\""),
+                (#"{"name":"x","kind":"thermometer"}"#, .badRequest, "\"kind\" is one of"),
+                (#"{"name":"x","silenceTimeout":"soon"}"#, .badRequest, "\"silenceTimeout\" is a duration"),
+                (#"{"name":"x","topic":"tele/balcony/SENSOR"}"#, .conflict, "tele/balcony/SENSOR"),
+                (#"{"name":"x","topic":"a/#"}"#, .badRequest, "a/#"),
+            ]
+            for (body, status, message) in bad {
+                try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: body)) {
+                    #expect($0.status == status, "\(body)")
+                    #expect(error($0.body)?.contains(message) == true, "\(body): \(error($0.body) ?? "-")")
+                }
+            }
+            let huge = ByteBuffer(string: #"{"name":""# + String(repeating: "a", count: 70_000) + "\"}")
+            try await client.execute(uri: "/api/v1/sensors", method: .post, body: huge) {
+                #expect($0.status == .contentTooLarge)
+                #expect(error($0.body) == "the body is larger than 64 KiB")
+            }
+            try await client.execute(uri: "/api/v1/sensors/nobody", method: .get) {
+                #expect($0.status == .notFound && error($0.body) == "no sensor named 'nobody'")
+            }
+            try await client.execute(uri: "/api/v1/sensors/balcony", method: .delete) {
+                #expect($0.status == .noContent)
+            }
+            try await client.execute(uri: "/api/v1/sensors/balcony", method: .delete) {
+                #expect($0.status == .notFound)
+            }
+            try await client.execute(uri: "/api/v1/nothing", method: .get) {
+                #expect(
+                    $0.status == .notFound && error($0.body) == "no such endpoint: GET /api/v1/nothing",
+                    "\(String(buffer: $0.body))")
+            }
+        }
+    }
+
+    @Test func writesNeedTheTokenWhenOneIsSet() async throws {
+        let token = "0123456789abcdef0123"
+        try await withClient(token: token) { client in
+            try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"a"}"#))
+            {
+                #expect($0.status == .unauthorized)
+                #expect(error($0.body)?.contains("Authorization: Bearer") == true)
+            }
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post, headers: [.authorization: "Bearer wrong"],
+                body: ByteBuffer(string: #"{"name":"a"}"#)
+            ) { #expect($0.status == .unauthorized) }
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post, headers: [.authorization: "Bearer \(token)"],
+                body: ByteBuffer(string: #"{"name":"a"}"#)
+            ) { #expect($0.status == .created) }
+            try await client.execute(uri: "/api/v1/sensors", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/api/v1/sensors/a", method: .delete) { #expect($0.status == .unauthorized) }
+        }
+    }
+
+    @Test func devicesRegisterValidatedAndDeduplicated() async throws {
+        let token = String(repeating: "ab", count: 32)
+        try await withClient { client in
+            try await client.execute(
+                uri: "/api/v1/devices", method: .post, body: ByteBuffer(string: #"{"token":"\#(token)"}"#)
+            ) {
+                #expect($0.status == .created)
+            }
+            // The original app's shape, the same token: no duplicate.
+            try await client.execute(
+                uri: "/api/v1/devices", method: .post, body: ByteBuffer(string: #"{"ID":"\#(token.uppercased())"}"#)
+            ) {
+                #expect($0.status == .ok)
+                let object = try decode($0.body) as? [String: Any]
+                #expect(object?["added"] as? Bool == false)
+            }
+            try await client.execute(
+                uri: "/api/v1/devices", method: .post, body: ByteBuffer(string: #"{"token":"zz"}"#)
+            ) {
+                #expect($0.status == .badRequest && error($0.body)?.contains("hexadecimal") == true)
+            }
+            try await client.execute(uri: "/api/v1/devices/\(token)", method: .delete) {
+                #expect($0.status == .noContent)
+            }
+            try await client.execute(uri: "/api/v1/devices/\(token)", method: .delete) {
+                #expect($0.status == .notFound)
+            }
+        }
+    }
+
+    /// Air, the original alert endpoint, air history, events, health, metrics, the dashboard and its chart.
+    @Test func airEventsHealthMetricsAndDashboard() async throws {
+        try hub.store.update { document throws(RegistryError) in
+            try document.addSensor(named: "air quality", topic: "sensorhub/sds011/A160/state", kind: .particulate)
+            try document.addSensor(named: "front door", topic: "door")
+        }
+        let document = try hub.store.read()
+        let now = Timestamp.now.millisecondsSince1970
+        let readings = [(10.0, 20.0), (27.4, 40.0)].enumerated().map { index, value in
+            ParticulateReading(
+                pm25: value.0, pm10: value.1,
+                time: Timestamp(millisecondsSince1970: now - 60_000 + Int64(index) * 30_000))
+        }
+        var policy = AirQualityPolicy()
+        policy.metric = .init(.pm25, window: nil)
+        hub.tracker.withLock { tracker in
+            tracker.airPolicy = policy
+            _ = tracker.follow(document, now: .now)
+            for reading in readings {
+                _ = tracker.ingest(
+                    topic: "sensorhub/sds011/A160/state", payload: Array(reading.json.utf8), retained: false,
+                    time: reading.time, now: .now)
+            }
+            _ = tracker.ingest(topic: "door", payload: Array("open".utf8), retained: false, time: .now, now: .now)
+        }
+        let history = try History(directory: directory.path)
+        try await history.record(
+            readings: readings.map { ("air quality", $0) },
+            events: [
+                .init(
+                    sensor: "front door", time: .now, kind: "changed", oldStatus: "Waiting", newStatus: "open",
+                    value: nil)
+            ])
+        hub.counters.withLock { $0.messages = 3 }
+
+        try await withClient { client in
+            try await client.execute(uri: "/api/v1/air", method: .get) {
+                let air = try #require((try decode($0.body) as? [[String: Any]])?.first)
+                #expect(
+                    air["pm25"] as? Double == 27.4 && air["aqi"] as? Int == 85
+                        && air["category"] as? String == "Moderate")
+                #expect(
+                    air["colour"] as? String == "yellow" && air["alert"] as? Bool == true
+                        && air["light"] as? String == "red")
+            }
+            try await client.execute(uri: "/api/v1/alert", method: .get) {
+                let alert = try #require(try decode($0.body) as? [String: Any])
+                #expect(alert["alert"] as? Bool == true && alert["pollutant"] as? String == "PM2.5")
+                #expect(alert["value"] as? Double == 27.4 && alert["time"] as? String == readings[1].time.iso8601)
+            }
+            try await client.execute(uri: "/api/v1/air/history?period=day&since=2d", method: .get) {
+                let rows = try #require(try decode($0.body) as? [[String: Any]])
+                #expect(rows.last?["readings"] as? Int == 2)
+                #expect((rows.last?["pm25"] as? [String: Any])?["max"] as? Double == 27.4)
+            }
+            try await client.execute(uri: "/api/v1/air/history?period=fortnight", method: .get) {
+                #expect($0.status == .badRequest && error($0.body) == "period is hour, day, week or month")
+            }
+            try await client.execute(uri: "/api/v1/air/history?sensor=front%20door", method: .get) {
+                #expect($0.status == .badRequest)
+            }
+            try await client.execute(uri: "/api/v1/events?since=1h", method: .get) {
+                let events = try #require(try decode($0.body) as? [[String: Any]])
+                #expect(events.map { $0["to"] as? String } == ["open"])
+            }
+            try await client.execute(uri: "/api/v1/events?since=yesterday", method: .get) {
+                #expect($0.status == .badRequest)
+            }
+            try await client.execute(uri: "/healthz", method: .get) {
+                let object = try decode($0.body) as? [String: Any]
+                #expect(object?["connected"] as? Bool == false)
+            }
+            try await client.execute(uri: "/metrics", method: .get) {
+                let text = String(buffer: $0.body)
+                #expect(text.contains("sensorhub_messages_total 3"))
+                #expect(text.contains("sensorhub_sensors 2"))
+                #expect(text.contains("sensorhub_pm25_ugm3{sensor=\"air quality\"} 27.4"))
+            }
+            try await client.execute(uri: "/", method: .get) {
+                let html = String(buffer: $0.body)
+                #expect($0.headers[.contentType] == "text/html; charset=utf-8")
+                #expect(html.contains("<tr data-name=\"front door\"><td>front door</td><td class=\"status\">open</td>"))
+                #expect(html.contains("AQI 85 · Moderate") && html.contains("class=\"card yellow\""))
+            }
+            try await client.execute(uri: "/dashboard/chart.svg?pollutant=pm25&period=hour", method: .get) {
+                let svg = String(buffer: $0.body)
+                #expect(svg.hasPrefix("<svg") && svg.contains("<polyline class=\"series\""))
+                #expect(svg.contains("WHO 24 h guideline 15"))
+            }
+        }
+    }
+
+    /// The OpenAPI document lists exactly the router's endpoints, and each one answers.
+    @Test func openAPIDocumentMatchesTheRoutes() async throws {
+        let document = try #require(try Yams.load(yaml: OpenAPIDocument.yaml) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: Any])
+        var documented = Set<String>()
+        for (path, item) in paths {
+            for method in ((item as? [String: Any]) ?? [:]).keys where method != "parameters" {
+                documented.insert("\(method.uppercased()) \(path)")
+            }
+        }
+        #expect(documented == Set(HubAPI.routes.map { "\($0.0) \($0.1)" }))
+        try await withClient { client in
+            try await client.execute(uri: "/api/v1/openapi.yaml", method: .get) {
+                #expect(String(buffer: $0.body) == OpenAPIDocument.yaml)
+            }
+            for (method, path) in HubAPI.routes {
+                let uri = path.replacingOccurrences(of: "{name}", with: "nobody").replacingOccurrences(
+                    of: "{token}", with: "00")
+                try await client.execute(uri: uri, method: method, body: ByteBuffer(string: "{}")) { response in
+                    let unrouted =
+                        response.status == .notFound && error(response.body)?.hasPrefix("no such endpoint") == true
+                    #expect(!unrouted && response.status != .methodNotAllowed, "\(method) \(path): \(response.status)")
+                }
+            }
+        }
+    }
+}
