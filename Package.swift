@@ -176,6 +176,7 @@ let package = Package(
             name: "HubToolsTests",
             dependencies: [
                 "HubCore", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -31,6 +31,8 @@ struct HubAPI: Sendable {
     func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: hub.logger))
+        // Request counts and durations through swift-metrics (hubd bootstraps it with the Prometheus registry).
+        router.add(middleware: MetricsMiddleware())
         router.get("/healthz") { _, _ in try self.health() }
         router.get("/metrics") { _, _ in self.prometheus() }
         router.get("/") { _, _ in try self.dashboard() }

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import HubCore
+import HubTestKit
+import NIOCore
+import Testing
+
+/// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
+/// hubd's page; the sensor table and the charts render, and a status change appears without a reload.
+@Suite struct DashboardBrowserTests {
+    @Test func dashboardRendersAndUpdatesLive() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub()
+            try await hub.prepare(broker, sensors: ["front door"])
+            let add = try await hub.hubctl.run(
+                "sensors", "add", "air quality", "--kind", "particulate", "--topic", "sensorhub/sds011/A160/state")
+            #expect(add.status == 0)
+            try hub.start()
+            let line = try await hub.waitForLog("HTTP API and dashboard listening")
+            let address = try #require(line.split(separator: " ").first { $0.hasPrefix("address=") }?.dropFirst(8))
+            try await hub.waitForLog("published availability", "status=online")
+            let reading = ParticulateReading(pm25: 27.4, pm10: 40, time: .now, device: "A160")
+            try await publish(
+                broker,
+                [("front door", Array("closed".utf8)), ("sensorhub/sds011/A160/state", Array(reading.json.utf8))])
+            try await eventually("statuses recorded") {
+                try hub.sensor("front door")?.status == "closed" && hub.sensor("air quality")?.status == "Moderate"
+            }
+
+            let browser = try await WebDriver.start()
+            do {
+                try await check(browser, address: String(address), broker: broker)
+            } catch {
+                await browser.stop()
+                throw error
+            }
+            await browser.stop()
+            await hub.stop()
+        }
+    }
+
+    func check(_ browser: WebDriver, address: String, broker: MosquittoBroker) async throws {
+        try await browser.open("http://\(address)/")
+        let status = "#sensors tr[data-name='front door'] td.status"
+        #expect(try await browser.text(status) == "closed")
+        #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
+        // The charts are images of server-rendered SVG: loaded, with a size.
+        try await browser.waitUntil("the PM2.5 chart loaded") {
+            try await browser.script(
+                "const i = document.getElementById('chart-pm25'); return i.complete && i.naturalWidth > 0") as? Bool
+                == true
+        }
+        // A marker on the page: still there after the change means the page was not reloaded.
+        _ = try await browser.script("window.sensorhubMarker = 42; return true")
+        try await publish(broker, [("front door", Array("open".utf8))])
+        try await browser.waitUntil("the new status on the page") { try await browser.text(status) == "open" }
+        #expect(try await browser.script("return window.sensorhubMarker") as? Int == 42)
+    }
+}
+
+/// Just enough of the W3C WebDriver protocol, over chromedriver, to drive headless Chromium.
+final class WebDriver: Sendable {
+    let process: ChildProcess
+    let base: String
+    let session: String
+
+    static func start() async throws -> WebDriver {
+        let driver = try requireExecutable("chromedriver", package: "chromium-driver")
+        let chromium = try requireExecutable("chromium", package: "chromium")
+        let port = try freeLoopbackPort()
+        let process = try ChildProcess(
+            driver, ["--port=\(port)"])
+        let base = "http://127.0.0.1:\(port)"
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? await request("GET", base + "/status")) == nil {
+            guard ContinuousClock.now < deadline else {
+                process.send(SIGKILL)
+                throw TestKitError("chromedriver did not start")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let capabilities: [String: Any] = [
+            "capabilities": [
+                "alwaysMatch": [
+                    "goog:chromeOptions": [
+                        "binary": chromium,
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                    ]
+                ]
+            ]
+        ]
+        let answer = try await request("POST", base + "/session", capabilities)
+        guard let session = (answer["value"] as? [String: Any])?["sessionId"] as? String else {
+            process.send(SIGKILL)
+            throw TestKitError("no WebDriver session: \(answer)")
+        }
+        return WebDriver(process: process, base: base, session: session)
+    }
+
+    private init(process: ChildProcess, base: String, session: String) {
+        self.process = process
+        self.base = base
+        self.session = session
+    }
+
+    func open(_ url: String) async throws {
+        _ = try await Self.request("POST", "\(base)/session/\(session)/url", ["url": url])
+    }
+
+    func text(_ selector: String) async throws -> String? {
+        let found = try await Self.request(
+            "POST", "\(base)/session/\(session)/element", ["using": "css selector", "value": selector])
+        guard let element = (found["value"] as? [String: Any])?.values.first as? String else { return nil }
+        let text = try await Self.request("GET", "\(base)/session/\(session)/element/\(element)/text")
+        return text["value"] as? String
+    }
+
+    func script(_ source: String) async throws -> Any? {
+        try await Self.request("POST", "\(base)/session/\(session)/execute/sync", ["script": source, "args": []])[
+            "value"]
+    }
+
+    func waitUntil(_ what: String, within timeout: Duration = .seconds(15), _ condition: () async throws -> Bool)
+        async throws
+    {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestKitError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// Ends the session (closing Chromium) and chromedriver.
+    func stop() async {
+        _ = try? await Self.request("DELETE", "\(base)/session/\(session)")
+        process.send(SIGTERM)
+        if await process.wait(timeout: .seconds(10)) == nil { process.send(SIGKILL) }
+    }
+
+    static func request(_ method: String, _ url: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
+        var request = HTTPClientRequest(url: url)
+        request.method = .init(rawValue: method)
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+            request.headers.add(name: "Content-Type", value: "application/json")
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let buffer = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        return (try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any]) ?? [:]
+    }
+}
