@@ -32,6 +32,7 @@ public struct SensorEvent: Sendable, Hashable, CustomStringConvertible {
 public enum Rejection: String, Sendable, CaseIterable {
     case invalidUTF8 = "not valid UTF-8"
     case tooLong = "longer than sensors.max_status_length"
+    case controlCharacters = "contains control characters"
     case empty = "empty"
     case unknownTopic = "on a topic no sensor uses (any more)"
     case invalidReading = "not a particulate reading (the hub's JSON, Tasmota's, or a number)"
@@ -217,6 +218,11 @@ public struct SensorTracker: Sendable {
         guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
         let status = text.trimmingWhitespace
         if status.isEmpty { return .rejected(.empty) }
+        // A status is shown in terminals and on the dashboard: no escape sequences, NULs or line breaks in it.
+        if status.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || (0x7F...0x9F).contains($0.value) }
+        ) {
+            return .rejected(.controlCharacters)
+        }
         if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
             return .rejected(.tooLong)
         }
