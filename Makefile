@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: run test build bench tsan format lint clean
+.PHONY: fuzz run test build bench tsan format lint clean
 
 ## Build hubd and run it; starts a local Mosquitto when MQTT_HOST is unset and none answers on localhost:1883.
 run:
@@ -28,6 +28,14 @@ tsan:
 	scripts/install-deps
 	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan
+
+## libFuzzer on the parsers of untrusted input (the SDS011 decoder; MQTT payloads, statuses, names, the registry
+## file): FUZZ_TIME seconds each (CI runs them briefly). Crashes are saved in Fuzz/ as crash-*.
+FUZZ_TIME ?= 60
+fuzz:
+	scripts/install-deps
+	cd Fuzz && swift build -c debug -Xswiftc -sanitize=fuzzer,address
+	scripts/fuzz $(FUZZ_TIME)
 
 format:
 	swift format -i -r Sources Tests Package.swift

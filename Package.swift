@@ -8,6 +8,9 @@ let package = Package(
         .executable(name: "hubd", targets: ["hubd"]),
         .executable(name: "hubctl", targets: ["hubctl"]),
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
+        // For the libFuzzer package in Fuzz/.
+        .library(name: "SDS011", targets: ["SDS011"]),
+        .library(name: "HubCore", targets: ["HubCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -29,28 +29,35 @@ public struct ParticulateReading: Sendable, Hashable {
         if let number = Double(text) {
             return valid(number).map { ParticulateReading(pm25: $0, pm10: nil, time: time) }
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+        // JSONDecoder, not JSONSerialization: on Linux the latter's NSNumber 0 and 1 also pass for booleans, which
+        // rejected clean-air readings of 0 and 1 µg/m³ (found by the fuzzer).
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
             return nil
         }
-        func number(_ value: Any?) -> Double? {
-            if let number = value as? NSNumber, !(value is Bool) { return number.doubleValue }
-            if let text = value as? String { return Double(text) }
-            return nil
+        func number(_ value: JSONValue?) -> Double? {
+            switch value {
+            case .number(let number)?: return number
+            case .string(let text)?: return Double(text)
+            default: return nil
+            }
         }
         var pm25 = valid(number(object["pm25"]))
         var pm10 = valid(number(object["pm10"]))
         if pm25 == nil && pm10 == nil {
             // Tasmota: the first member holding PM2.5 / PM10 (SDS0X1, SDS011, PMS5003, …).
-            for value in object.values {
-                guard let inner = value as? [String: Any] else { continue }
+            for key in object.keys.sorted() {
+                guard case .object(let inner)? = object[key] else { continue }
                 pm25 = valid(number(inner["PM2.5"]))
                 pm10 = valid(number(inner["PM10"]))
                 if pm25 != nil || pm10 != nil { break }
             }
         }
         guard pm25 != nil || pm10 != nil else { return nil }
-        let stamped = (object["time"] as? String).flatMap(Timestamp.init(iso8601:))
-        return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: object["id"] as? String)
+        var stamped: Timestamp?
+        if case .string(let text)? = object["time"] { stamped = Timestamp(iso8601: text) }
+        var device: String?
+        if case .string(let id)? = object["id"] { device = id }
+        return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: device)
     }
 
     /// The hub's own payload: `{"pm25":12.3,"pm10":20.1,"time":"…","id":"A160"}`.
@@ -65,6 +72,28 @@ public struct ParticulateReading: Sendable, Hashable {
 
     /// One decimal, as the sensor measures.
     public static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+/// Any JSON value, with numbers and booleans kept apart.
+enum JSONValue: Decodable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let object = try? container.decode([String: JSONValue].self) {
+            self = .object(object)
+        } else {
+            self = .array(try container.decode([JSONValue].self))
+        }
+    }
 }
 
 /// The pollutants the hub evaluates.

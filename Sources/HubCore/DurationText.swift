@@ -27,6 +27,8 @@ public enum DurationText {
             case "d": seconds = value * 86400
             default: return nil
             }
+            // Past a thousand years it is a typo, and past Int64 milliseconds a crash (found by the fuzzer).
+            guard seconds.isFinite, seconds < 1e10, total < .seconds(10_000_000_000) else { return nil }
             total += .milliseconds(Int64((seconds * 1000).rounded()))
         }
         return total > .zero || allowingZero ? total : nil

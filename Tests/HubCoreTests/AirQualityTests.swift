@@ -27,6 +27,15 @@ import Testing
         #expect(AirLight(pm25: 2.9, pm10: 9.9) == .green)
     }
 
+    /// Found by the fuzzer: a duration too large for Int64 milliseconds trapped.
+    @Test func hugeDurationsAreRefusedNotACrash() {
+        #expect(DurationText.parse(String(repeating: "2", count: 42) + "+") == nil)
+        #expect(DurationText.parse("99999999999999999999s") == nil)
+        #expect(DurationText.parse("1e400s") == nil)
+        #expect(DurationText.parse("300y") == nil)
+        #expect(DurationText.parse("365d") == .seconds(365 * 86_400))
+    }
+
     @Test func readsTheHubTasmotaAndESPHomePayloads() {
         let now = Timestamp(iso8601: "2026-11-22T10:00:00Z")!
         let hub = ParticulateReading.parse(
@@ -39,6 +48,13 @@ import Testing
             Array(#"{"Time":"2026-11-22T10:00:00","SDS0X1":{"PM2.5":7.5,"PM10":11}}"#.utf8), receivedAt: now)
         #expect(tasmota?.pm25 == 7.5 && tasmota?.pm10 == 11)
         #expect(ParticulateReading.parse(Array(" 42.5\n".utf8), receivedAt: now)?.pm25 == 42.5)
+        // Clean air: 0 and 1 are numbers, not booleans (the fuzzer found them rejected).
+        for clean in [
+            #"{"pm25":0,"pm10":1}"#, #"{"pm25":1.0,"time":"2027-01-15T08:00:00.000Z"}"#,
+            #"{"SDS0X1":{"PM2.5":0,"PM10":0}}"#,
+        ] {
+            #expect(ParticulateReading.parse(Array(clean.utf8), receivedAt: now) != nil, "\(clean)")
+        }
         for bad in ["open", "-3", "nan", "1e9", #"{"pm25":"x"}"#, #"{"a":1}"#, "[1,2]", #"{"pm25":true}"#, ""] {
             #expect(ParticulateReading.parse(Array(bad.utf8), receivedAt: now) == nil, "\(bad)")
         }
