@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: fuzz run test build bench tsan format lint clean
+.PHONY: chaos fuzz run test build bench tsan format lint clean
 
 ## Build hubd and run it; starts a local Mosquitto when MQTT_HOST is unset and none answers on localhost:1883.
 run:
@@ -28,6 +28,14 @@ tsan:
 	scripts/install-deps
 	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan
+
+## Faults at length: the broker restarted under 10x the load, hubd SIGKILLed under load, a webhook down for a
+## minute, a full disk, hostile payloads, the SDS011 unplugged. (The quick versions run in `make test`.)
+chaos:
+	scripts/install-deps
+	swift build --build-tests
+	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 swift test --skip-build \
+		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL'
 
 ## libFuzzer on the parsers of untrusted input (the SDS011 decoder; MQTT payloads, statuses, names, the registry
 ## file): FUZZ_TIME seconds each (CI runs them briefly). Crashes are saved in Fuzz/ as crash-*.

@@ -322,3 +322,33 @@ import Testing
         }
     }
 }
+
+@Suite struct NotifierOutageTests {
+    /// The webhook's server is down for a while (3 s here, a minute under `make chaos`): every notification is
+    /// delivered once it is back, each id once or more, none lost.
+    @Test func everyNotificationArrivesAfterAnOutage() async throws {
+        let downtime = Int(ProcessInfo.processInfo.environment["CHAOS_DOWNTIME"] ?? "") ?? 3
+        let directory = try TemporaryDirectory()
+        let port = try freeLoopbackPort()
+        let yaml = """
+            notifiers:
+              backends:
+                hook: { type: webhook, url: "http://127.0.0.1:\(port)/", retry_delay: 200ms, retry_max_delay: 2s, concurrency: 4 }
+              rules:
+                all: { backends: [hook] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            for index in 0..<30 { router.submit(event("sensor \(index)")) }
+            try await Task.sleep(for: .seconds(downtime))
+            #expect(router.statistics.backends["hook"]?.delivered == 0)
+            let server = try await TestHTTPServer.start(port: port)
+            defer { Task { await server.stop() } }
+            try await eventually("all 30 delivered", within: .seconds(30)) {
+                router.statistics.backends["hook"]?.delivered == 30 && router.outbox.pendingCount == 0
+            }
+            let ids = Set(server.requests.compactMap { $0.header("X-SensorHub-Id") })
+            #expect(ids.count == 30)
+            #expect(router.statistics.backends["hook"]?.failed == 0)
+        }
+    }
+}
