@@ -133,6 +133,16 @@ let package = Package(
             ],
             path: "Tests/MosquittoProbe"
         ),
+        // An HTTP sink that counts requests, for the fan-out benchmark's webhooks.
+        .executableTarget(
+            name: "bench-sink",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/BenchSink"
+        ),
         // Test helpers: a real mosquitto broker on a free loopback port, certificates, password files.
         .target(
             name: "HubTestKit",
