@@ -22,6 +22,7 @@ build:
 bench:
 	bench/receive.sh
 	bench/store.sh
+	bench/hub.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder).
 tsan:

@@ -187,6 +187,7 @@ public final class HubService: Service, Sendable {
             let sensors = tracker.withLock { $0.count }
             if !announcedReady {
                 notifier.ready("Connected to \(broker.host):\(broker.port), following \(sensors) sensors")
+                logger.notice("ready", metadata: ["broker": "\(broker.host):\(broker.port)", "sensors": "\(sensors)"])
                 announcedReady = true
             }
             writeStatus()

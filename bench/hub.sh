@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# The hub benchmarks (issue 8), one broker, one run, release builds, beside the references measured in the same run:
+#   1. ingest: MESSAGES status messages over SENSORS sensors (two bursts from bench/pubgen.c: every message a change,
+#      then the same status again, so about half are changes) — hubd, a bare mosquitto_sub, mqttwarn 0.36.1 (file);
+#   2. fan-out: FANOUT status changes to hubd's file and webhook backends, and mqttwarn's file and http services;
+#   3. latency from publish to notification through hubd's mqtt backend and mqttwarn's mqttpub, at 100, 1k and
+#      10k msg/s (pubgen's timestamp mode): p50 / p99 / max;
+#   4. scale: 1k, 10k, 100k registered sensors — time to subscribe them all at start, RSS, hubctl add / list;
+#   5. idle RSS and CPU over IDLE seconds.
+# mqttwarn is installed from PyPI into .build/bench/mqttwarn. Prints a Markdown report, written to
+# bench/results/hub-<date>.md. Goals: ingest >= 0.8 x mosquitto_sub; p99 <= 5 ms at 1k msg/s; RSS <= 30 MB with 10k
+# sensors; fan-out >= 20 x mqttwarn.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MESSAGES=${MESSAGES:-200000}
+SENSORS=${SENSORS:-1000}
+FANOUT=${FANOUT:-20000}
+SCALES=${SCALES:-"1000 10000 100000"}
+IDLE=${IDLE:-30}
+OUT=${OUT:-bench/results/hub-$(date +%Y-%m-%d).md}
+
+scripts/install-deps
+for product in hubd hubctl bench-sink; do swift build -c release --product "$product" >&2; done
+bin=$(swift build -c release --show-bin-path)
+mkdir -p .build/bench
+gcc -O2 -o .build/bench/pubgen bench/pubgen.c -lmosquitto
+pubgen=.build/bench/pubgen
+venv=.build/bench/mqttwarn
+if [ ! -x "$venv/bin/mqttwarn" ]; then
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install -q "mqttwarn==0.36.1" >&2
+fi
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+    local port=$((20000 + RANDOM % 20000))
+    while ! port_is_free "$port"; do port=$((20000 + RANDOM % 20000)); done
+    echo "$port"
+}
+now() { date +%s.%N; }
+elapsed() { echo "$(now) - $1" | bc; }
+rss_mib() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
+per_second() { echo "scale=0; $1 / $2" | bc; }
+
+port=$(free_port)
+cat >"$work/mosquitto.conf" <<CONF
+listener $port 127.0.0.1
+allow_anonymous true
+persistence false
+max_queued_messages 0
+user $(id -un)
+CONF
+mosquitto=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+"$mosquitto" -c "$work/mosquitto.conf" >"$work/broker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do port_is_free "$port" || break; sleep 0.05; done
+
+# A state directory with N sensors s0…s(N-1) on bench/s<i>, pointed at the broker.
+make_state() {
+    mkdir -p "$1"
+    # A client id of its own: a persistent session left by an earlier run must not replay its queue into this one.
+    awk -v n="$2" -v port="$port" -v id="bench-$(basename "$1")-$$" 'BEGIN {
+        print "{\n  \"schemaVersion\": 1,\n  \"broker\": {\"host\": \"127.0.0.1\", \"port\": " port ", \"clientId\": \"" id "\"},\n  \"sensors\": ["
+        for (i = 0; i < n; i++) printf "    {\"name\": \"s%d\", \"topic\": \"bench/s%d\", \"status\": \"Waiting\", \"added\": \"2026-11-22T10:00:00.000Z\", \"kind\": \"status\"}%s\n", i, i, (i < n - 1) ? "," : ""
+        print "  ]\n}"
+    }' >"$1/defaults.json"
+}
+
+# Starts hubd on state directory $1 with configuration $2 (YAML, http.listen added) and waits until it has
+# subscribed; sets hub_pid, hub_http and hub_ready (seconds from start to subscribed).
+start_hubd() {
+    local state=$1 http
+    http=$(free_port)
+    printf '%s\nhttp: {listen: "127.0.0.1:%s"}\n' "$2" "$http" >"$state/hubd.yaml"
+    local t0; t0=$(now)
+    # Notice: the ready line, and not a line per status change (that would be measured too).
+    HUB_STATE_DIR=$state "$bin/hubd" --config "$state/hubd.yaml" --log-level notice 2>"$state/hubd.log" &
+    hub_pid=$!
+    pids+=("$hub_pid")
+    hub_http=$http
+    until grep -q "\] ready$" "$state/hubd.log"; do
+        kill -0 "$hub_pid" || { cat "$state/hubd.log" >&2; exit 1; }
+        sleep 0.02
+    done
+    hub_ready=$(elapsed "$t0")
+}
+stop_hubd() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; }
+metric() { curl -s "http://127.0.0.1:$hub_http/metrics" | awk -v name="$1" '$1 == name { print $2 }'; }
+wait_metric() { # name, target
+    until [ "$(metric "$1" | cut -d. -f1)" -ge "$2" ] 2>/dev/null; do sleep 0.02; done
+}
+wait_lines() { # file, count
+    until [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ]; do sleep 0.02; done
+}
+
+# mqttwarn with one service: $1 = name, $2 = [config:…] section, $3 = targets for bench/#.
+start_mqttwarn() {
+    cat >"$work/$1.ini" <<INI
+[defaults]
+hostname = '127.0.0.1'
+port = $port
+clientid = 'mqttwarn-$1'
+loglevel = WARN
+logfile = '$work/$1.log'
+launch = $(echo "$3" | cut -d: -f1)
+
+$2
+
+[bench/#]
+targets = $3
+INI
+    MQTTWARNINI="$work/$1.ini" "$venv/bin/mqttwarn" >"$work/$1.stdout" 2>&1 &
+    warn_pid=$!
+    pids+=("$warn_pid")
+    sleep 3  # it subscribes after connecting; no readiness signal
+}
+stop_mqttwarn() { kill "$warn_pid" 2>/dev/null || true; wait "$warn_pid" 2>/dev/null || true; }
+
+two_bursts() { # half changes: STATES=2 (each message a change), then STATES=1 (mostly repeats)
+    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" $((MESSAGES / 2)) 1 2 >/dev/null
+    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" $((MESSAGES / 2)) 1 1 >/dev/null
+}
+
+rows=()
+echo "1. ingest" >&2
+# mosquitto_sub
+ready="$work/sub.ready"
+(mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
+sub=$!
+sleep 1
+t0=$(now); two_bursts; wait "$sub"
+sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
+# hubd
+make_state "$work/ingest" "$SENSORS"
+start_hubd "$work/ingest" ""
+t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
+hub_time=$(elapsed "$t0")
+changes=$(metric sensorhub_status_changes_total)
+hub_rss=$(rss_mib "$hub_pid")
+stop_hubd
+# mqttwarn (file)
+start_mqttwarn ingest "[config:file]
+append_newline = True
+targets = {'out': ['$work/mqttwarn-ingest.out']}" "file:out"
+t0=$(now); two_bursts; wait_lines "$work/mqttwarn-ingest.out" "$MESSAGES"
+warn_time=$(elapsed "$t0")
+warn_rss=$(rss_mib "$warn_pid")
+stop_mqttwarn
+rows+=("| 1 ingest | mosquitto_sub | $(printf '%.2f' "$sub_time") s | $(per_second "$MESSAGES" "$sub_time") msg/s | 1.00 × mosquitto_sub | |")
+rows+=("| 1 ingest | **hubd** ($changes changes applied) | $(printf '%.2f' "$hub_time") s | $(per_second "$MESSAGES" "$hub_time") msg/s | **$(ratio "$sub_time" "$hub_time") × mosquitto_sub** (goal ≥ 0.8) | RSS $hub_rss MiB |")
+rows+=("| 1 ingest | mqttwarn (file) | $(printf '%.2f' "$warn_time") s | $(per_second "$MESSAGES" "$warn_time") msg/s | $(ratio "$sub_time" "$warn_time") × mosquitto_sub | RSS $warn_rss MiB |")
+
+echo "2. fan-out" >&2
+fanout_burst() { "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" "$FANOUT" 1 2 >/dev/null; }
+make_state "$work/fan-file" "$SENSORS"
+start_hubd "$work/fan-file" "notifiers:
+  backends:
+    audit: {type: file, path: $work/hub-fanout.jsonl, queue_size: 100000}
+  rules:
+    all: {backends: [audit]}"
+t0=$(now); fanout_burst; wait_lines "$work/hub-fanout.jsonl" "$FANOUT"
+hub_file=$(elapsed "$t0"); stop_hubd
+"$bin/bench-sink" "$FANOUT" >"$work/sink1.out" &
+pids+=($!); sink1=$!
+until grep -q ready "$work/sink1.out"; do sleep 0.02; done
+sink_port=$(awk '/ready/ { print $2 }' "$work/sink1.out")
+make_state "$work/fan-hook" "$SENSORS"
+start_hubd "$work/fan-hook" "notifiers:
+  backends:
+    hook: {type: webhook, url: 'http://127.0.0.1:$sink_port/', queue_size: 100000, concurrency: 8}
+  rules:
+    all: {backends: [hook]}"
+t0=$(now); fanout_burst; until grep -q done "$work/sink1.out"; do sleep 0.02; done
+hub_hook=$(echo "$(awk '/done/ { print $2 }' "$work/sink1.out") - $t0" | bc); stop_hubd; kill "$sink1"
+start_mqttwarn fanfile "[config:file]
+append_newline = True
+targets = {'out': ['$work/mqttwarn-fanout.out']}" "file:out"
+t0=$(now); fanout_burst; wait_lines "$work/mqttwarn-fanout.out" "$FANOUT"
+warn_file=$(elapsed "$t0"); stop_mqttwarn
+"$bin/bench-sink" "$FANOUT" >"$work/sink2.out" &
+pids+=($!); sink2=$!
+until grep -q ready "$work/sink2.out"; do sleep 0.02; done
+sink_port=$(awk '/ready/ { print $2 }' "$work/sink2.out")
+start_mqttwarn fanhttp "[config:http]
+timeout = 60
+targets = {'post': ['post', 'http://127.0.0.1:$sink_port/', None, None]}" "http:post"
+t0=$(now); fanout_burst; until grep -q done "$work/sink2.out"; do sleep 0.05; done
+warn_http=$(echo "$(awk '/done/ { print $2 }' "$work/sink2.out") - $t0" | bc); stop_mqttwarn; kill "$sink2"
+rows+=("| 2 fan-out, file | **hubd** | $(printf '%.2f' "$hub_file") s | $(per_second "$FANOUT" "$hub_file") /s | **$(ratio "$warn_file" "$hub_file") × mqttwarn** (goal ≥ 20) | durable outbox included |")
+rows+=("| 2 fan-out, file | mqttwarn | $(printf '%.2f' "$warn_file") s | $(per_second "$FANOUT" "$warn_file") /s | 1.00 | |")
+rows+=("| 2 fan-out, webhook | **hubd** | $(printf '%.2f' "$hub_hook") s | $(per_second "$FANOUT" "$hub_hook") /s | **$(ratio "$warn_http" "$hub_hook") × mqttwarn** (goal ≥ 20) | concurrency 8 |")
+rows+=("| 2 fan-out, webhook | mqttwarn (http) | $(printf '%.2f' "$warn_http") s | $(per_second "$FANOUT" "$warn_http") /s | 1.00 | |")
+
+echo "3. latency" >&2
+latency() { # subscriber output "recv_unix_seconds payload" → p50 p99 max in ms
+    python3 - "$1" <<'PY'
+import json, re, sys
+values = []
+for line in open(sys.argv[1]):
+    received, _, payload = line.strip().partition(" ")
+    match = re.search(r"t(\d{15,})", payload)
+    if match:
+        values.append(float(received) * 1000 - int(match.group(1)) / 1e6)
+values.sort()
+if not values:
+    print("- - - 0"); sys.exit()
+pick = lambda q: values[min(len(values) - 1, int(q * len(values)))]
+print(f"{pick(0.5):.2f} {pick(0.99):.2f} {values[-1]:.2f} {len(values)}")
+PY
+}
+measure_latency() { # topic filter, rate, count → p50 p99 max n
+    local out="$work/lat-$RANDOM.out"
+    mosquitto_sub -h 127.0.0.1 -p "$port" -t "$1" -q 1 -F '%U %p' -C "$3" -W 120 >"$out" &
+    local sub=$!
+    sleep 0.5
+    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" "$3" 1 0 "$2" >/dev/null
+    wait "$sub" || true
+    latency "$out"
+}
+make_state "$work/latency" "$SENSORS"
+start_hubd "$work/latency" "notifiers:
+  backends:
+    bus: {type: mqtt, topic: 'latency/{sensor}', queue_size: 100000}
+  rules:
+    all: {backends: [bus]}"
+hub_lat=()
+for spec in "100 1000" "1000 10000" "10000 50000"; do
+    read -r rate count <<<"$spec"
+    hub_lat+=("$rate $(measure_latency 'latency/#' "$rate" "$count")")
+done
+stop_hubd
+start_mqttwarn latency "[config:mqttpub]
+targets = {'out': ['mqttwarn/latency', 1, False]}" "mqttpub:out"
+warn_lat=()
+for spec in "100 1000" "1000 10000" "10000 50000"; do
+    read -r rate count <<<"$spec"
+    warn_lat+=("$rate $(measure_latency 'mqttwarn/latency' "$rate" "$count")")
+done
+stop_mqttwarn
+for i in 0 1 2; do
+    read -r rate p50 p99 max n <<<"${hub_lat[$i]}"
+    read -r _ wp50 wp99 wmax wn <<<"${warn_lat[$i]}"
+    goal=""; [ "$rate" = 1000 ] && goal=" (goal p99 ≤ 5)"
+    rows+=("| 3 latency @ $rate msg/s | **hubd** (mqtt) | p50 $p50 ms | **p99 $p99 ms**$goal | max $max ms | $n of $((rate == 100 ? 1000 : rate == 1000 ? 10000 : 50000)) |")
+    rows+=("| 3 latency @ $rate msg/s | mqttwarn (mqttpub) | p50 $wp50 ms | p99 $wp99 ms | max $wmax ms | $wn received |")
+done
+
+echo "4. scale" >&2
+for n in $SCALES; do
+    make_state "$work/scale-$n" "$n"
+    start_hubd "$work/scale-$n" ""
+    ready_rss=$(rss_mib "$hub_pid")
+    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$n" "$n" 1 2 >/dev/null
+    wait_metric sensorhub_messages_total "$n"
+    sleep 2  # a flush of every status to the store
+    after_rss=$(rss_mib "$hub_pid")
+    stop_hubd
+    t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors add extra >/dev/null; add=$(elapsed "$t0")
+    t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors list --json >/dev/null; list=$(elapsed "$t0")
+    goal=""; [ "$n" = 10000 ] && goal=" (goal ≤ 30)"
+    rows+=("| 4 scale, $n sensors | **hubd** | subscribed all in $(printf '%.2f' "$hub_ready") s | RSS $ready_rss MiB at ready, **$after_rss MiB** after a status each$goal | hubctl add $(printf '%.0f' "$(echo "$add * 1000" | bc)") ms | list --json $(printf '%.0f' "$(echo "$list * 1000" | bc)") ms |")
+done
+
+echo "5. idle" >&2
+make_state "$work/idle" "$SENSORS"
+start_hubd "$work/idle" ""
+mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' >/dev/null &
+idle_sub=$!; pids+=("$idle_sub")
+start_mqttwarn idle "[config:file]
+targets = {'out': ['$work/idle.out']}" "file:out"
+h0=$(cpu_ticks "$hub_pid"); s0=$(cpu_ticks "$idle_sub"); w0=$(cpu_ticks "$warn_pid")
+sleep "$IDLE"
+tick=$(getconf CLK_TCK)
+cpu() { printf '%.2f' "$(echo "scale=4; ($(cpu_ticks "$1") - $2) * 100 / $tick / $IDLE" | bc)"; }
+rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors) | RSS **$(rss_mib "$hub_pid") MiB** | CPU **$(cpu "$hub_pid" "$h0") %** | | |")
+rows+=("| 5 idle ${IDLE} s | mosquitto_sub | RSS $(rss_mib "$idle_sub") MiB | CPU $(cpu "$idle_sub" "$s0") % | | |")
+rows+=("| 5 idle ${IDLE} s | mqttwarn | RSS $(rss_mib "$warn_pid") MiB | CPU $(cpu "$warn_pid" "$w0") % | | |")
+stop_hubd; stop_mqttwarn
+
+{
+    echo "# Hub benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    echo "One broker (Mosquitto, persistence off, unlimited queues), release builds, one run; \`bench/pubgen.c\` as"
+    echo "the load generator at QoS 1; mqttwarn 0.36.1 from PyPI with one service at a time. Command: \`make bench\`"
+    echo "(MESSAGES=$MESSAGES SENSORS=$SENSORS FANOUT=$FANOUT SCALES=\"$SCALES\" IDLE=$IDLE)."
+    echo
+    echo "| what | who | time | rate | ratio | notes |"
+    echo "|---|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "Ingest and fan-out time runs from the first publish to the last message applied (hubd's /metrics), the"
+    echo "last line written, or the last request received. Latency is publish (pubgen's wall clock in the payload)"
+    echo "to a subscriber's receipt of the notification (mosquitto_sub's %U)."
+    echo
+    echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs),"
+    echo "$(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r);"
+    echo "$("$mosquitto" -h 2>&1 | head -1 | sed 's/ is an MQTT.*//'); $(swift --version 2>/dev/null | head -1);"
+    echo "$("$venv/bin/python" --version)."
+} | tee "$OUT"
