@@ -164,33 +164,48 @@ final class BackendQueue: Sendable {
     private func work() async {
         while !Task.isCancelled {
             let now = ContinuousClock.now
-            let next = state.withLock { state -> (Item?, ContinuousClock.Instant?) in
-                // The first item that is due; retries wait their turn without holding up newer notifications.
-                if let index = state.items.firstIndex(where: { ($0.notBefore ?? now) <= now }) {
-                    return (state.items.remove(at: index), nil)
+            let limit = notifier.batchSize
+            let next = state.withLock { state -> ([Item], ContinuousClock.Instant?) in
+                // The first items that are due; retries wait their turn without holding up newer notifications.
+                var taken: [Item] = []
+                while taken.count < limit,
+                    let index = state.items.firstIndex(where: { ($0.notBefore ?? now) <= now })
+                {
+                    taken.append(state.items.remove(at: index))
                 }
-                return (nil, state.items.compactMap(\.notBefore).min())
+                return (taken, taken.isEmpty ? state.items.compactMap(\.notBefore).min() : nil)
             }
-            guard let item = next.0 else {
+            guard !next.0.isEmpty else {
                 await doorbell.wait(until: next.1)
                 continue
             }
-            await attempt(item)
+            await attempt(next.0)
         }
     }
 
-    private func attempt(_ item: Item) async {
+    /// One attempt for `items`: one call (a batch, for backends that take them), one timeout.
+    private func attempt(_ items: [Item]) async {
+        let notifications = items.map(\.notification)
+        let results = await withTimeout(policy.timeout) { await self.notifier.send(batch: notifications) }
+        // Stopping: the attempt was cut short, not failed. The outbox still has it for the next start.
+        if Task.isCancelled { return }
+        for (index, item) in items.enumerated() {
+            let result =
+                results.map { $0[index] }
+                ?? .retry(reason: "timed out: no answer within \(DurationText.format(policy.timeout))")
+            await settle(item, result)
+        }
+    }
+
+    private func settle(_ item: Item, _ result: DeliveryResult) async {
         var item = item
         item.attempts += 1
         let notification = item.notification
-        let result = await withTimeout(policy.timeout) { await self.notifier.send(notification) }
-        // Stopping: the attempt was cut short, not failed. The outbox still has it for the next start.
-        if Task.isCancelled { return }
-        switch result ?? .retry(reason: "timed out: no answer within \(DurationText.format(policy.timeout))") {
+        switch result {
         case .delivered:
             state.withLock { $0.statistics.delivered += 1 }
             logger.debug("delivered", metadata: ["id": "\(notification.id)", "attempts": "\(item.attempts)"])
-            await outbox.markDone([notification.key])
+            outbox.markDoneLater(notification.key)
         case .failed(let reason):
             giveUp(item, reason: reason)
             await outbox.markDone([notification.key])

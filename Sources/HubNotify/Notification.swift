@@ -163,6 +163,10 @@ public enum DeliveryResult: Sendable, Hashable, CustomStringConvertible {
 public protocol Notifier: Sendable {
     /// Makes one attempt to deliver `notification`.
     func send(_ notification: Notification) async -> DeliveryResult
+    /// How many notifications one attempt may take (`send(batch:)`); 1 unless a backend can do better in bulk.
+    var batchSize: Int { get }
+    /// One attempt for several notifications, a result for each, in order.
+    func send(batch: [Notification]) async -> [DeliveryResult]
     /// The copies of one notification this backend needs: one per device for push, else just the one.
     func expand(_ notification: Notification) async throws -> [Notification]
     /// Releases what the backend holds (HTTP connections).
@@ -171,5 +175,11 @@ public protocol Notifier: Sendable {
 
 extension Notifier {
     public func expand(_ notification: Notification) async throws -> [Notification] { [notification] }
+    public var batchSize: Int { 1 }
+    public func send(batch: [Notification]) async -> [DeliveryResult] {
+        var results: [DeliveryResult] = []
+        for notification in batch { results.append(await send(notification)) }
+        return results
+    }
     public func shutdown() async {}
 }

@@ -106,8 +106,20 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
         return result + "…"
     }
 
-    /// The default title and message for each kind of event.
+    /// The default title and message for each kind of event (parsed once: rendering is on the fan-out's hot path).
     static func defaults(for kind: NotificationEvent.Kind) -> (title: Template, body: Template) {
+        defaultTemplates[kind.rawValue] ?? defaultTemplates["other"]!
+    }
+
+    private static let defaultTemplates: [String: (title: Template, body: Template)] = {
+        var table: [String: (title: Template, body: Template)] = [:]
+        for kind in NotificationEvent.Kind.all + [NotificationEvent.Kind(rawValue: "other")] {
+            table[kind.rawValue] = parseDefaults(for: kind)
+        }
+        return table
+    }()
+
+    private static func parseDefaults(for kind: NotificationEvent.Kind) -> (title: Template, body: Template) {
         let title: String
         let body: String
         switch kind {

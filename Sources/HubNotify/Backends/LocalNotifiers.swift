@@ -27,8 +27,25 @@ struct FileNotifier: Notifier {
     /// `fsync` after each line.
     let sync: Bool
 
+    /// Up to 512 lines in one `write`: a burst of changes costs one open, one write and one close.
+    var batchSize: Int { 512 }
+
     func send(_ notification: Notification) async -> DeliveryResult {
-        let line = notification.json + [UInt8(ascii: "\n")]
+        await send(batch: [notification])[0]
+    }
+
+    func send(batch: [Notification]) async -> [DeliveryResult] {
+        var line: [UInt8] = []
+        line.reserveCapacity(batch.count * 400)
+        for notification in batch {
+            line += notification.json
+            line.append(UInt8(ascii: "\n"))
+        }
+        let result = append(line)
+        return Array(repeating: result, count: batch.count)
+    }
+
+    private func append(_ line: [UInt8]) -> DeliveryResult {
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { return failure("open", errno) }
         defer { close(fd) }
