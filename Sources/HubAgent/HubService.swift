@@ -165,14 +165,14 @@ public final class HubService: Service, Sendable {
     enum RegistryInput: Sendable {
         case storeChanged
         /// A newly connected client: subscribe it to every sensor, then say so.
-        case attach(MosquittoClient, CheckedContinuation<Void, Never>)
+        case attach(MosquittoClient, ResumeOnce)
         case detach
     }
 
     /// Keeps a connected client for the broker the registry names, until graceful shutdown.
     private func connectionLoop(registry: AsyncStream<RegistryInput>.Continuation) async {
         var announcedReady = false
-        while !Task.isShuttingDownGracefully {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let (broker, configuration) = settings.withLock { ($0.broker, $0.configuration) }
             connection.withLock { $0.brokerChanged = false }
             guard let client = await connectUntilReady(broker, configuration) else { continue }
@@ -182,7 +182,17 @@ public final class HubService: Service, Sendable {
                 $0.since = Date()
                 $0.broker = "\(broker.host):\(broker.port)"
             }
-            await withCheckedContinuation { registry.yield(.attach(client, $0)) }
+            // Resumed by the registry task once subscribed, or at once if that task is gone or this one is
+            // cancelled: a continuation that nobody resumes would hang the loop (and leak).
+            let subscribed = ResumeOnce()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    subscribed.set(continuation)
+                    if case .terminated = registry.yield(.attach(client, subscribed)) { subscribed.resume() }
+                }
+            } onCancel: {
+                subscribed.resume()
+            }
             await announce(client, "online", configuration)
             let sensors = tracker.withLock { $0.count }
             if !announcedReady {
@@ -219,12 +229,14 @@ public final class HubService: Service, Sendable {
         -> MosquittoClient?
     {
         var attempt = 0
-        while !Task.isShuttingDownGracefully {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let client = MosquittoClient(configuration: mosquittoConfiguration(broker, configuration), logger: logger)
             do {
                 try await client.connect()
                 return client
             } catch {
+                // Cancelled (the service group is going down): no retry, and no error to report.
+                if Task.isCancelled { return nil }
                 attempt += 1
                 let delay = Duration.seconds(min(30, 1 << min(attempt - 1, 5)))
                 record("cannot connect to the MQTT broker at \(broker.host):\(broker.port): \(error)")
@@ -591,5 +603,27 @@ public final class HubService: Service, Sendable {
             }
             notifier.ready("Reloaded")
         }
+    }
+}
+
+/// A continuation resumed exactly once, by whichever comes first: the work it waits for, or cancellation.
+final class ResumeOnce: Sendable {
+    private let state = Locked<(continuation: CheckedContinuation<Void, Never>?, resumed: Bool)>((nil, false))
+
+    func set(_ continuation: CheckedContinuation<Void, Never>) {
+        let resumeNow = state.withLock { state -> Bool in
+            if state.resumed { return true }
+            state.continuation = continuation
+            return false
+        }
+        if resumeNow { continuation.resume() }
+    }
+
+    func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = (nil, true) }
+            return state.continuation
+        }
+        continuation?.resume()
     }
 }

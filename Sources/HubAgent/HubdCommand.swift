@@ -163,6 +163,8 @@ struct HTTPService<App: ApplicationProtocol>: Service {
             logger.error(
                 "the HTTP API and dashboard can't run; the hub goes on without them (set http.listen)",
                 metadata: ["address": "\(listen)", "error": "\(error)"])
+            // Returning would end the whole service group, hub included: stay until it stops.
+            try? await gracefulShutdown()
         }
     }
 }

@@ -329,3 +329,20 @@ final class DatagramListener: Sendable {
         close(fd)
     }
 }
+
+/// A taken HTTP port is logged, and the hub goes on without HTTP (it once took the whole service group down).
+@Suite struct HTTPPortTakenTests {
+    @Test func hubRunsWhenTheHTTPPortIsTaken() async throws {
+        try await withBroker { broker in
+            let taken = try SilentListener()
+            let hub = try RunningHub()
+            try await hub.prepare(broker, sensors: ["door"])
+            try hub.start(["HUB_HTTP_LISTEN": "127.0.0.1:\(taken.port)"])
+            try await hub.waitForLog("the HTTP API and dashboard can't run; the hub goes on without them")
+            try await hub.waitForLog("published availability", "status=online")
+            try await publish(broker, [("door", Array("open".utf8))])
+            try await eventually("the status stored") { try hub.sensor("door")?.status == "open" }
+            #expect(await hub.stop() == 0)
+        }
+    }
+}
