@@ -96,6 +96,7 @@ start_hubd() {
         sleep 0.02
     done
     hub_ready=$(elapsed "$t0")
+    until grep -q 'address=127.0.0.1:[0-9]*' "$state/hubd.log"; do sleep 0.02; done
     hub_http=$(grep -o 'address=127.0.0.1:[0-9]*' "$state/hubd.log" | head -1 | cut -d: -f2)
 }
 stop_hubd() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; }
