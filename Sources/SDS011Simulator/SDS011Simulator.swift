@@ -31,6 +31,7 @@ public final class SDS011Simulator: Sendable {
     public let linkPath: String
     private let state = Mutex(State())
     private let line = Mutex<Line?>(nil)
+    private let lines = Atomic<Int>(0)
     private let stopFlag = Atomic<Bool>(false)
 
     struct Line: Sendable {
@@ -92,8 +93,9 @@ public final class SDS011Simulator: Sendable {
             throw SimulatorError("cannot link \(linkPath): \(String(cString: strerror(errno)))")
         }
         state.withLock { $0.working = true }
+        let generation = lines.add(1, ordering: .relaxed).newValue
         line.withLock { line in
-            line = Line(master: master, slave: slave, generation: (line?.generation ?? 0) + 1)
+            line = Line(master: master, slave: slave, generation: generation)
         }
     }
 
@@ -112,17 +114,25 @@ public final class SDS011Simulator: Sendable {
                 usleep(10_000)
                 continue
             }
+            // Poll outside the lock (a stale descriptor only makes it return early); read and write under it, and
+            // only while the line is still this one: once unplugged, its descriptor numbers may belong to someone
+            // else's file (another test's pty), which a late read would steal from.
             var descriptor = pollfd(fd: current.master, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, 10)
-            var bytes = [UInt8](repeating: 0, count: 256)
-            let count = read(current.master, &bytes, bytes.count)
-            if count > 0 {
-                buffer += bytes[0..<count]
-                while let command = Self.nextCommand(&buffer) { handle(command, current.master) }
+            let received = withLine(current) { master -> [UInt8] in
+                var bytes = [UInt8](repeating: 0, count: 256)
+                let count = read(master, &bytes, bytes.count)
+                return count > 0 ? Array(bytes[0..<count]) : []
             }
+            guard let received else {
+                buffer.removeAll()
+                continue
+            }
+            buffer += received
+            while let command = Self.nextCommand(&buffer) { handle(command, current) }
             let (active, working, interval) = state.withLock { ($0.active, $0.working, $0.activeInterval) }
             if active && working && ContinuousClock.now >= nextReport {
-                send(.data(reading()), current.master)
+                send(.data(reading()), current)
                 nextReport = .now + interval
             }
         }
@@ -145,7 +155,15 @@ public final class SDS011Simulator: Sendable {
         return nil
     }
 
-    private func handle(_ frame: [UInt8], _ master: Int32) {
+    /// Runs `body` with the master descriptor under the line's lock, if `current` is still the line plugged in.
+    private func withLine<T>(_ current: Line, _ body: (Int32) -> T) -> T? {
+        line.withLock { line in
+            guard let line, line.generation == current.generation else { return nil }
+            return body(line.master)
+        }
+    }
+
+    private func handle(_ frame: [UInt8], _ current: Line) {
         let command = frame[2]
         let set = frame[3] == 1
         let value = frame[4]
@@ -183,7 +201,7 @@ public final class SDS011Simulator: Sendable {
                 return nil
             }
         }
-        if let reply { send(reply, master) }
+        if let reply { send(reply, current) }
     }
 
     private func reading() -> Reading {
@@ -194,7 +212,7 @@ public final class SDS011Simulator: Sendable {
         }
     }
 
-    private func send(_ frame: SDS011Frame, _ master: Int32) {
+    private func send(_ frame: SDS011Frame, _ current: Line) {
         var bytes = frame.encode()
         if state.withLock({ $0.garbage }) {
             // A stray head, a frame cut short, and a frame with a bad checksum, before the real one.
@@ -202,7 +220,7 @@ public final class SDS011Simulator: Sendable {
             bad[8] &+= 1
             bytes = [0x00, 0xAA, 0x13] + Array(frame.encode().prefix(6)) + bad + bytes
         }
-        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress!, $0.count) }
+        _ = withLine(current) { master in bytes.withUnsafeBytes { write(master, $0.baseAddress!, $0.count) } }
     }
 }
 

@@ -18,7 +18,8 @@ import Testing
             try hub.start()
             let line = try await hub.waitForLog("HTTP API and dashboard listening")
             let address = try #require(line.split(separator: " ").first { $0.hasPrefix("address=") }?.dropFirst(8))
-            try await hub.waitForLog("published availability", "status=online")
+            // The ready line may come before the HTTP one, which consumed it: ask the status file instead.
+            try await eventually("hubd connected") { hub.status?.connected == true }
             let reading = ParticulateReading(pm25: 27.4, pm10: 40, time: .now, device: "A160")
             try await publish(
                 broker,
