@@ -262,13 +262,12 @@ public final class HubService: Service, Sendable {
     private func mosquittoConfiguration(_ broker: BrokerSettings, _ configuration: HubConfiguration)
         -> MosquittoConfiguration
     {
-        let password = broker.passwordFile.flatMap { file -> String? in
-            let path = settings.withLock { $0.state.resolve(file) }
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                record("cannot read the broker password in \(path)")
-                return nil
-            }
-            return text.split(whereSeparator: \.isNewline).first.map(String.init)
+        let password: String?
+        do {
+            password = try settings.withLock { $0.state }.brokerPassword(for: broker)
+        } catch {
+            record("cannot read the broker password in \(error.path)")
+            password = nil
         }
         var mqtt = broker.mosquittoConfiguration(password: password)
         mqtt.will = .init(topic: configuration.availabilityTopic, payload: "offline", qos: .atLeastOnce, retain: true)

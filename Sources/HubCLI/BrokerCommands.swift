@@ -261,15 +261,14 @@ extension HubctlCommand.Broker {
                 throw Failure.report(error)
             }
             var password = try broker.readPassword(joining: saved)
-            if password == nil, !broker.noAuthentication, let file = settings.passwordFile {
-                let path = directory.resolve(file)
-                guard let data = FileManager.default.contents(atPath: path) else {
+            if password == nil, !broker.noAuthentication {
+                do {
+                    password = try directory.brokerPassword(for: settings)
+                } catch {
                     Failure.printError(
-                        "cannot read the saved password in \(path) (run as its owner, or give --password-file)")
+                        "cannot read the saved password in \(error.path) (run as its owner, or give --password-file)")
                     throw ExitCode(Failure.permissionDenied)
                 }
-                password = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(
-                    String.init)
             }
             var configuration = settings.mosquittoConfiguration(password: password)
             configuration.cleanSession = true

@@ -105,15 +105,12 @@ extension HubctlCommand.Notify {
         private func connect(_ directory: StateDirectory, _ logger: Logger) async throws -> MosquittoClient {
             var settings = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
             settings.clientID = "\(settings.clientID)-notify-test-\(getpid())"
-            var password: String?
-            if let file = settings.passwordFile {
-                let path = directory.resolve(file)
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    Failure.printError("cannot read the saved broker password in \(path) (run as its owner)")
-                    throw ExitCode(Failure.permissionDenied)
-                }
-                password = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(
-                    String.init)
+            let password: String?
+            do {
+                password = try directory.brokerPassword(for: settings)
+            } catch {
+                Failure.printError("cannot read the saved broker password in \(error.path) (run as its owner)")
+                throw ExitCode(Failure.permissionDenied)
             }
             let client = MosquittoClient(
                 configuration: settings.mosquittoConfiguration(password: password), logger: logger)

@@ -43,6 +43,15 @@ public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
     /// Where `hubctl broker set` keeps the broker password (mode 0600).
     public var brokerPasswordFile: String { path + "/broker-password" }
 
+    /// The saved password for `broker` (the first line of its password file); `nil` when it has none.
+    /// - Throws: the file's path, when it can't be read.
+    public func brokerPassword(for broker: BrokerSettings) throws(UnreadablePasswordFile) -> String? {
+        guard let file = broker.passwordFile else { return nil }
+        let path = resolve(file)
+        guard let data = FileManager.default.contents(atPath: path) else { throw UnreadablePasswordFile(path: path) }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+    }
+
     /// A path from the store, absolute or relative to this directory.
     public func resolve(_ file: String) -> String {
         file.hasPrefix("/") ? file : path + "/" + file
@@ -53,4 +62,9 @@ public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
     private static func absolute(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.path
     }
+}
+
+/// The broker password file the registry names can't be read (another user's, or gone).
+public struct UnreadablePasswordFile: Error, Sendable, Hashable {
+    public var path: String
 }
