@@ -74,11 +74,8 @@ struct SDS011Reader: Sendable {
             if dutyCycle {
                 try await client.perform { device throws(SDS011Error) in try device.setWorking(false) }
             }
-            let count = Double(samples.count)
-            let reading = ParticulateReading(
-                pm25: (samples.map(\.pm25).reduce(0, +) / count * 10).rounded() / 10,
-                pm10: (samples.map(\.pm10).reduce(0, +) / count * 10).rounded() / 10,
-                time: .now, device: device.description)
+            let mean = samples.mean
+            let reading = ParticulateReading(pm25: mean.pm25, pm10: mean.pm10, time: .now, device: device.description)
             do {
                 try await publish(topic, Array(reading.json.utf8))
                 logger.debug("SDS011 reading", metadata: ["pm25": "\(reading.pm25!)", "pm10": "\(reading.pm10!)"])

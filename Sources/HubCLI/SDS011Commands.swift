@@ -87,11 +87,9 @@ extension HubctlCommand.SDS011Sensor {
                 }
                 return readings
             }
-            let count = Double(readings.count)
+            let mean = readings.mean
             let reading = ParticulateReading(
-                pm25: (readings.map(\.pm25).reduce(0, +) / count * 10).rounded() / 10,
-                pm10: (readings.map(\.pm10).reduce(0, +) / count * 10).rounded() / 10, time: .now,
-                device: readings[0].device.description)
+                pm25: mean.pm25, pm10: mean.pm10, time: .now, device: readings[0].device.description)
             if json {
                 print(reading.json)
                 return

@@ -55,6 +55,16 @@ public struct Reading: Sendable, Hashable {
     public var pm10: Double { Double(pm10Tenths) / 10 }
 }
 
+extension Collection where Element == Reading {
+    /// The mean PM2.5 and PM10 of several samples, to the sensor's own 0.1 µg/m³ (zero when there are none).
+    public var mean: (pm25: Double, pm10: Double) {
+        guard !isEmpty else { return (0, 0) }
+        let count = Double(self.count)
+        func average(_ value: (Reading) -> Double) -> Double { (map(value).reduce(0, +) / count * 10).rounded() / 10 }
+        return (average(\.pm25), average(\.pm10))
+    }
+}
+
 /// What the sensor answered to a command.
 public struct Reply: Sendable, Hashable {
     /// The command answered (`SDS011Command.Code`).
