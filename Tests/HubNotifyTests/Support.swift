@@ -30,16 +30,6 @@ func withRouter<T: Sendable>(
     }
 }
 
-/// Waits until `condition` holds, polling; fails the test after `timeout`.
-func eventually(
-    _ what: String, within timeout: Duration = .seconds(20), _ condition: () throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try !condition() {
-        guard ContinuousClock.now < deadline else { throw TestKitError("timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
 
 func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: NotificationEvent.Kind = .changed
@@ -47,10 +37,3 @@ func event(
     NotificationEvent(kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
 }
 
-/// The JSON lines of a file, decoded.
-func jsonLines(_ path: String) -> [[String: Any]] {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-    return text.split(separator: "\n").compactMap {
-        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
-}

@@ -156,3 +156,26 @@ public func builtProduct(_ name: String) throws -> String {
     }
     return path
 }
+
+/// Checks `condition` every 20 ms until it holds, for state another task or process changes; throws after `timeout`.
+public func eventually(
+    _ what: String,
+    within timeout: Duration = .seconds(15),
+    _ condition: () throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    if try condition() { return }
+    throw TestKitError("timed out after \(timeout) waiting for \(what)")
+}
+
+/// The JSON lines of a file (an audit trail, an outbox), decoded; lines that are not JSON objects are skipped.
+public func jsonLines(_ path: String) -> [[String: Any]] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+}

@@ -111,20 +111,6 @@ final class RunningHub: Sendable {
     }
 }
 
-/// Checks `condition` every 50 ms until it holds or `timeout` passes: for state another process writes.
-func eventually(
-    _ what: String,
-    within timeout: Duration = .seconds(15),
-    _ condition: () throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    if try condition() { return }
-    throw TestKitError("timed out after \(timeout) waiting for \(what)")
-}
 
 /// Publishes with a client of our own wrapper, as sensor firmware would.
 func publish(

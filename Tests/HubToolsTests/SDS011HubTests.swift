@@ -135,10 +135,3 @@ extension SDS011HubTests {
     }
 }
 
-/// The JSON lines of a file, decoded.
-func jsonLines(_ path: String) -> [[String: Any]] {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-    return text.split(separator: "\n").compactMap {
-        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
-}
