@@ -48,15 +48,17 @@ func glob(_ pattern: String, _ text: String) -> Bool {
 
 /// Per-rule, per-sensor rate limits: at most one notification per interval.
 struct RateLimiter: Sendable {
-    private var last: [String: ContinuousClock.Instant] = [:]
+    /// When each rule and sensor last let one through, with that rule's limit (for pruning).
+    private var last: [String: (time: ContinuousClock.Instant, limit: Duration)] = [:]
 
     /// Whether a notification for `sensor` under `rule` may go now; records it when it may.
     mutating func allow(rule: NotificationRule, sensor: String, now: ContinuousClock.Instant = .now) -> Bool {
         guard let limit = rule.rateLimit else { return true }
         let key = rule.name + "\u{0}" + sensor
-        if let previous = last[key], now - previous < limit { return false }
-        last[key] = now
-        if last.count > 10_000 { last = last.filter { now - $0.value < limit } }
+        if let previous = last[key], now - previous.time < limit { return false }
+        last[key] = (now, limit)
+        // Forget what no longer limits anything, each entry by its own rule's limit.
+        if last.count > 10_000 { last = last.filter { now - $0.value.time < $0.value.limit } }
         return true
     }
 }
