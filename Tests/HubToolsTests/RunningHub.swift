@@ -111,7 +111,6 @@ final class RunningHub: Sendable {
     }
 }
 
-
 /// Publishes with a client of our own wrapper, as sensor firmware would.
 func publish(
     _ broker: MosquittoBroker,

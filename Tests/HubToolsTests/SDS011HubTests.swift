@@ -134,4 +134,3 @@ extension SDS011HubTests {
         }
     }
 }
-

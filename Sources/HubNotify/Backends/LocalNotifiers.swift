@@ -77,12 +77,10 @@ public typealias MQTTPublish =
 
 /// `mqtt`: republishes the notification as JSON over the hub's own connection.
 struct MQTTNotifier: Notifier {
-    typealias Publish = MQTTPublish
-
     let topic: Template
     let qos: Int
     let retain: Bool
-    let publish: Publish
+    let publish: MQTTPublish
 
     func send(_ notification: Notification) async -> DeliveryResult {
         let topic = self.topic.render(notification.event, id: notification.id)
