@@ -227,9 +227,9 @@ extension BackendSpec {
             return FileNotifier(path: path, sync: sync)
         case .exec(let command):
             return ExecNotifier(command: command, timeout: policy.timeout)
-        case .webhook(let url, let headers, let secret, let caFile):
+        case .webhook(let url, let headers, let secret, let caFile, let batch):
             return WebhookNotifier(
-                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret,
+                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret, batch: batch,
                 http: try HTTPDelivery(caFile: caFile))
         case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
             return NtfyNotifier(

@@ -114,7 +114,8 @@ public struct BackendSpec: Sendable {
         case log(level: Logger.Level)
         case file(path: String, sync: Bool)
         case exec(command: [String])
-        case webhook(url: String, headers: [String: String], secret: [UInt8]?, caFile: String?)
+        /// `batch` > 1: each request carries a JSON array of up to that many notifications (whatever is waiting).
+        case webhook(url: String, headers: [String: String], secret: [UInt8]?, caFile: String?, batch: Int)
         case ntfy(url: String, token: String?, priority: Int?, tags: [String], click: String?, caFile: String?)
         case mqtt(topic: Template, qos: Int, retain: Bool)
         case apns(APNsSettings)
@@ -200,7 +201,7 @@ public struct BackendSpec: Sendable {
             }
             kind = .exec(command: command)
         case "webhook":
-            try node.allow(Self.queueKeys + ["url", "headers", "secret", "secret_file", "ca_file"])
+            try node.allow(Self.queueKeys + ["url", "headers", "secret", "secret_file", "ca_file", "batch"])
             var headers: [String: String] = [:]
             for (key, value) in try node.child("headers")?.map() ?? [] {
                 let text = try value.string()
@@ -212,7 +213,7 @@ public struct BackendSpec: Sendable {
             let secret = try node.secret("secret")
             kind = .webhook(
                 url: try node.required("url").url(), headers: headers, secret: secret.map { Array($0.utf8) },
-                caFile: try node.child("ca_file")?.filePath())
+                caFile: try node.child("ca_file")?.filePath(), batch: try node.child("batch")?.integer(in: 1...1000) ?? 1)
         case "ntfy":
             try node.allow(
                 Self.queueKeys + ["url", "topic", "token", "token_file", "priority", "tags", "click", "ca_file"])

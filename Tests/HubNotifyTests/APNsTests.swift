@@ -147,6 +147,9 @@ import Testing
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], events: [exploded] }"
             ).hasPrefix("notifiers.rules.r.events: 'exploded' is not an event"))
+        #expect(
+            message("notifiers:\n  backends:\n    a: { type: webhook, url: 'http://x', batch: 0 }").hasPrefix(
+                "notifiers.backends.a.batch:"))
         #expect(message("sensors:\n  qos: 1\n") == "no error")
     }
 

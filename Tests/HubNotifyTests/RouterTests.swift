@@ -323,6 +323,48 @@ import Testing
     }
 }
 
+@Suite struct WebhookBatchTests {
+    /// `batch: 10`: what is waiting goes as JSON arrays of at most 10, signed as a whole; a failed request retries
+    /// all of its notifications, and each id is delivered.
+    @Test func sendsWaitingNotificationsAsSignedArrays() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { _, index in index == 0 ? .init(status: 503) : .ok }
+        defer { Task { await server.stop() } }
+        let yaml = """
+            notifiers:
+              backends:
+                hook: { type: webhook, url: "\(server.url)/batch", secret: s3cret, batch: 10, retry_delay: 10ms }
+              rules:
+                all: { backends: [hook] }
+            """
+        // Submitted before the router starts: it routes all 25 at once, so the queue holds them together.
+        let sensors = (0..<25).map { "sensor \($0)" }
+        try await withRouter(yaml, directory: directory, before: { router in
+            for sensor in sensors { router.submit(event(sensor)) }
+        }) { router in
+            try await eventually("25 delivered") { router.statistics.backends["hook"]?.delivered == 25 }
+            #expect(router.statistics.backends["hook"]?.retried == 10)
+            var delivered: [String] = []
+            for (index, request) in server.requests.enumerated() {
+                let items = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [[String: Any]])
+                #expect((1...10).contains(items.count))
+                #expect(request.header("X-SensorHub-Batch") == String(items.count))
+                #expect(request.header("X-SensorHub-Id") == nil)
+                let signature = HMAC<SHA256>.authenticationCode(
+                    for: request.body, using: SymmetricKey(data: Array("s3cret".utf8)))
+                #expect(
+                    request.header("X-SensorHub-Signature-256") == "sha256="
+                        + signature.map { String(format: "%02x", $0) }.joined())
+                if index > 0 { delivered += items.compactMap { $0["sensor"] as? String } }
+            }
+            // The first request (answered 503) had 10; they came again, so every sensor arrived exactly once after.
+            #expect(try JSONSerialization.jsonObject(with: Data(server.requests[0].body)) as? [Any] != nil)
+            #expect(delivered.sorted() == sensors.sorted())
+            try await eventually("the outbox empty") { router.outbox.pendingCount == 0 }
+        }
+    }
+}
+
 @Suite struct NotifierOutageTests {
     /// The webhook's server is down for a while (3 s here, a minute under `make chaos`): every notification is
     /// delivered once it is back, each id once or more, none lost.

@@ -112,28 +112,58 @@ extension WebhookNotifier: HTTPBacked {}
 extension NtfyNotifier: HTTPBacked {}
 extension APNsNotifier: HTTPBacked {}
 
-/// `webhook`: POSTs the notification as JSON, optionally signed with HMAC-SHA256.
+/// `webhook`: POSTs the notification as JSON, optionally signed with HMAC-SHA256. With `batch` above 1, a request
+/// carries a JSON array of the notifications waiting (up to `batch`, never waiting for more), and the answer counts
+/// for all of them.
 struct WebhookNotifier: Notifier {
     let url: String
     let headers: [(String, String)]
     let secret: [UInt8]?
+    var batch = 1
     let http: HTTPDelivery
 
+    var batchSize: Int { batch }
+
     func send(_ notification: Notification) async -> DeliveryResult {
-        let body = notification.json
+        await send(batch: [notification])[0]
+    }
+
+    func send(batch notifications: [Notification]) async -> [DeliveryResult] {
         var headers = HTTPHeaders()
         for (name, value) in self.headers { headers.add(name: name, value: value) }
         headers.replaceOrAdd(name: "Content-Type", value: "application/json")
-        headers.replaceOrAdd(name: "X-SensorHub-Id", value: notification.id)
-        headers.replaceOrAdd(name: "X-SensorHub-Event", value: notification.event.kind.rawValue)
+        let body: [UInt8]
+        if batch > 1 {
+            // The ids and events are in the array's objects; a header with a hundred ids would not help anyone.
+            body = Self.array(notifications.map(\.json))
+            headers.replaceOrAdd(name: "X-SensorHub-Batch", value: String(notifications.count))
+        } else {
+            body = notifications[0].json
+            headers.replaceOrAdd(name: "X-SensorHub-Id", value: notifications[0].id)
+            headers.replaceOrAdd(name: "X-SensorHub-Event", value: notifications[0].event.kind.rawValue)
+        }
         if let secret {
             headers.replaceOrAdd(name: "X-SensorHub-Signature-256", value: "sha256=" + hmacSHA256Hex(key: secret, body))
         }
+        let result: DeliveryResult
         do {
-            return HTTPDelivery.result(try await http.post(url, headers: headers, body: body), what: url)
+            result = HTTPDelivery.result(try await http.post(url, headers: headers, body: body), what: url)
         } catch {
-            return HTTPDelivery.result(error, what: url)
+            result = HTTPDelivery.result(error, what: url)
         }
+        return Array(repeating: result, count: notifications.count)
+    }
+
+    /// `[a,b,…]` from JSON objects.
+    static func array(_ objects: [[UInt8]]) -> [UInt8] {
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        body.reserveCapacity(objects.reduce(2) { $0 + $1.count + 1 })
+        for (index, object) in objects.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += object
+        }
+        body.append(UInt8(ascii: "]"))
+        return body
     }
 
     func shutdown() async { await http.shutdown() }
