@@ -186,7 +186,10 @@ final class BackendQueue: Sendable {
     /// One attempt for `items`: one call (a batch, for backends that take them), one timeout.
     private func attempt(_ items: [Item]) async {
         let notifications = items.map(\.notification)
-        let results = await withTimeout(policy.timeout) { await self.notifier.send(batch: notifications) }
+        let results =
+            notifier.enforcesTimeout
+            ? await notifier.send(batch: notifications)
+            : await withTimeout(policy.timeout) { await self.notifier.send(batch: notifications) }
         // Stopping: the attempt was cut short, not failed. The outbox still has it for the next start.
         if Task.isCancelled { return }
         for (index, item) in items.enumerated() {

@@ -171,6 +171,9 @@ public protocol Notifier: Sendable {
     func expand(_ notification: Notification) async throws -> [Notification]
     /// Releases what the backend holds (HTTP connections).
     func shutdown() async
+    /// True when `send` itself gives up at the policy's timeout (an HTTP client's deadline); the queue then runs
+    /// no watchdog of its own for each attempt.
+    var enforcesTimeout: Bool { get }
 }
 
 extension Notifier {
@@ -182,4 +185,5 @@ extension Notifier {
         return results
     }
     public func shutdown() async {}
+    public var enforcesTimeout: Bool { false }
 }

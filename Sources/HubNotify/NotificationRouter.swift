@@ -230,11 +230,11 @@ extension BackendSpec {
         case .webhook(let url, let headers, let secret, let caFile, let batch):
             return WebhookNotifier(
                 url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret, batch: batch,
-                http: try HTTPDelivery(caFile: caFile))
+                http: try HTTPDelivery(caFile: caFile, timeout: policy.timeout))
         case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
             return NtfyNotifier(
                 url: url, token: token, priority: priority, tags: tags, click: click,
-                http: try HTTPDelivery(caFile: caFile))
+                http: try HTTPDelivery(caFile: caFile, timeout: policy.timeout))
         case .mqtt(let topic, let qos, let retain):
             guard let publish else {
                 throw .invalid(
@@ -251,7 +251,7 @@ extension BackendSpec {
             return APNsNotifier(
                 server: settings.server, bundleID: settings.bundleID, signer: signer,
                 devices: DeviceStore(directory: stateDirectory), expiration: settings.expiration,
-                collapseID: settings.collapseID, http: try HTTPDelivery(caFile: settings.caFile, http2: true))
+                collapseID: settings.collapseID, http: try HTTPDelivery(caFile: settings.caFile, http2: true, timeout: policy.timeout))
         }
     }
 }

@@ -88,6 +88,28 @@ import Testing
         }
     }
 
+    /// An HTTP backend keeps its `timeout` through its client's deadline (no watchdog task): a receiver that
+    /// accepts the connection and never answers costs one retry, with the reason.
+    @Test func silentReceiverTimesOut() async throws {
+        let directory = try TemporaryDirectory()
+        let silent = try SilentListener()
+        let yaml = """
+            notifiers:
+              backends:
+                stuck: { type: webhook, url: "http://127.0.0.1:\(silent.port)/", timeout: 300ms, retry_delay: 1h }
+              rules:
+                all: { backends: [stuck] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            let start = ContinuousClock.now
+            router.submit(event("kitchen"))
+            try await eventually("one retry") { router.statistics.backends["stuck"]?.retried == 1 }
+            #expect(ContinuousClock.now - start < .seconds(5))
+            let reason = try #require(router.statistics.backends["stuck"]?.lastError)
+            #expect(reason.contains("timed out: no answer within 300ms"), "\(reason)")
+        }
+    }
+
     /// A full queue drops by its policy, with a count (and a log line), and the outbox forgets what was dropped.
     @Test func fullQueueDropsOldestAndCounts() async throws {
         let directory = try TemporaryDirectory()

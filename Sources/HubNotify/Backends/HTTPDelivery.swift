@@ -8,6 +8,8 @@ import NIOSSL
 /// An HTTP client for one backend, and the reading of HTTP answers as delivery results.
 struct HTTPDelivery: Sendable {
     let client: HTTPClient
+    /// How long an attempt may take: until the answer's head, and then between the body's bytes.
+    let timeout: Duration
 
     /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
     /// Closes the client from synchronous code (a configuration that failed half-way through).
@@ -15,7 +17,8 @@ struct HTTPDelivery: Sendable {
         try? client.syncShutdown()
     }
 
-    init(caFile: String?, http2: Bool = false) throws(NotifierConfigurationError) {
+    init(caFile: String?, http2: Bool = false, timeout: Duration = .seconds(30)) throws(NotifierConfigurationError) {
+        self.timeout = timeout
         var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
@@ -32,7 +35,8 @@ struct HTTPDelivery: Sendable {
         // A refused connection is an answer: fail the attempt now and let the queue's back-off decide, rather than
         // have the client retry it until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        let nanoseconds = TimeAmount.nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
+        configuration.timeout = .init(connect: min(.seconds(10), nanoseconds), read: nanoseconds)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
@@ -42,22 +46,37 @@ struct HTTPDelivery: Sendable {
         var body: String
     }
 
+    /// An attempt that got no answer within the backend's `timeout`.
+    struct TimedOut: Error, CustomStringConvertible {
+        var timeout: Duration
+        var description: String { "timed out: no answer within \(DurationText.format(timeout))" }
+    }
+
     /// POSTs `body`; a failure to get any answer (refused, reset, TLS, timeout) is an error to retry.
-    func post(_ url: String, headers: HTTPHeaders, body: [UInt8], timeout: Duration = .seconds(30)) async throws
-        -> Answer
-    {
+    ///
+    /// The client keeps the backend's `timeout` itself (a timer on its event loop), so the queue needs no watchdog
+    /// task per attempt: that was a quarter of hubd's CPU per webhook request.
+    func post(_ url: String, headers: HTTPHeaders, body: [UInt8]) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers = headers
         request.headers.replaceOrAdd(name: "User-Agent", value: "SensorHub/\(SensorHubVersion.current)")
         request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.seconds * 1e9)))
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(
+                request, timeout: .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9)))
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw TimedOut(timeout: timeout)
+        }
         // The start of the body is enough for an error message; a big 200 page must not fail the delivery.
         var kept: [UInt8] = []
         do {
             for try await var chunk in response.body where kept.count < 4096 {
                 kept += chunk.readBytes(length: min(chunk.readableBytes, 4096 - kept.count)) ?? []
             }
+        } catch let error as HTTPClientError where error == .readTimeout {
+            if !(200..<300).contains(Int(response.status.code)) { throw TimedOut(timeout: timeout) }
         } catch {
             if !(200..<300).contains(Int(response.status.code)) { throw error }
         }
@@ -123,6 +142,7 @@ struct WebhookNotifier: Notifier {
     let http: HTTPDelivery
 
     var batchSize: Int { batch }
+    var enforcesTimeout: Bool { true }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         await send(batch: [notification])[0]
@@ -178,6 +198,8 @@ struct NtfyNotifier: Notifier {
     let tags: [String]
     let click: String?
     let http: HTTPDelivery
+
+    var enforcesTimeout: Bool { true }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         var headers = HTTPHeaders()
