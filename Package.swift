@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "HubNotifyTests",
             dependencies: [
-                "HubNotify", "HubCore", "HubTestKit",
+                "HubNotify", "HubCore", "HubTestKit", "Mosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

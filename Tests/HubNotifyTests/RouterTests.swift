@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import HubCore
 import HubTestKit
+import Logging
+import Mosquitto
 import Testing
 
 @testable import HubNotify
@@ -413,6 +415,67 @@ import Testing
             let ids = Set(server.requests.compactMap { $0.header("X-SensorHub-Id") })
             #expect(ids.count == 30)
             #expect(router.statistics.backends["hook"]?.failed == 0)
+        }
+    }
+}
+
+@Suite struct MQTTBackendTests {
+    /// The mqtt backend keeps many publishes in flight (each still waits for its PUBACK), every one arrives, and one
+    /// sensor's events arrive in the order they happened.
+    @Test func publishesABurstConcurrentlyAndCompletely() async throws {
+        try await withBroker { broker in
+            let directory = try TemporaryDirectory()
+            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+            configuration.operationTimeout = .seconds(10)
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { client in
+                try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
+                    try await listener.subscribe("events/#", qos: .atLeastOnce)
+                    let received = Inbox.consuming(listener.messages)
+                    let inFlight = Locked((now: 0, most: 0))
+                    let publish: MQTTPublish = { topic, payload, qos, retain in
+                        inFlight.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                        }
+                        defer { inFlight.withLock { $0.now -= 1 } }
+                        try await client.publish(
+                            topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce,
+                            retain: retain)
+                    }
+                    let yaml = """
+                        notifiers:
+                          backends:
+                            bus: { type: mqtt, topic: "events/{sensor}" }
+                          rules:
+                            all: { backends: [bus] }
+                        """
+                    let sensors = (0..<300).map { "s\($0)" }
+                    // And one sensor that changes ten times in the burst: its events must arrive in order.
+                    let steps = (0..<10).map { "step \($0)" }
+                    try await withRouter(
+                        yaml, directory: directory,
+                        before: { router in
+                            for sensor in sensors { router.submit(event(sensor)) }
+                            for (index, step) in steps.enumerated() {
+                                router.submit(event("door", index == 0 ? "closed" : steps[index - 1], step))
+                            }
+                        },
+                        publish: publish
+                    ) { router in
+                        let messages = try await received.take(310, within: .seconds(20))
+                        #expect(Set(messages.map(\.topic)) == Set(sensors.map { "events/\($0)" } + ["events/door"]))
+                        let door = try messages.filter { $0.topic == "events/door" }.map {
+                            try #require(try JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any])[
+                                "status"] as? String
+                        }
+                        #expect(door == steps)
+                        try await eventually("310 delivered") { router.statistics.backends["bus"]?.delivered == 310 }
+                        #expect(inFlight.withLock { $0.most } > 1)
+                    }
+                }
+            }
         }
     }
 }

@@ -82,13 +82,48 @@ struct MQTTNotifier: Notifier {
     let retain: Bool
     let publish: MQTTPublish
 
+    /// Up to 100 publishes in flight at once: one at a time, each waiting for its PUBACK, the backend fell seconds
+    /// behind a burst of 10k changes a second.
+    var batchSize: Int { 100 }
+
     func send(_ notification: Notification) async -> DeliveryResult {
-        let topic = self.topic.render(notification.event, id: notification.id)
+        await send(notification, to: topic.render(notification.event, id: notification.id))
+    }
+
+    private func send(_ notification: Notification, to topic: String) async -> DeliveryResult {
         do {
             try await publish(topic, notification.json, qos, retain)
             return .delivered
         } catch {
             return .retry(reason: "publish to \(topic): \(error)")
+        }
+    }
+
+    /// Topics in parallel, each topic's notifications in order: a subscriber (or a retained message) must end on
+    /// a sensor's latest event, not on whichever publish won a race.
+    func send(batch: [Notification]) async -> [DeliveryResult] {
+        guard batch.count > 1 else { return [await send(batch[0])] }
+        var byTopic: [String: [Int]] = [:]
+        var topics: [String] = []
+        for (index, notification) in batch.enumerated() {
+            let topic = self.topic.render(notification.event, id: notification.id)
+            if byTopic[topic] == nil { topics.append(topic) }
+            byTopic[topic, default: []].append(index)
+        }
+        return await withTaskGroup(of: [(Int, DeliveryResult)].self) { group in
+            for topic in topics {
+                let indices = byTopic[topic] ?? []
+                group.addTask {
+                    var results: [(Int, DeliveryResult)] = []
+                    for index in indices { results.append((index, await send(batch[index], to: topic))) }
+                    return results
+                }
+            }
+            var results = [DeliveryResult](repeating: .delivered, count: batch.count)
+            for await finished in group {
+                for (index, result) in finished { results[index] = result }
+            }
+            return results
         }
     }
 }
