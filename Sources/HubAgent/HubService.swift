@@ -32,6 +32,9 @@ public final class HubService: Service, Sendable {
     let rejectionLog = Locked<[Rejection: (count: Int, last: ContinuousClock.Instant?)]>([:])
     /// Where every sensor event goes: rules, the outbox, the backends.
     public let router: NotificationRouter
+    /// Where the periodic store and status writes run: they block (flock, fsync), and must not do so on a
+    /// cooperative thread (measured: a 230 ms p99 at 1k msg/s in one run out of two, 2.5 ms without).
+    let files = DispatchQueue(label: "sensorhub.files")
     /// Readings and events waiting to be written to the history.
     let pendingHistory = Locked<(readings: [(sensor: String, reading: ParticulateReading)], events: [History.Event])>(
         ([], []))
@@ -119,9 +122,9 @@ public final class HubService: Service, Sendable {
             group.addTask { await self.router.run() }
             group.addTask { await self.every(.milliseconds(250)) { self.checkSilence() } }
             group.addTask {
-                await self.every(self.configuration.flushInterval) { self.flush() }
+                await self.every(self.configuration.flushInterval) { await self.files.run { self.flush() } }
             }
-            group.addTask { await self.every(.seconds(5)) { self.writeStatus() } }
+            group.addTask { await self.every(.seconds(5)) { await self.files.run { self.writeStatus() } } }
             if let interval = notifier.watchdogInterval {
                 group.addTask { await self.every(interval) { self.notifier.watchdog() } }
             }
