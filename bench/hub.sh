@@ -2,10 +2,12 @@
 # The hub benchmarks (issue 8), one broker, one run, release builds, beside the references measured in the same run:
 #   1. ingest: MESSAGES status messages over SENSORS sensors (two bursts from bench/pubgen.c: every message a change,
 #      then the same status again, so about half are changes) — hubd, a bare mosquitto_sub, mqttwarn 0.36.1 (file);
-#   2. fan-out: FANOUT status changes to hubd's file and webhook backends, and mqttwarn's file and http services;
+#   2. fan-out: FANOUT status changes to hubd's file and webhook backends (one request each, and batched), and
+#      mqttwarn's file and http services, published at QoS 1 and at QoS 0, beside mosquitto_sub receiving the burst;
 #   3. latency from publish to notification through hubd's mqtt backend and mqttwarn's mqttpub, at 100, 1k and
 #      10k msg/s (pubgen's timestamp mode): p50 / p99 / max;
-#   4. scale: 1k, 10k, 100k registered sensors — time to subscribe them all at start, RSS, hubctl add / list;
+#   4. scale: no sensors (the floor), 1k, 10k, 100k registered sensors — time to subscribe them all at start, RSS,
+#      hubctl add / list;
 #   5. idle RSS and CPU over IDLE seconds.
 # mqttwarn is installed from PyPI into .build/bench/mqttwarn. Prints a Markdown report, written to
 # bench/results/hub-<date>.md. Goals: ingest >= 0.8 x mosquitto_sub; p99 <= 5 ms at 1k msg/s; RSS <= 30 MB with 10k
@@ -18,6 +20,8 @@ SENSORS=${SENSORS:-1000}
 FANOUT=${FANOUT:-50000}
 SCALES=${SCALES:-"1000 10000 100000"}
 IDLE=${IDLE:-30}
+HOOK_CONCURRENCY=${HOOK_CONCURRENCY:-8}
+HOOK_BATCH=${HOOK_BATCH:-100}
 OUT=${OUT:-bench/results/hub-$(date +%Y-%m-%d).md}
 
 scripts/install-deps
@@ -101,11 +105,21 @@ start_hubd() {
 }
 stop_hubd() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; }
 metric() { curl -s "http://127.0.0.1:$hub_http/metrics" | awk -v name="$1" '$1 == name { print $2 }'; }
+# A lost message would otherwise hang the benchmark: give up after WAIT_LIMIT seconds, saying what was missing.
+WAIT_LIMIT=${WAIT_LIMIT:-300}
 wait_metric() { # name, target
-    until [ "$(metric "$1" | cut -d. -f1)" -ge "$2" ] 2>/dev/null; do sleep 0.02; done
+    local start=$SECONDS
+    until [ "$(metric "$1" | cut -d. -f1)" -ge "$2" ] 2>/dev/null; do
+        ((SECONDS - start < WAIT_LIMIT)) || { echo "bench: $1 reached $(metric "$1") of $2 in ${WAIT_LIMIT}s" >&2; exit 1; }
+        sleep 0.02
+    done
 }
 wait_lines() { # file, count
-    until [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ]; do sleep 0.02; done
+    local start=$SECONDS
+    until [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ]; do
+        ((SECONDS - start < WAIT_LIMIT)) || { echo "bench: $1 has $(wc -l <"$1") of $2 lines in ${WAIT_LIMIT}s" >&2; exit 1; }
+        sleep 0.02
+    done
 }
 
 # mqttwarn with one service: $1 = name, $2 = [config:…] section, $3 = targets for bench/#.
@@ -136,77 +150,6 @@ two_bursts() { # half changes: STATES=2 (each message a change), then STATES=1 (
     "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" $((MESSAGES / 2)) 1 1 >/dev/null
 }
 
-rows=()
-echo "1. ingest" >&2
-# mosquitto_sub
-ready="$work/sub.ready"
-(mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
-sub=$!
-sleep 1
-t0=$(now); two_bursts; wait "$sub"
-sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
-# hubd
-make_state "$work/ingest" "$SENSORS"
-start_hubd "$work/ingest" ""
-t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
-hub_time=$(elapsed "$t0")
-changes=$(metric sensorhub_status_changes_total)
-hub_rss=$(rss_mib "$hub_pid")
-stop_hubd
-# mqttwarn (file)
-start_mqttwarn ingest "[config:file]
-append_newline = True
-targets = {'out': ['$work/mqttwarn-ingest.out']}" "file:out"
-t0=$(now); two_bursts; wait_lines "$work/mqttwarn-ingest.out" "$MESSAGES"
-warn_time=$(elapsed "$t0")
-warn_rss=$(rss_mib "$warn_pid")
-stop_mqttwarn
-rows+=("| 1 ingest | mosquitto_sub | $(printf '%.2f' "$sub_time") s | $(per_second "$MESSAGES" "$sub_time") msg/s | 1.00 × mosquitto_sub | |")
-rows+=("| 1 ingest | **hubd** ($changes changes applied) | $(printf '%.2f' "$hub_time") s | $(per_second "$MESSAGES" "$hub_time") msg/s | **$(ratio "$sub_time" "$hub_time") × mosquitto_sub** (goal ≥ 0.8) | RSS $hub_rss MiB |")
-rows+=("| 1 ingest | mqttwarn (file) | $(printf '%.2f' "$warn_time") s | $(per_second "$MESSAGES" "$warn_time") msg/s | $(ratio "$sub_time" "$warn_time") × mosquitto_sub | RSS $warn_rss MiB |")
-
-echo "2. fan-out" >&2
-fanout_burst() { "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" "$FANOUT" 1 2 >/dev/null; }
-make_state "$work/fan-file" "$SENSORS"
-start_hubd "$work/fan-file" "notifiers:
-  backends:
-    audit: {type: file, path: $work/hub-fanout.jsonl, queue_size: 100000}
-  rules:
-    all: {backends: [audit]}"
-t0=$(now); fanout_burst; wait_lines "$work/hub-fanout.jsonl" "$FANOUT"
-hub_file=$(elapsed "$t0"); stop_hubd
-"$bin/bench-sink" "$FANOUT" >"$work/sink1.out" &
-pids+=($!); sink1=$!
-until grep -q ready "$work/sink1.out"; do sleep 0.02; done
-sink_port=$(awk '/ready/ { print $2 }' "$work/sink1.out")
-make_state "$work/fan-hook" "$SENSORS"
-start_hubd "$work/fan-hook" "notifiers:
-  backends:
-    hook: {type: webhook, url: 'http://127.0.0.1:$sink_port/', queue_size: 100000, concurrency: 8}
-  rules:
-    all: {backends: [hook]}"
-t0=$(now); fanout_burst; until grep -q done "$work/sink1.out"; do sleep 0.02; done
-hub_hook=$(echo "$(awk '/done/ { print $2 }' "$work/sink1.out") - $t0" | bc); stop_hubd; kill "$sink1"
-start_mqttwarn fanfile "[config:file]
-append_newline = True
-targets = {'out': ['$work/mqttwarn-fanout.out']}" "file:out"
-t0=$(now); fanout_burst; wait_lines "$work/mqttwarn-fanout.out" "$FANOUT"
-warn_file=$(elapsed "$t0"); stop_mqttwarn
-"$bin/bench-sink" "$FANOUT" >"$work/sink2.out" &
-pids+=($!); sink2=$!
-until grep -q ready "$work/sink2.out"; do sleep 0.02; done
-sink_port=$(awk '/ready/ { print $2 }' "$work/sink2.out")
-start_mqttwarn fanhttp "[config:http]
-timeout = 60
-targets = {'post': ['post', 'http://127.0.0.1:$sink_port/', None, None]}" "http:post"
-t0=$(now); fanout_burst; until grep -q done "$work/sink2.out"; do sleep 0.05; done
-warn_http=$(echo "$(awk '/done/ { print $2 }' "$work/sink2.out") - $t0" | bc); stop_mqttwarn; kill "$sink2"
-rows+=("| 2 fan-out, file | **hubd** | $(printf '%.2f' "$hub_file") s | $(per_second "$FANOUT" "$hub_file") /s | **$(ratio "$warn_file" "$hub_file") × mqttwarn** (goal ≥ 20) | durable outbox included |")
-rows+=("| 2 fan-out, file | mqttwarn | $(printf '%.2f' "$warn_file") s | $(per_second "$FANOUT" "$warn_file") /s | 1.00 | |")
-rows+=("| 2 fan-out, webhook | **hubd** | $(printf '%.2f' "$hub_hook") s | $(per_second "$FANOUT" "$hub_hook") /s | **$(ratio "$warn_http" "$hub_hook") × mqttwarn** (goal ≥ 20) | concurrency 8 |")
-rows+=("| 2 fan-out, webhook | mqttwarn (http) | $(printf '%.2f' "$warn_http") s | $(per_second "$FANOUT" "$warn_http") /s | 1.00 | |")
-
-echo "3. latency" >&2
 latency() { # subscriber output "recv_unix_seconds payload" → p50 p99 max in ms
     python3 - "$1" <<'PY'
 import json, re, sys
@@ -227,81 +170,205 @@ pick = lambda q: values[min(len(values) - 1, int(q * len(values)))]
 print(f"{pick(0.5):.2f} {pick(0.99):.2f} {values[-1]:.2f} {len(values)}")
 PY
 }
-measure_latency() { # topic filter, rate, count → p50 p99 max n
-    local out="$work/lat-$RANDOM.out"
-    mosquitto_sub -h 127.0.0.1 -p "$port" -t "$1" -q 1 -F '%U %p' -C "$3" -W 120 >"$out" &
-    local sub=$!
-    sleep 0.5
-    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" "$3" 1 0 "$2" >/dev/null
-    wait "$sub" || true
-    latency "$out"
+
+rows=()
+section_ingest() {
+    echo "1. ingest" >&2
+    # mosquitto_sub
+    ready="$work/sub.ready"
+    (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
+    sub=$!
+    sleep 1
+    t0=$(now); two_bursts; wait "$sub"
+    sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
+    # hubd
+    make_state "$work/ingest" "$SENSORS"
+    start_hubd "$work/ingest" ""
+    t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
+    hub_time=$(elapsed "$t0")
+    changes=$(metric sensorhub_status_changes_total)
+    hub_rss=$(rss_mib "$hub_pid")
+    stop_hubd
+    # mqttwarn (file)
+    start_mqttwarn ingest "[config:file]
+append_newline = True
+targets = {'out': ['$work/mqttwarn-ingest.out']}" "file:out"
+    t0=$(now); two_bursts; wait_lines "$work/mqttwarn-ingest.out" "$MESSAGES"
+    warn_time=$(elapsed "$t0")
+    warn_rss=$(rss_mib "$warn_pid")
+    stop_mqttwarn
+    rows+=("| 1 ingest | mosquitto_sub | $(printf '%.2f' "$sub_time") s | $(per_second "$MESSAGES" "$sub_time") msg/s | 1.00 × mosquitto_sub | |")
+    rows+=("| 1 ingest | **hubd** ($changes changes applied) | $(printf '%.2f' "$hub_time") s | $(per_second "$MESSAGES" "$hub_time") msg/s | **$(ratio "$sub_time" "$hub_time") × mosquitto_sub** (goal ≥ 0.8) | RSS $hub_rss MiB |")
+    rows+=("| 1 ingest | mqttwarn (file) | $(printf '%.2f' "$warn_time") s | $(per_second "$MESSAGES" "$warn_time") msg/s | $(ratio "$sub_time" "$warn_time") × mosquitto_sub | RSS $warn_rss MiB |")
 }
-make_state "$work/latency" "$SENSORS"
-start_hubd "$work/latency" "notifiers:
+
+section_fanout() {
+    echo "2. fan-out" >&2
+    # Each fan-out burst goes through the broker first, so its time has a floor: what a bare mosquitto_sub needs to
+    # receive the same burst. At QoS 1 that floor (the broker's PUBACK round trips) is near 20 x mqttwarn's time on
+    # its own, so the burst is also sent at QoS 0, where the subscribers' own work is what is measured.
+    # One burst to an HTTP sink through hubd's webhook (with $3 added to its settings) or mqttwarn's http service;
+    # prints the seconds from the burst to the sink's last notification. $1 names the run.
+    to_sink() { # name, hubd | mqttwarn, webhook settings
+        local out="$work/sink-$1.out" sink sink_port t0
+        "$bin/bench-sink" "$FANOUT" >"$out" &
+        sink=$!; pids+=("$sink")
+        until grep -q ready "$out"; do sleep 0.02; done
+        sink_port=$(awk '/ready/ { print $2 }' "$out")
+        if [ "$2" = hubd ]; then
+            make_state "$work/fan-$1" "$SENSORS"
+            start_hubd "$work/fan-$1" "notifiers:
+  backends:
+    hook: {type: webhook, url: 'http://127.0.0.1:$sink_port/', queue_size: 100000, $3}
+  rules:
+    all: {backends: [hook]}" >&2
+        else
+            start_mqttwarn "http-$1" "[config:http]
+timeout = 60
+targets = {'post': ['post', 'http://127.0.0.1:$sink_port/', None, None]}" "http:post" >&2
+        fi
+        t0=$(now); $burst >/dev/null; until grep -q done "$out"; do sleep 0.02; done
+        echo "$(awk '/done/ { print $2 }' "$out") - $t0" | bc
+        if [ "$2" = hubd ]; then stop_hubd; else stop_mqttwarn; fi
+        kill "$sink"
+    }
+    fanout() { # qos
+        local qos=$1 burst="$pubgen 127.0.0.1 $port bench/s%d $SENSORS $FANOUT $1 2"
+        local sub_t hub_file hub_hook hub_batch warn_file warn_http t0
+        (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$FANOUT" -W 600 >/dev/null; now >"$work/fsub.end") &
+        local sub=$!
+        sleep 1
+        t0=$(now); $burst >/dev/null; wait "$sub"
+        sub_t=$(echo "$(cat "$work/fsub.end") - $t0" | bc)
+
+        make_state "$work/fan-file-$qos" "$SENSORS"
+        start_hubd "$work/fan-file-$qos" "notifiers:
+  backends:
+    audit: {type: file, path: $work/hub-fanout-$qos.jsonl, queue_size: 100000}
+  rules:
+    all: {backends: [audit]}"
+        t0=$(now); $burst >/dev/null; wait_lines "$work/hub-fanout-$qos.jsonl" "$FANOUT"
+        hub_file=$(elapsed "$t0"); stop_hubd
+
+        hub_hook=$(to_sink "hub-$qos" hubd "concurrency: $HOOK_CONCURRENCY")
+        # The same with batch: what is waiting goes as one JSON array per request (the sink counts the array).
+        hub_batch=$(to_sink "batch-$qos" hubd "concurrency: $HOOK_CONCURRENCY, batch: $HOOK_BATCH")
+
+        start_mqttwarn "fanfile$qos" "[config:file]
+append_newline = True
+targets = {'out': ['$work/mqttwarn-fanout-$qos.out']}" "file:out"
+        t0=$(now); $burst >/dev/null; wait_lines "$work/mqttwarn-fanout-$qos.out" "$FANOUT"
+        warn_file=$(elapsed "$t0"); stop_mqttwarn
+
+        warn_http=$(to_sink "warn-$qos" mqttwarn)
+
+        local what="2 fan-out, QoS $qos"
+        rows+=("| $what | mosquitto_sub (receives the burst: the floor) | $(printf '%.2f' "$sub_t") s | $(per_second "$FANOUT" "$sub_t") /s | at most $(ratio "$warn_file" "$sub_t") × mqttwarn (file) | |")
+        rows+=("| $what, file | **hubd** | $(printf '%.2f' "$hub_file") s | $(per_second "$FANOUT" "$hub_file") /s | **$(ratio "$warn_file" "$hub_file") × mqttwarn** (goal ≥ 20) | durable outbox included |")
+        rows+=("| $what, file | mqttwarn | $(printf '%.2f' "$warn_file") s | $(per_second "$FANOUT" "$warn_file") /s | 1.00 | |")
+        rows+=("| $what, webhook | **hubd** | $(printf '%.2f' "$hub_hook") s | $(per_second "$FANOUT" "$hub_hook") /s | **$(ratio "$warn_http" "$hub_hook") × mqttwarn** (goal ≥ 20) | concurrency $HOOK_CONCURRENCY |")
+        rows+=("| $what, webhook | **hubd**, batch: $HOOK_BATCH | $(printf '%.2f' "$hub_batch") s | $(per_second "$FANOUT" "$hub_batch") /s | **$(ratio "$warn_http" "$hub_batch") × mqttwarn** | JSON arrays of up to $HOOK_BATCH |")
+        rows+=("| $what, webhook | mqttwarn (http) | $(printf '%.2f' "$warn_http") s | $(per_second "$FANOUT" "$warn_http") /s | 1.00 | |")
+    }
+    fanout 1
+    fanout 0
+}
+
+section_latency() {
+    echo "3. latency" >&2
+    measure_latency() { # topic filter, rate, count → p50 p99 max n
+        local out="$work/lat-$RANDOM.out"
+        mosquitto_sub -h 127.0.0.1 -p "$port" -t "$1" -q 1 -F '%U %p' -C "$3" -W 120 >"$out" &
+        local sub=$!
+        sleep 0.5
+        "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$SENSORS" "$3" 1 0 "$2" >/dev/null
+        wait "$sub" || true
+        latency "$out"
+    }
+    make_state "$work/latency" "$SENSORS"
+    start_hubd "$work/latency" "notifiers:
   backends:
     bus: {type: mqtt, topic: 'latency/{sensor}', queue_size: 100000}
   rules:
     all: {backends: [bus]}"
-hub_lat=()
-for spec in "100 1000" "1000 10000" "10000 50000"; do
-    read -r rate count <<<"$spec"
-    hub_lat+=("$rate $(measure_latency 'latency/#' "$rate" "$count")")
-done
-stop_hubd
-start_mqttwarn latency "[config:mqttpub]
-targets = {'out': ['mqttwarn/latency', 1, False]}" "mqttpub:out"
-warn_lat=()
-for spec in "100 1000" "1000 10000" "10000 50000"; do
-    read -r rate count <<<"$spec"
-    warn_lat+=("$rate $(measure_latency 'mqttwarn/latency' "$rate" "$count")")
-done
-stop_mqttwarn
-for i in 0 1 2; do
-    read -r rate p50 p99 max n <<<"${hub_lat[$i]}"
-    read -r _ wp50 wp99 wmax wn <<<"${warn_lat[$i]}"
-    goal=""; [ "$rate" = 1000 ] && goal=" (goal p99 ≤ 5)"
-    rows+=("| 3 latency @ $rate msg/s | **hubd** (mqtt) | p50 $p50 ms | **p99 $p99 ms**$goal | max $max ms | $n of $((rate == 100 ? 1000 : rate == 1000 ? 10000 : 50000)) |")
-    rows+=("| 3 latency @ $rate msg/s | mqttwarn (mqttpub) | p50 $wp50 ms | p99 $wp99 ms | max $wmax ms | $wn received |")
-done
-
-echo "4. scale" >&2
-for n in $SCALES; do
-    make_state "$work/scale-$n" "$n"
-    start_hubd "$work/scale-$n" ""
-    ready_rss=$(rss_mib "$hub_pid"); ready_anon=$(anon_mib "$hub_pid")
-    "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$n" "$n" 1 2 >/dev/null
-    wait_metric sensorhub_messages_total "$n"
-    sleep 2  # a flush of every status to the store
-    after_rss=$(rss_mib "$hub_pid"); after_anon=$(anon_mib "$hub_pid")
+    latency_runs() { # topic filter → a line "rate p50 p99 max n" for each rate
+        for spec in "100 1000" "1000 10000" "10000 50000"; do
+            read -r rate count <<<"$spec"
+            echo "$rate $(measure_latency "$1" "$rate" "$count")"
+        done
+    }
+    mapfile -t hub_lat < <(latency_runs 'latency/#')
     stop_hubd
-    t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors add extra >/dev/null; add=$(elapsed "$t0")
-    t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors list --json >/dev/null; list=$(elapsed "$t0")
-    goal=""; [ "$n" = 10000 ] && goal=" (goal ≤ 30)"
-    rows+=("| 4 scale, $n sensors | **hubd** | subscribed all in $(printf '%.2f' "$hub_ready") s | RSS $ready_rss MiB ($ready_anon anon) at ready, **$after_rss MiB ($after_anon anon)** after a status each$goal | hubctl add $(printf '%.0f' "$(echo "$add * 1000" | bc)") ms | list --json $(printf '%.0f' "$(echo "$list * 1000" | bc)") ms |")
-done
+    start_mqttwarn latency "[config:mqttpub]
+targets = {'out': ['mqttwarn/latency', 1, False]}" "mqttpub:out"
+    mapfile -t warn_lat < <(latency_runs 'mqttwarn/latency')
+    stop_mqttwarn
+    for i in 0 1 2; do
+        read -r rate p50 p99 max n <<<"${hub_lat[$i]}"
+        read -r _ wp50 wp99 wmax wn <<<"${warn_lat[$i]}"
+        goal=""; [ "$rate" = 1000 ] && goal=" (goal p99 ≤ 5)"
+        rows+=("| 3 latency @ $rate msg/s | **hubd** (mqtt) | p50 $p50 ms | **p99 $p99 ms**$goal | max $max ms | $n of $((rate == 100 ? 1000 : rate == 1000 ? 10000 : 50000)) |")
+        rows+=("| 3 latency @ $rate msg/s | mqttwarn (mqttpub) | p50 $wp50 ms | p99 $wp99 ms | max $wmax ms | $wn received |")
+    done
+}
 
-echo "5. idle" >&2
-make_state "$work/idle" "$SENSORS"
-start_hubd "$work/idle" ""
-mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' >/dev/null &
-idle_sub=$!; pids+=("$idle_sub")
-start_mqttwarn idle "[config:file]
+section_scale() {
+    echo "4. scale" >&2
+    # The floor: hubd with no sensors at all, so the code pages it maps just to run (the kernel maps up to 64 KiB
+    # around each page of code it first executes) stand apart from what each sensor costs.
+    make_state "$work/scale-none" 0
+    start_hubd "$work/scale-none" ""
+    rows+=("| 4 scale, no sensors (the floor) | **hubd** | ready in $(printf '%.2f' "$hub_ready") s | RSS $(rss_mib "$hub_pid") MiB ($(anon_mib "$hub_pid") anon) | | |")
+    stop_hubd
+    for n in $SCALES; do
+        make_state "$work/scale-$n" "$n"
+        start_hubd "$work/scale-$n" ""
+        ready_rss=$(rss_mib "$hub_pid"); ready_anon=$(anon_mib "$hub_pid")
+        "$pubgen" 127.0.0.1 "$port" 'bench/s%d' "$n" "$n" 1 2 >/dev/null
+        wait_metric sensorhub_messages_total "$n"
+        sleep 2  # a flush of every status to the store
+        after_rss=$(rss_mib "$hub_pid"); after_anon=$(anon_mib "$hub_pid")
+        stop_hubd
+        t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors add extra >/dev/null; add=$(elapsed "$t0")
+        t0=$(now); HUB_STATE_DIR="$work/scale-$n" "$bin/hubctl" sensors list --json >/dev/null; list=$(elapsed "$t0")
+        goal=""; [ "$n" = 10000 ] && goal=" (goal ≤ 30)"
+        rows+=("| 4 scale, $n sensors | **hubd** | subscribed all in $(printf '%.2f' "$hub_ready") s | RSS $ready_rss MiB ($ready_anon anon) at ready, **$after_rss MiB ($after_anon anon)** after a status each$goal | hubctl add $(printf '%.0f' "$(echo "$add * 1000" | bc)") ms | list --json $(printf '%.0f' "$(echo "$list * 1000" | bc)") ms |")
+    done
+}
+
+section_idle() {
+    echo "5. idle" >&2
+    make_state "$work/idle" "$SENSORS"
+    start_hubd "$work/idle" ""
+    mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' >/dev/null &
+    idle_sub=$!; pids+=("$idle_sub")
+    start_mqttwarn idle "[config:file]
 targets = {'out': ['$work/idle.out']}" "file:out"
-h0=$(cpu_ticks "$hub_pid"); s0=$(cpu_ticks "$idle_sub"); w0=$(cpu_ticks "$warn_pid")
-sleep "$IDLE"
-tick=$(getconf CLK_TCK)
-cpu() { printf '%.2f' "$(echo "scale=4; ($(cpu_ticks "$1") - $2) * 100 / $tick / $IDLE" | bc)"; }
-rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors) | RSS **$(rss_mib "$hub_pid") MiB** ($(anon_mib "$hub_pid") anon) | CPU **$(cpu "$hub_pid" "$h0") %** | | |")
-rows+=("| 5 idle ${IDLE} s | mosquitto_sub | RSS $(rss_mib "$idle_sub") MiB ($(anon_mib "$idle_sub") anon) | CPU $(cpu "$idle_sub" "$s0") % | | |")
-rows+=("| 5 idle ${IDLE} s | mqttwarn | RSS $(rss_mib "$warn_pid") MiB ($(anon_mib "$warn_pid") anon) | CPU $(cpu "$warn_pid" "$w0") % | | |")
-stop_hubd; stop_mqttwarn
+    h0=$(cpu_ticks "$hub_pid"); s0=$(cpu_ticks "$idle_sub"); w0=$(cpu_ticks "$warn_pid")
+    sleep "$IDLE"
+    tick=$(getconf CLK_TCK)
+    cpu() { printf '%.2f' "$(echo "scale=4; ($(cpu_ticks "$1") - $2) * 100 / $tick / $IDLE" | bc)"; }
+    rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors) | RSS **$(rss_mib "$hub_pid") MiB** ($(anon_mib "$hub_pid") anon) | CPU **$(cpu "$hub_pid" "$h0") %** | | |")
+    rows+=("| 5 idle ${IDLE} s | mosquitto_sub | RSS $(rss_mib "$idle_sub") MiB ($(anon_mib "$idle_sub") anon) | CPU $(cpu "$idle_sub" "$s0") % | | |")
+    rows+=("| 5 idle ${IDLE} s | mqttwarn | RSS $(rss_mib "$warn_pid") MiB ($(anon_mib "$warn_pid") anon) | CPU $(cpu "$warn_pid" "$w0") % | | |")
+    stop_hubd; stop_mqttwarn
+}
+
+# SECTIONS picks some of them (e.g. SECTIONS="fanout scale" while profiling); the report has their rows only.
+for section in ${SECTIONS:-ingest fanout latency scale idle}; do
+    case $section in
+    ingest | fanout | latency | scale | idle) ;;
+    *) echo "bench: no section '$section' (ingest, fanout, latency, scale, idle)" >&2; exit 2 ;;
+    esac
+    "section_$section"
+done
 
 {
     echo "# Hub benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
     echo "One broker (Mosquitto, persistence off, unlimited queues, set_tcp_nodelay), release builds, one run; \`bench/pubgen.c\` as"
     echo "the load generator at QoS 1; mqttwarn 0.36.1 from PyPI with one service at a time. Command: \`make bench\`"
-    echo "(MESSAGES=$MESSAGES SENSORS=$SENSORS FANOUT=$FANOUT SCALES=\"$SCALES\" IDLE=$IDLE)."
+    echo "(MESSAGES=$MESSAGES SENSORS=$SENSORS FANOUT=$FANOUT HOOK_CONCURRENCY=$HOOK_CONCURRENCY HOOK_BATCH=$HOOK_BATCH SCALES=\"$SCALES\" IDLE=$IDLE)."
     echo
     echo "| what | who | time | rate | ratio | notes |"
     echo "|---|---|---|---|---|---|"
@@ -309,9 +376,10 @@ stop_hubd; stop_mqttwarn
     echo
     echo "Ingest and fan-out time runs from the first publish to the last message applied (hubd's /metrics), the"
     echo "last line written, or the last request received. Latency is publish (pubgen's wall clock in the payload)"
-    echo "to a subscriber's receipt of the notification (mosquitto_sub's %U). RSS counts the pages of hubd's binary"
-    echo "and of the Swift runtime, Foundation, NIO and BoringSSL it touched (shared, clean, about 36 MiB); anon is"
-    echo "its own heap and stacks."
+    echo "to a subscriber's receipt of the notification (mosquitto_sub's %U). RSS counts the code pages of hubd's binary"
+    echo "and of the Swift runtime, Foundation, NIO and BoringSSL that are mapped (file-backed, clean, shared: the"
+    echo "no-sensors row is that floor); anon is its own heap and stacks. A fan-out burst must first pass the broker:"
+    echo "the mosquitto_sub row of each QoS is that floor, and bounds every subscriber's ratio to mqttwarn."
     echo
     echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs),"
     echo "$(free -g | awk '/Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r);"
