@@ -251,7 +251,8 @@ extension BackendSpec {
             return APNsNotifier(
                 server: settings.server, bundleID: settings.bundleID, signer: signer,
                 devices: DeviceStore(directory: stateDirectory), expiration: settings.expiration,
-                collapseID: settings.collapseID, http: try HTTPDelivery(caFile: settings.caFile, http2: true, timeout: policy.timeout))
+                collapseID: settings.collapseID,
+                http: try HTTPDelivery(caFile: settings.caFile, http2: true, timeout: policy.timeout))
         }
     }
 }

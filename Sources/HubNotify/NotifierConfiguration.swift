@@ -213,7 +213,8 @@ public struct BackendSpec: Sendable {
             let secret = try node.secret("secret")
             kind = .webhook(
                 url: try node.required("url").url(), headers: headers, secret: secret.map { Array($0.utf8) },
-                caFile: try node.child("ca_file")?.filePath(), batch: try node.child("batch")?.integer(in: 1...1000) ?? 1)
+                caFile: try node.child("ca_file")?.filePath(),
+                batch: try node.child("batch")?.integer(in: 1...1000) ?? 1)
         case "ntfy":
             try node.allow(
                 Self.queueKeys + ["url", "topic", "token", "token_file", "priority", "tags", "click", "ca_file"])

@@ -23,8 +23,6 @@ struct APNsNotifier: Notifier {
     let collapseID: Template?
     let http: HTTPDelivery
 
-    var enforcesTimeout: Bool { true }
-
     func expand(_ notification: Notification) async throws -> [Notification] {
         let ids = try devices.devices().map(\.id)
         return ids.map { id in

@@ -10,6 +10,8 @@ struct HTTPDelivery: Sendable {
     let client: HTTPClient
     /// How long an attempt may take: until the answer's head, and then between the body's bytes.
     let timeout: Duration
+    /// `timeout` as the client takes it.
+    private let deadline: TimeAmount
 
     /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
     /// Closes the client from synchronous code (a configuration that failed half-way through).
@@ -17,8 +19,9 @@ struct HTTPDelivery: Sendable {
         try? client.syncShutdown()
     }
 
-    init(caFile: String?, http2: Bool = false, timeout: Duration = .seconds(30)) throws(NotifierConfigurationError) {
+    init(caFile: String?, http2: Bool = false, timeout: Duration) throws(NotifierConfigurationError) {
         self.timeout = timeout
+        deadline = .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
         var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
@@ -35,8 +38,7 @@ struct HTTPDelivery: Sendable {
         // A refused connection is an answer: fail the attempt now and let the queue's back-off decide, rather than
         // have the client retry it until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
-        let nanoseconds = TimeAmount.nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
-        configuration.timeout = .init(connect: min(.seconds(10), nanoseconds), read: nanoseconds)
+        configuration.timeout = .init(connect: min(.seconds(10), deadline), read: deadline)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
@@ -64,10 +66,9 @@ struct HTTPDelivery: Sendable {
         request.body = .bytes(ByteBuffer(bytes: body))
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(
-                request, timeout: .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9)))
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            throw TimedOut(timeout: timeout)
+            response = try await client.execute(request, timeout: deadline)
+        } catch {
+            throw named(error)
         }
         // The start of the body is enough for an error message; a big 200 page must not fail the delivery.
         var kept: [UInt8] = []
@@ -75,13 +76,19 @@ struct HTTPDelivery: Sendable {
             for try await var chunk in response.body where kept.count < 4096 {
                 kept += chunk.readBytes(length: min(chunk.readableBytes, 4096 - kept.count)) ?? []
             }
-        } catch let error as HTTPClientError where error == .readTimeout {
-            if !(200..<300).contains(Int(response.status.code)) { throw TimedOut(timeout: timeout) }
         } catch {
-            if !(200..<300).contains(Int(response.status.code)) { throw error }
+            if !(200..<300).contains(Int(response.status.code)) { throw named(error) }
         }
         return Answer(
             status: Int(response.status.code), headers: response.headers, body: String(decoding: kept, as: UTF8.self))
+    }
+
+    /// The client's own timeouts, said as the backend's `timeout`; any other error as it is.
+    private func named(_ error: any Error) -> any Error {
+        guard let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout else {
+            return error
+        }
+        return TimedOut(timeout: timeout)
     }
 
     /// 2xx delivered; 408, 429 and 5xx retried, honouring `Retry-After`; any other status fails for good.
@@ -123,8 +130,13 @@ struct HTTPDelivery: Sendable {
 }
 
 /// A backend that owns an HTTP client.
-protocol HTTPBacked {
+protocol HTTPBacked: Notifier {
     var http: HTTPDelivery { get }
+}
+
+extension HTTPBacked {
+    /// The client ends each attempt at the backend's timeout (its deadline and read timeout).
+    var enforcesTimeout: Bool { true }
 }
 
 extension WebhookNotifier: HTTPBacked {}
@@ -142,7 +154,6 @@ struct WebhookNotifier: Notifier {
     let http: HTTPDelivery
 
     var batchSize: Int { batch }
-    var enforcesTimeout: Bool { true }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         await send(batch: [notification])[0]
@@ -198,8 +209,6 @@ struct NtfyNotifier: Notifier {
     let tags: [String]
     let click: String?
     let http: HTTPDelivery
-
-    var enforcesTimeout: Bool { true }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         var headers = HTTPHeaders()
