@@ -103,16 +103,9 @@ struct MQTTNotifier: Notifier {
     /// a sensor's latest event, not on whichever publish won a race.
     func send(batch: [Notification]) async -> [DeliveryResult] {
         guard batch.count > 1 else { return [await send(batch[0])] }
-        var byTopic: [String: [Int]] = [:]
-        var topics: [String] = []
-        for (index, notification) in batch.enumerated() {
-            let topic = self.topic.render(notification.event, id: notification.id)
-            if byTopic[topic] == nil { topics.append(topic) }
-            byTopic[topic, default: []].append(index)
-        }
+        let byTopic = Dictionary(grouping: batch.indices) { topic.render(batch[$0].event, id: batch[$0].id) }
         return await withTaskGroup(of: [(Int, DeliveryResult)].self) { group in
-            for topic in topics {
-                let indices = byTopic[topic] ?? []
+            for (topic, indices) in byTopic {
                 group.addTask {
                     var results: [(Int, DeliveryResult)] = []
                     for index in indices { results.append((index, await send(batch[index], to: topic))) }
