@@ -299,13 +299,11 @@ public final class Outbox: Sendable {
     private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError)
         -> T
     {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(StoreError) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+        let result = await queue.run { () -> Result<T, StoreError> in
+            do throws(StoreError) {
+                return .success(try body())
+            } catch {
+                return .failure(error)
             }
         }
         return try result.get()
