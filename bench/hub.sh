@@ -175,7 +175,6 @@ rows=()
 section_ingest() {
     echo "1. ingest" >&2
     # mosquitto_sub
-    ready="$work/sub.ready"
     (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
     sub=$!
     sleep 1
