@@ -179,12 +179,6 @@ public final class HubService: Service, Sendable {
             let (broker, configuration) = settings.withLock { ($0.broker, $0.configuration) }
             connection.withLock { $0.brokerChanged = false }
             guard let client = await connectUntilReady(broker, configuration) else { continue }
-            connection.withLock {
-                $0.client = client
-                $0.connected = true
-                $0.since = Date()
-                $0.broker = "\(broker.host):\(broker.port)"
-            }
             // Resumed by the registry task once subscribed, or at once if that task is gone or this one is
             // cancelled: a continuation that nobody resumes would hang the loop (and leak).
             let subscribed = ResumeOnce()
@@ -195,6 +189,13 @@ public final class HubService: Service, Sendable {
                 }
             } onCancel: {
                 subscribed.resume()
+            }
+            // Connected means following: the status file says so only once a status published now would arrive.
+            connection.withLock {
+                $0.client = client
+                $0.connected = true
+                $0.since = Date()
+                $0.broker = "\(broker.host):\(broker.port)"
             }
             await announce(client, "online", configuration)
             let sensors = tracker.withLock { $0.count }
