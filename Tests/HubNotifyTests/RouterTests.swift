@@ -103,10 +103,10 @@ import Testing
                 all: { backends: [stuck] }
             """
         try await withRouter(yaml, directory: directory) { router in
-            let start = ContinuousClock.now
             router.submit(event("kitchen"))
+            // Without the client's deadline the request would wait for ever and this would time out; how soon the
+            // retry comes is not asserted (a timed assertion flakes when the suite loads both cores).
             try await eventually("one retry") { router.statistics.backends["stuck"]?.retried == 1 }
-            #expect(ContinuousClock.now - start < .seconds(5))
             let reason = try #require(router.statistics.backends["stuck"]?.lastError)
             #expect(reason.contains("timed out: no answer within 300ms"), "\(reason)")
         }
