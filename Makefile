@@ -12,7 +12,7 @@ run:
 test:
 	scripts/install-deps
 	swift build --build-tests
-	swift test --skip-build
+	scripts/run-tests
 
 build:
 	scripts/install-deps
