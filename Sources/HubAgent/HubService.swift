@@ -29,7 +29,7 @@ public final class HubService: Service, Sendable {
     let connection: Locked<ConnectionState>
     let lastError = Locked<AgentStatus.LastError?>(nil)
     let started = Date()
-    let rejectionLog = Locked<[Rejection: (count: Int, last: ContinuousClock.Instant?)]>([:])
+    let rejectionLog = Locked<[Rejection: LogThrottle]>([:])
     /// Where every sensor event goes: rules, the outbox, the backends.
     public let router: NotificationRouter
     /// Where the periodic store and status writes run: they block (flock, fsync), and must not do so on a
@@ -472,17 +472,7 @@ public final class HubService: Service, Sendable {
 
     /// Logs a rejected message: the first of each kind, then at most one line every ten seconds with a count.
     private func noteRejection(_ reason: Rejection, topic: String, size: Int) {
-        let report = rejectionLog.withLock { log -> Int? in
-            var entry = log[reason] ?? (0, nil)
-            entry.count += 1
-            let now = ContinuousClock.now
-            guard entry.last.map({ now - $0 >= .seconds(10) }) ?? true else {
-                log[reason] = entry
-                return nil
-            }
-            log[reason] = (0, now)
-            return entry.count
-        }
+        let report = rejectionLog.withLock { $0[reason, default: LogThrottle()].note() }
         if let report {
             logger.warning(
                 "rejected a message",

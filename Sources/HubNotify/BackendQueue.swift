@@ -77,8 +77,7 @@ final class BackendQueue: Sendable {
         /// Waiting for a first attempt or a retry, oldest first.
         var items = Deque<Item>()
         var statistics = BackendStatistics()
-        var droppedSinceLog = 0
-        var lastDropLog: ContinuousClock.Instant?
+        var dropLog = LogThrottle()
     }
 
     init(name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: Outbox, logger: Logger) {
@@ -119,12 +118,7 @@ final class BackendQueue: Sendable {
             }
             guard !dropped.isEmpty else { return nil }
             state.statistics.dropped += dropped.count
-            state.droppedSinceLog += dropped.count
-            // One line at most every ten seconds, with the count, so a flood can't flood the log too.
-            if let last = state.lastDropLog, now - last < .seconds(10) { return nil }
-            state.lastDropLog = now
-            defer { state.droppedSinceLog = 0 }
-            return state.droppedSinceLog
+            return state.dropLog.note(dropped.count, now: now)
         }
         if let count = logDrops {
             logger.warning(
