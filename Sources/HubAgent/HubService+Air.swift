@@ -54,6 +54,8 @@ extension HubService {
         let settings = configuration.sds011
         var logger = self.logger
         logger[metadataKey: "sensor"] = "\(settings.name)"
+        // Zero until the line carries noise: `hubctl status` shows it is watched.
+        counters.withLock { $0.sds011 = $0.sds011 ?? .init() }
         return SDS011Reader(
             settings: settings, logger: logger,
             register: { device in self.registerSDS011(device, settings) },
@@ -62,6 +64,12 @@ extension HubService {
                     throw MosquittoError.notConnected(operation: "publish")
                 }
                 try await client.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
+            },
+            countNoise: { discarded, bad in
+                self.counters.withLock {
+                    $0.sds011?.discardedBytes += discarded
+                    $0.sds011?.badChecksums += bad
+                }
             })
     }
 

@@ -13,6 +13,8 @@ struct SDS011Reader: Sendable {
     let register: @Sendable (SDS011DeviceID) -> String?
     /// Publishes retained at QoS 1 over the hub's connection.
     let publish: @Sendable (String, [UInt8]) async throws -> Void
+    /// Counts bytes the decoder skipped since the last call (discarded bytes, bad checksums).
+    let countNoise: @Sendable (_ discardedBytes: Int, _ badChecksums: Int) -> Void
 
     func run() async {
         guard let path = settings.port else { return }
@@ -60,6 +62,8 @@ struct SDS011Reader: Sendable {
         // Sleeping between readings only pays when there is time to warm up again.
         let sampling = Duration.seconds(settings.samples)
         let dutyCycle = settings.interval >= settings.warmUp + sampling + .seconds(5)
+        var noise = (discarded: 0, bad: 0)
+        var noiseLog = LogThrottle()
         while !Task.isCancelled {
             let start = ContinuousClock.now
             if dutyCycle {
@@ -73,6 +77,20 @@ struct SDS011Reader: Sendable {
             }
             if dutyCycle {
                 try await client.perform { device throws(SDS011Error) in try device.setWorking(false) }
+            }
+            // A loose wire or a noisy line shows as skipped bytes: counted each round, logged now and then.
+            let seen = try await client.perform { device in (discarded: device.discardedBytes, bad: device.badChecksums) }
+            if seen.discarded > noise.discarded {
+                countNoise(seen.discarded - noise.discarded, seen.bad - noise.bad)
+                if let skipped = noiseLog.note(seen.discarded - noise.discarded) {
+                    logger.warning(
+                        "the SDS011's line carried bytes that were not frames; skipped them",
+                        metadata: [
+                            "port": "\(client.path)", "skipped_bytes": "\(skipped)",
+                            "bad_checksums_total": "\(seen.bad)",
+                        ])
+                }
+                noise = seen
             }
             let mean = samples.mean
             let reading = ParticulateReading(pm25: mean.pm25, pm10: mean.pm10, time: .now, device: device.description)

@@ -76,6 +76,13 @@ extension Output {
                     "Messages",
                     "\(status.counters.messages) received, \(status.counters.changes) changes, \(rejected) rejected"
                 ))
+            if let line = status.counters.sds011 {
+                fields.append(
+                    (
+                        "SDS011 line",
+                        "\(line.discardedBytes) bytes skipped as noise, \(line.badChecksums) frames with a bad checksum"
+                    ))
+            }
             if let notifications = status.notifications, !notifications.backends.isEmpty {
                 fields.append(
                     (
@@ -146,6 +153,16 @@ extension Output {
             writer.number(count)
         }
         writer.raw("}")
+        if let line = status?.counters.sds011 {
+            writer.key("sds011", first: &first)
+            writer.raw("{")
+            inner = true
+            writer.key("skippedBytes", first: &inner)
+            writer.number(line.discardedBytes)
+            writer.key("badChecksums", first: &inner)
+            writer.number(line.badChecksums)
+            writer.raw("}")
+        }
         writer.key("lastError", first: &first)
         if let message = status?.lastError?.message { writer.string(message) } else { writer.raw("null") }
         writer.raw("}")

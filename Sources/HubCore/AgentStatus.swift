@@ -54,6 +54,16 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var rejected: [String: Int] = [:]
         public var reconnects: Int = 0
         public var storeWrites: Int = 0
+        /// What the SDS011's serial line carried that was not a frame; `nil` when no SDS011 is read.
+        public var sds011: SerialLine?
+
+        public init() {}
+    }
+
+    /// Bytes skipped on a serial line: noise, frames cut short, frames with a bad checksum.
+    public struct SerialLine: Codable, Sendable, Hashable {
+        public var discardedBytes = 0
+        public var badChecksums = 0
 
         public init() {}
     }

@@ -19,6 +19,8 @@ public final class SDS011Device: @unchecked Sendable {
     public var path: String { port.path }
     /// Bytes the decoder threw away (noise, bad frames).
     public var discardedBytes: Int { decoder.discardedBytes }
+    /// Whole frames whose checksum did not match (the line corrupts data).
+    public var badChecksums: Int { decoder.badChecksums }
 
     public func close() { port.close() }
 

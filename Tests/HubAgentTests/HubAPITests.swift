@@ -233,8 +233,16 @@ import Yams
                 let object = try decode($0.body) as? [String: Any]
                 #expect(object?["connected"] as? Bool == false)
             }
+            // The SDS011 reader's counts (SDS011HubTests makes real ones through a noisy pseudo-terminal).
+            hub.counters.withLock {
+                $0.sds011 = .init()
+                $0.sds011?.discardedBytes = 19
+                $0.sds011?.badChecksums = 1
+            }
             try await client.execute(uri: "/metrics", method: .get) {
                 let text = String(buffer: $0.body)
+                #expect(text.contains("sensorhub_sds011_skipped_bytes_total 19"))
+                #expect(text.contains("sensorhub_sds011_bad_checksums_total 1"))
                 #expect(text.contains("sensorhub_messages_total 3"))
                 #expect(text.contains("sensorhub_sensors 2"))
                 #expect(text.contains("sensorhub_pm25_ugm3{sensor=\"air quality\"} 27.4"))

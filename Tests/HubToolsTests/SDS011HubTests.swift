@@ -112,6 +112,40 @@ import Testing
 }
 
 extension SDS011HubTests {
+    /// A noisy line (a stray head, a frame cut short, a bad checksum before every real frame) loses no reading, and
+    /// what was skipped is logged and counted (`hubctl status`; /metrics shows the same counts).
+    @Test func lineNoiseIsSkippedCountedAndLogged() async throws {
+        try await withBroker { broker in
+            let link = FileManager.default.temporaryDirectory.appendingPathComponent("ttySDS-\(UUID().uuidString)").path
+            let simulator = try SDS011Simulator(linkPath: link) {
+                $0.garbage = true
+                $0.pm25 = 12.3
+                $0.pm10 = 45.6
+            }
+            defer { simulator.stop() }
+            let hub = try RunningHub(
+                configuration: "sds011: {port: \(link), interval: 1s, warm_up: 0s, samples: 1}\n")
+            try await hub.prepare(broker)
+            try await hub.startAndWaitUntilReady()
+            let line = try await hub.waitForLog("the SDS011's line carried bytes that were not frames")
+            #expect(line.contains("skipped_bytes="), "\(line)")
+            try await hub.waitForLog("SDS011 reading", "pm25=12.3", "pm10=45.6")
+            try await eventually("the status file counts the noise") {
+                (hub.status?.counters.sds011?.badChecksums ?? 0) >= 1
+                    && (hub.status?.counters.sds011?.discardedBytes ?? 0) > 10
+            }
+            let text = try await hub.hubctl.run("status")
+            #expect(text.standardOutput.contains("SDS011 line:"), "\(text.standardOutput)")
+            #expect(text.standardOutput.contains("frames with a bad checksum"), "\(text.standardOutput)")
+            let json = try await hub.hubctl.run("status", "--json")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let counted = try #require(object["sds011"] as? [String: Any])
+            #expect((counted["badChecksums"] as? Int ?? 0) >= 1)
+            await hub.stop()
+        }
+    }
+
     /// With room in the interval, the sensor sleeps between readings: woken, queried, put back to sleep.
     @Test func sleepsBetweenReadings() async throws {
         try await withBroker { broker in

@@ -33,6 +33,19 @@ final class MetricsExporter: Sendable {
                 notifications.router.suppressed
             ),
         ]
+        if let line = counters.sds011 {
+            totals.append(
+                (
+                    "sensorhub_sds011_skipped_bytes_total", [],
+                    "Bytes on the SDS011's serial line that were not frames (noise, cut short, bad checksum)",
+                    line.discardedBytes
+                ))
+            totals.append(
+                (
+                    "sensorhub_sds011_bad_checksums_total", [], "SDS011 frames whose checksum did not match",
+                    line.badChecksums
+                ))
+        }
         for (reason, count) in counters.rejected {
             totals.append(
                 (
