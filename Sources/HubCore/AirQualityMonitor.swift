@@ -79,7 +79,11 @@ public struct AirQualityPolicy: Sendable, Hashable {
 /// One particulate sensor's recent readings, its status level, and its alert state.
 public struct AirQualityMonitor: Sendable {
     public let policy: AirQualityPolicy
+    /// The last 24 hours of readings, oldest first.
     private var samples = Deque<(time: Int64, pm25: Double?, pm10: Double?)>()
+    /// Their sums, kept as readings come and go, so the 24 h mean costs nothing per reading (at one reading a
+    /// second there are 86,400). In thousandths, as integers: a year of adding and taking away doesn't drift.
+    private var day = (pm25: RunningSum(), pm10: RunningSum())
     public private(set) var alerting = false
     private var lastAlert: Int64?
 
@@ -108,9 +112,15 @@ public struct AirQualityMonitor: Sendable {
     /// The mean of `pollutant` over `window` up to the newest reading.
     public func mean(_ pollutant: Pollutant, over window: Duration) -> Double? {
         guard let newest = samples.last?.time else { return nil }
+        // The samples are the last 24 hours: their sums answer for that window and any longer one.
+        if window >= .seconds(86_400) { return (pollutant == .pm25 ? day.pm25 : day.pm10).mean }
         let start = newest - Int64(window.components.seconds * 1000)
-        let values = samples.filter { $0.time > start }.compactMap { pollutant == .pm25 ? $0.pm25 : $0.pm10 }
-        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+        var sum = RunningSum()
+        for sample in samples.reversed() {
+            guard sample.time > start else { break }
+            sum.add(pollutant == .pm25 ? sample.pm25 : sample.pm10)
+        }
+        return sum.mean
     }
 
     /// The newest reading taken.
@@ -130,7 +140,13 @@ public struct AirQualityMonitor: Sendable {
     public mutating func add(_ reading: ParticulateReading) -> Alert? {
         let time = reading.time.millisecondsSince1970
         samples.append((time, reading.pm25, reading.pm10))
-        while let first = samples.first, first.time <= time - 86_400_000 { samples.removeFirst() }
+        day.pm25.add(reading.pm25)
+        day.pm10.add(reading.pm10)
+        while let first = samples.first, first.time <= time - 86_400_000 {
+            samples.removeFirst()
+            day.pm25.remove(first.pm25)
+            day.pm10.remove(first.pm10)
+        }
         let metric = policy.metric
         let value: Double?
         if let window = metric.window {
@@ -153,5 +169,30 @@ public struct AirQualityMonitor: Sendable {
             return Alert(raised: false, value: value, message: "\(shown) is back below \(policy.thresholdName)")
         }
         return nil
+    }
+}
+
+/// A sum and a count of values in thousandths (exact, so adding and removing for ever doesn't drift).
+struct RunningSum: Sendable {
+    private var thousandths: Int64 = 0
+    private var count = 0
+
+    mutating func add(_ value: Double?) {
+        guard let value, value.isFinite else { return }
+        thousandths += Self.scaled(value)
+        count += 1
+    }
+
+    mutating func remove(_ value: Double?) {
+        guard let value, value.isFinite else { return }
+        thousandths -= Self.scaled(value)
+        count -= 1
+    }
+
+    var mean: Double? { count == 0 ? nil : Double(thousandths) / 1000 / Double(count) }
+
+    /// Readings are validated (0 to 10,000 µg/m³), but a value out of range must not trap.
+    private static func scaled(_ value: Double) -> Int64 {
+        Int64(max(-1e15, min(1e15, (value * 1000).rounded())))
     }
 }

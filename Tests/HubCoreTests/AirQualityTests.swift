@@ -106,6 +106,30 @@ import Testing
         #expect(monitor.level(ParticulateReading(pm25: 44.8, pm10: 5, time: .now)) == "Unhealthy for Sensitive Groups")
     }
 
+    /// The running 24 h sums and the 1 h scan agree with a plain mean of the readings in the window, through
+    /// days of readings coming and going at uneven gaps, some without a PM10.
+    @Test func runningMeansMatchAPlainMean() throws {
+        var monitor = AirQualityMonitor(policy: AirQualityPolicy())
+        var generator = SystemRandomNumberGenerator()
+        var added: [(time: Int64, pm25: Double, pm10: Double?)] = []
+        var time: Int64 = 0
+        for _ in 0..<5_000 {
+            time += Int64.random(in: 1...120_000, using: &generator)
+            let pm25 = Double(Int.random(in: 0...5_000, using: &generator)) / 10
+            let pm10 = Bool.random(using: &generator) ? Double(Int.random(in: 0...9_999, using: &generator)) / 10 : nil
+            _ = monitor.add(ParticulateReading(pm25: pm25, pm10: pm10, time: Timestamp(millisecondsSince1970: time)))
+            added.append((time, pm25, pm10))
+        }
+        for (window, milliseconds) in [(Duration.seconds(86_400), Int64(86_400_000)), (.seconds(3600), 3_600_000)] {
+            let kept = added.filter { $0.time > time - milliseconds }
+            let pm25 = kept.map(\.pm25).reduce(0, +) / Double(kept.count)
+            let pm10s = kept.compactMap(\.pm10)
+            let pm10 = pm10s.reduce(0, +) / Double(pm10s.count)
+            #expect(abs(try #require(monitor.mean(.pm25, over: window)) - pm25) < 1e-9, "\(window)")
+            #expect(abs(try #require(monitor.mean(.pm10, over: window)) - pm10) < 1e-9, "\(window)")
+        }
+    }
+
     @Test func historyKeepsAggregatesAndPrunes() async throws {
         let directory = try TemporaryDirectory()
         let history = try History(directory: directory.path)
