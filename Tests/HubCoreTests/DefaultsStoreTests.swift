@@ -22,6 +22,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store.directory))
     }
 
+    /// A file that was not replaced is not read again; every write is seen, even two within one clock tick.
+    @Test func anUnchangedFileIsNotReadAgain() throws {
+        let cache = CachedDefaults()
+        #expect(try cache.read(store) == DefaultsDocument())
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
+        let first = try store.read(ifChangedFrom: nil)
+        let identity = try #require(first.identity)
+        #expect(first.document?.sensor(named: "kitchen") != nil)
+        #expect(try store.read(ifChangedFrom: identity).document == nil)
+        #expect(try cache.read(store).sensors.map(\.name) == ["kitchen"])
+        for name in ["garage", "attic", "cellar"] {
+            try store.update { document throws(RegistryError) in try document.addSensor(named: name) }
+            #expect(try cache.read(store).sensor(named: name) != nil)
+        }
+        #expect(try store.read(ifChangedFrom: identity).document?.sensors.count == 4)
+        #expect(try cache.read(store) == store.read())
+        try FileManager.default.removeItem(atPath: store.path)
+        #expect(try cache.read(store) == DefaultsDocument())
+    }
+
     @Test func firstWriteCreatesTheDirectoryAndAPrivateFile() throws {
         try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
         #expect(try mode(store.directory) == 0o700)

@@ -11,6 +11,8 @@ import NIOCore
 /// registry, history and devices `hubctl` uses, with the same validation.
 struct HubAPI: Sendable {
     let hub: HubService
+    /// The dashboard polls every 2 s: the registry is decoded again only when its file was replaced.
+    let registry = CachedDefaults()
     /// Required (as `Authorization: Bearer …`) for every write when set.
     let token: String?
     let metrics: MetricsExporter
@@ -285,7 +287,7 @@ struct HubAPI: Sendable {
 
     func readStore() throws -> DefaultsDocument {
         do {
-            return try hub.store.read()
+            return try registry.read(hub.store)
         } catch {
             throw HTTPError(.internalServerError, message: error.description)
         }

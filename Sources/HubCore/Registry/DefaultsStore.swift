@@ -1,4 +1,5 @@
 import Foundation
+import Mosquitto
 
 /// The registry on disk: `defaults.json` in the state directory, replaced crash-safely, changed under a lock.
 ///
@@ -34,8 +35,44 @@ public struct DefaultsStore: Sendable {
 
     /// The current document; an empty one when there is no file yet. Takes no lock: replacement is atomic.
     public func read() throws(StoreError) -> DefaultsDocument {
-        guard let bytes = try readBytes() else { return DefaultsDocument() }
+        guard let (_, bytes) = try readBytes(), let bytes else { return DefaultsDocument() }
         return try decode(bytes)
+    }
+
+    /// Which file a document came from: every write renames a new file over the old, so a file with the same
+    /// inode, size and modification time still holds the same document.
+    public struct FileIdentity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            modified = status.st_mtim
+        }
+
+        public static func == (a: Self, b: Self) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec
+                && a.modified.tv_nsec == b.modified.tv_nsec
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(inode)
+            hasher.combine(modified.tv_nsec)
+        }
+    }
+
+    /// The current document, unless the file is still `known`: then `document` is `nil` and nothing was read or
+    /// decoded. `identity` is `nil` when there is no file yet (and the document an empty one).
+    public func read(ifChangedFrom known: FileIdentity?) throws(StoreError) -> (
+        identity: FileIdentity?, document: DefaultsDocument?
+    ) {
+        guard let (identity, bytes) = try readBytes(ifChangedFrom: known) else { return (nil, DefaultsDocument()) }
+        guard let bytes else { return (identity, nil) }
+        return (identity, try decode(bytes))
     }
 
     private func decode(_ bytes: [UInt8]) throws(StoreError) -> DefaultsDocument {
@@ -46,8 +83,8 @@ public struct DefaultsStore: Sendable {
         }
     }
 
-    /// The file's bytes, or `nil` when it does not exist.
-    private func readBytes() throws(StoreError) -> [UInt8]? {
+    /// The file's identity and bytes (`nil` bytes when it is still `known`), or `nil` when it does not exist.
+    private func readBytes(ifChangedFrom known: FileIdentity? = nil) throws(StoreError) -> (FileIdentity, [UInt8]?)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
@@ -56,6 +93,8 @@ public struct DefaultsStore: Sendable {
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw .system(path: path, action: "read", errno: errno) }
+        let identity = FileIdentity(status)
+        if identity == known { return (identity, nil) }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var offset = 0
         while true {
@@ -71,7 +110,7 @@ public struct DefaultsStore: Sendable {
             offset += count
         }
         bytes.removeLast(bytes.count - offset)
-        return bytes
+        return (identity, bytes)
     }
 
     // MARK: Changing
@@ -137,5 +176,28 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isInvalidInput: Bool {
         if case .registry = self { return true }
         return false
+    }
+}
+
+/// The registry as the HTTP API reads it on every poll: decoded again only when the file was replaced.
+public final class CachedDefaults: Sendable {
+    private let last = Locked<(path: String, identity: DefaultsStore.FileIdentity, document: DefaultsDocument)?>(nil)
+
+    public init() {}
+
+    public func read(_ store: DefaultsStore) throws(StoreError) -> DefaultsDocument {
+        let known = last.withLock { $0 }.flatMap { $0.path == store.path ? $0 : nil }
+        let (identity, document) = try store.read(ifChangedFrom: known?.identity)
+        guard let identity else {
+            last.withLock { $0 = nil }
+            return document ?? DefaultsDocument()
+        }
+        // No document: the file is still the one `known` came from.
+        guard let document else {
+            if let known { return known.document }
+            return try store.read()
+        }
+        last.withLock { $0 = (store.path, identity, document) }
+        return document
     }
 }
