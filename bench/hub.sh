@@ -8,7 +8,9 @@
 #      10k msg/s (pubgen's timestamp mode): p50 / p99 / max;
 #   4. scale: no sensors (the floor), 1k, 10k, 100k registered sensors — time to subscribe them all at start, RSS,
 #      hubctl add / list;
-#   5. idle RSS and CPU over IDLE seconds.
+#   5. idle RSS and CPU over IDLE seconds;
+#   6. the HTTP API: CPU and time per GET /api/v1/sensors (what the dashboard polls every 2 s) at each of API_SCALES
+#      sensors (no reference: mqttwarn has no API).
 # mqttwarn is installed from PyPI into .build/bench/mqttwarn. Prints a Markdown report, written to
 # bench/results/hub-<date>.md. Goals: ingest >= 0.8 x mosquitto_sub; p99 <= 5 ms at 1k msg/s; RSS <= 30 MB with 10k
 # sensors; fan-out >= 20 x mqttwarn.
@@ -20,6 +22,8 @@ SENSORS=${SENSORS:-1000}
 FANOUT=${FANOUT:-50000}
 SCALES=${SCALES:-"1000 10000 100000"}
 IDLE=${IDLE:-30}
+API_SCALES=${API_SCALES:-"1000 10000"}
+API_POLLS=${API_POLLS:-100}
 HOOK_CONCURRENCY=${HOOK_CONCURRENCY:-8}
 HOOK_BATCH=${HOOK_BATCH:-100}
 OUT=${OUT:-bench/results/hub-$(date +%Y-%m-%d).md}
@@ -353,11 +357,29 @@ targets = {'out': ['$work/idle.out']}" "file:out"
     stop_hubd; stop_mqttwarn
 }
 
+section_api() {
+    echo "6. api" >&2
+    local tick; tick=$(getconf CLK_TCK)
+    for n in $API_SCALES; do
+        make_state "$work/api-$n" "$n"
+        start_hubd "$work/api-$n" ""
+        local url="http://127.0.0.1:$hub_http/api/v1/sensors"
+        local bytes; bytes=$(curl -s "$url" | wc -c)
+        local c0; c0=$(cpu_ticks "$hub_pid")
+        local t0; t0=$(now)
+        for _ in $(seq "$API_POLLS"); do curl -s -o /dev/null "$url"; done
+        local wall; wall=$(elapsed "$t0")
+        local cpu; cpu=$(echo "scale=2; ($(cpu_ticks "$hub_pid") - $c0) * 1000 / $tick / $API_POLLS" | bc)
+        rows+=("| 6 API, $n sensors | **hubd** | GET /api/v1/sensors ($((bytes / 1024)) KiB): **$cpu ms CPU** | $(printf '%.1f' "$(echo "$wall * 1000 / $API_POLLS" | bc -l)") ms each (curl included) | $API_POLLS polls | |")
+        stop_hubd
+    done
+}
+
 # SECTIONS picks some of them (e.g. SECTIONS="fanout scale" while profiling); the report has their rows only.
-for section in ${SECTIONS:-ingest fanout latency scale idle}; do
+for section in ${SECTIONS:-ingest fanout latency scale idle api}; do
     case $section in
-    ingest | fanout | latency | scale | idle) ;;
-    *) echo "bench: no section '$section' (ingest, fanout, latency, scale, idle)" >&2; exit 2 ;;
+    ingest | fanout | latency | scale | idle | api) ;;
+    *) echo "bench: no section '$section' (ingest, fanout, latency, scale, idle, api)" >&2; exit 2 ;;
     esac
     "section_$section"
 done
@@ -367,7 +389,7 @@ done
     echo
     echo "One broker (Mosquitto, persistence off, unlimited queues, set_tcp_nodelay), release builds, one run; \`bench/pubgen.c\` as"
     echo "the load generator at QoS 1; mqttwarn 0.36.1 from PyPI with one service at a time. Command: \`make bench\`"
-    echo "(MESSAGES=$MESSAGES SENSORS=$SENSORS FANOUT=$FANOUT HOOK_CONCURRENCY=$HOOK_CONCURRENCY HOOK_BATCH=$HOOK_BATCH SCALES=\"$SCALES\" IDLE=$IDLE)."
+    echo "(MESSAGES=$MESSAGES SENSORS=$SENSORS FANOUT=$FANOUT HOOK_CONCURRENCY=$HOOK_CONCURRENCY HOOK_BATCH=$HOOK_BATCH SCALES=\"$SCALES\" IDLE=$IDLE API_SCALES=\"$API_SCALES\" API_POLLS=$API_POLLS)."
     echo
     echo "| what | who | time | rate | ratio | notes |"
     echo "|---|---|---|---|---|---|"

@@ -8,7 +8,7 @@ enum Output {
     /// The sensor table, sorted by name (case-insensitively).
     static func table(_ sensors: [Sensor], now: Timestamp) -> String {
         guard !sensors.isEmpty else { return "No sensors yet. Add one with: hubctl sensors add NAME\n" }
-        let rows = sorted(sensors).map { sensor in
+        let rows = sensors.sortedByName().map { sensor in
             [sensor.name, sensor.status, lastUpdated(sensor, now: now), sensor.topic]
         }
         return table(header: ["NAME", "STATUS", "LAST UPDATED", "TOPIC"], rows: rows)
@@ -56,10 +56,6 @@ enum Output {
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         return formatter
     }()
-
-    private static func sorted(_ sensors: [Sensor]) -> [Sensor] {
-        sensors.map { (SensorRules.key($0.name), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
-    }
 
     /// Columns padded to their widest cell (counting characters, not bytes).
     static func table(header: [String], rows: [[String]]) -> String {

@@ -69,6 +69,17 @@ import Yams
             }
             // The same store as hubctl: the registry file has them.
             #expect(try hub.store.read().sensors.count == 2)
+            // Listed as hubctl lists them, case-insensitively (a byte order would put "Z" before "b").
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"Zoë gate"}"#)
+            ) { #expect($0.status == .created) }
+            try await client.execute(uri: "/api/v1/sensors", method: .get) {
+                let list = try #require(try decode($0.body) as? [[String: Any]])
+                #expect(list.map { $0["name"] as? String } == ["balcony", "kitchen window", "Zoë gate"])
+            }
+            try await client.execute(uri: "/api/v1/sensors/Zo%C3%AB%20gate", method: .delete) {
+                #expect($0.status == .noContent)
+            }
 
             let bad: [(String, HTTPResponse.Status, String)] = [
                 ("{", .badRequest, "the body is not valid JSON"),

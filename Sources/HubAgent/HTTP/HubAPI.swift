@@ -45,9 +45,9 @@ struct HubAPI: Sendable {
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
-        api.get("/sensors") { _, _ in try json(self.sensors().map(self.sensorJSON)) }
+        api.get("/sensors") { _, _ in try self.sensorsResponse(self.sensors()) }
         api.post("/sensors") { request, context in try await self.addSensor(request, context) }
-        api.get("/sensors/{name}") { _, context in try json(self.sensorJSON(try self.sensor(context))) }
+        api.get("/sensors/{name}") { _, context in try self.sensorsResponse([self.sensor(context)], one: true) }
         api.delete("/sensors/{name}") { request, context in try await self.removeSensor(request, context) }
         api.get("/events") { request, _ in try self.events(request) }
         api.get("/air") { _, _ in try json(self.air()) }
@@ -62,9 +62,8 @@ struct HubAPI: Sendable {
 
     func sensors() throws -> [Sensor] {
         let document = try readStore()
-        return document.sensors.map(live).sorted {
-            $0.name.localizedStandardCompare($1.name) == .orderedAscending
-        }
+        // Not localizedStandardCompare: on Linux it cost 5 µs a comparison, 0.65 s for 10k sensors.
+        return document.sensors.map(live).sortedByName()
     }
 
     /// The sensor with what hubd knows now (the store may lag behind by a flush interval).
@@ -77,14 +76,38 @@ struct HubAPI: Sendable {
         return sensor
     }
 
-    func sensorJSON(_ sensor: Sensor) -> [String: Any] {
-        var object: [String: Any] = [
-            "name": sensor.name, "topic": sensor.topic, "status": sensor.status, "kind": sensor.kind.rawValue,
-            "added": sensor.added.iso8601,
-        ]
-        object["lastUpdated"] = nullable(sensor.lastUpdated?.iso8601)
-        object["silenceTimeout"] = nullable(sensor.silenceTimeout.map(DurationText.format))
-        return object
+    /// Sensors as JSON objects, keys in alphabetical order: a list, or the first alone when `one`.
+    ///
+    /// Written directly: JSONSerialization's sorted keys compare through ICU on Linux, which cost 65 µs a sensor
+    /// (0.65 s of CPU per dashboard poll with 10,000 sensors).
+    func sensorsResponse(_ sensors: [Sensor], one: Bool = false, status: HTTPResponse.Status = .ok) -> Response {
+        var writer = JSONWriter(capacity: sensors.count * 200 + 2)
+        if !one { writer.raw("[") }
+        for (index, sensor) in sensors.enumerated() {
+            if index > 0 { writer.raw(",") }
+            var first = true
+            writer.raw("{")
+            writer.key("added", first: &first)
+            writer.timestamp(sensor.added)
+            writer.key("kind", first: &first)
+            writer.string(sensor.kind.rawValue)
+            writer.key("lastUpdated", first: &first)
+            if let time = sensor.lastUpdated { writer.timestamp(time) } else { writer.raw("null") }
+            writer.key("name", first: &first)
+            writer.string(sensor.name)
+            writer.key("silenceTimeout", first: &first)
+            if let timeout = sensor.silenceTimeout { writer.string(DurationText.format(timeout)) } else { writer.raw("null") }
+            writer.key("status", first: &first)
+            writer.string(sensor.status)
+            writer.key("topic", first: &first)
+            writer.string(sensor.topic)
+            writer.raw("}")
+            if one { break }
+        }
+        if !one { writer.raw("]") }
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
     }
 
     func sensor(_ context: BasicRequestContext) throws -> Sensor {
@@ -120,7 +143,7 @@ struct HubAPI: Sendable {
                 named: name, topic: topic, template: template, kind: SensorKind(rawValue: kindText),
                 silenceTimeout: silence)
         }
-        return try json(sensorJSON(sensor), status: .created)
+        return sensorsResponse([sensor], one: true, status: .created)
     }
 
     func removeSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

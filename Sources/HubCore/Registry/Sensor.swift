@@ -220,3 +220,10 @@ public struct TopicTemplate: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { pattern }
 }
+
+extension Sequence<Sensor> {
+    /// Sorted by name, case-insensitively: the order of `hubctl sensors list`, the API and the dashboard.
+    public func sortedByName() -> [Sensor] {
+        map { (SensorRules.key($0.name), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
