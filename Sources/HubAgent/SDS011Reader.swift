@@ -79,7 +79,9 @@ struct SDS011Reader: Sendable {
                 try await client.perform { device throws(SDS011Error) in try device.setWorking(false) }
             }
             // A loose wire or a noisy line shows as skipped bytes: counted each round, logged now and then.
-            let seen = try await client.perform { device in (discarded: device.discardedBytes, bad: device.badChecksums) }
+            let seen = try await client.perform { device in
+                (discarded: device.discardedBytes, bad: device.badChecksums)
+            }
             if seen.discarded > noise.discarded {
                 countNoise(seen.discarded - noise.discarded, seen.bad - noise.bad)
                 if let skipped = noiseLog.note(seen.discarded - noise.discarded) {

@@ -363,9 +363,12 @@ import Testing
             """
         // Submitted before the router starts: it routes all 25 at once, so the queue holds them together.
         let sensors = (0..<25).map { "sensor \($0)" }
-        try await withRouter(yaml, directory: directory, before: { router in
-            for sensor in sensors { router.submit(event(sensor)) }
-        }) { router in
+        try await withRouter(
+            yaml, directory: directory,
+            before: { router in
+                for sensor in sensors { router.submit(event(sensor)) }
+            }
+        ) { router in
             try await eventually("25 delivered") { router.statistics.backends["hook"]?.delivered == 25 }
             #expect(router.statistics.backends["hook"]?.retried == 10)
             var delivered: [String] = []

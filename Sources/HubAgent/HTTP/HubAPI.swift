@@ -96,7 +96,11 @@ struct HubAPI: Sendable {
             writer.key("name", first: &first)
             writer.string(sensor.name)
             writer.key("silenceTimeout", first: &first)
-            if let timeout = sensor.silenceTimeout { writer.string(DurationText.format(timeout)) } else { writer.raw("null") }
+            if let timeout = sensor.silenceTimeout {
+                writer.string(DurationText.format(timeout))
+            } else {
+                writer.raw("null")
+            }
             writer.key("status", first: &first)
             writer.string(sensor.status)
             writer.key("topic", first: &first)
