@@ -291,29 +291,27 @@ public final class HubService: Service, Sendable {
     }
 
     /// Follows connection changes: a reconnect re-announces `online` (a broker restarted without persistence has
-    /// forgotten it); a client that dies for good wakes the connection loop to make a new one.
+    /// forgotten it) once the subscriptions are back; a client that dies for good wakes the connection loop to make
+    /// a new one.
     private func watchEvents(_ client: MosquittoClient, _ configuration: HubConfiguration) async {
-        var initial = true
         for await event in client.events {
             switch event {
             case .connected:
-                // The first connection was announced by the connection loop already.
-                guard !initial else {
-                    initial = false
-                    continue
-                }
-                connection.withLock {
-                    $0.connected = true
-                    $0.since = Date()
-                }
+                // The first connection is announced by the connection loop; a reconnect once its subscriptions
+                // are restored (the client always says so after a reconnect, with a count of 0 when there are none).
                 counters.withLock { $0.reconnects = Int(client.statistics.reconnects) }
-                await announce(client, "online", configuration)
             case .disconnected(let error):
                 connection.withLock { $0.connected = false }
                 record("connection to the broker lost: \(error)")
             case .subscriptionsRestored(let count, let refused):
                 logger.info("subscriptions restored", metadata: ["count": "\(count)", "refused": "\(refused)"])
                 if !refused.isEmpty { record("the broker refused the subscriptions to \(refused)") }
+                // Connected means following, as after the first connection.
+                connection.withLock {
+                    $0.connected = true
+                    $0.since = Date()
+                }
+                await announce(client, "online", configuration)
             case .reconnectFailed:
                 break
             case .closed(let error):
