@@ -40,18 +40,27 @@ public struct DefaultsStore: Sendable {
     }
 
     /// Which file a document came from: every write renames a new file over the old, so a file with the same
-    /// inode, size and modification time still holds the same document.
+    /// inode, size and modification time still holds the same document — unless it was replaced within one tick
+    /// of the clock that stamps modification times, by a file of the same size that got the freed inode back. So
+    /// an identity read while its file was younger than `settled` says nothing (`isSettled`), as git does.
     public struct FileIdentity: Hashable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
         var modified: timespec
 
+        /// Whether the file was older than `settled` when this was read.
+        public let isSettled: Bool
+        static let settled: Int = 2
+
         init(_ status: stat) {
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
             modified = status.st_mtim
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            isSettled = now.tv_sec - modified.tv_sec > Self.settled
         }
 
         public static func == (a: Self, b: Self) -> Bool {
@@ -65,8 +74,9 @@ public struct DefaultsStore: Sendable {
         }
     }
 
-    /// The current document, unless the file is still `known`: then `document` is `nil` and nothing was read or
-    /// decoded. `identity` is `nil` when there is no file yet (and the document an empty one).
+    /// The current document, unless the file is still `known` (and `known` was settled): then `document` is `nil`
+    /// and nothing was read or decoded. `identity` is `nil` when there is no file yet (and the document an empty
+    /// one).
     public func read(ifChangedFrom known: FileIdentity?) throws(StoreError) -> (
         identity: FileIdentity?, document: DefaultsDocument?
     ) {
@@ -94,7 +104,7 @@ public struct DefaultsStore: Sendable {
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw .system(path: path, action: "read", errno: errno) }
         let identity = FileIdentity(status)
-        if identity == known { return (identity, nil) }
+        if let known, known.isSettled, identity == known { return (identity, nil) }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var offset = 0
         while true {
