@@ -81,7 +81,7 @@ struct HubAPI: Sendable {
     /// Written directly: JSONSerialization's sorted keys compare through ICU on Linux, which cost 65 µs a sensor
     /// (0.65 s of CPU per dashboard poll with 10,000 sensors).
     func sensorsResponse(_ sensors: [Sensor], one: Bool = false, status: HTTPResponse.Status = .ok) -> Response {
-        var writer = JSONWriter(capacity: sensors.count * 200 + 2)
+        var writer = JSONWriter(capacity: sensors.count * 200 + 2, compact: true)
         if !one { writer.raw("[") }
         for (index, sensor) in sensors.enumerated() {
             if index > 0 { writer.raw(",") }
@@ -394,7 +394,7 @@ func nullable(_ value: Any?) -> Any { value ?? NSNull() }
 /// A JSON response, objects' keys in order. Written with the hub's `JSONWriter`: JSONSerialization's sorted keys
 /// compare through ICU on Linux, which cost 65 µs for each sensor in a list.
 func json(_ value: Any, status: HTTPResponse.Status = .ok) -> Response {
-    var writer = JSONWriter()
+    var writer = JSONWriter(compact: true)
     write(value, into: &writer)
     return json(writer, status: status)
 }

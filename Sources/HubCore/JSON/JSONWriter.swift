@@ -1,9 +1,12 @@
 /// Writes JSON text into a byte buffer: the counterpart of `JSONReader`, fast enough for a 100,000-sensor store.
 package struct JSONWriter {
     package private(set) var bytes: [UInt8] = []
+    /// `"key":value,"next"` instead of `"key": value, "next"` (for the HTTP API).
+    package var compact = false
 
-    package init(capacity: Int = 0) {
+    package init(capacity: Int = 0, compact: Bool = false) {
         bytes.reserveCapacity(capacity)
+        self.compact = compact
     }
 
     package mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
@@ -40,9 +43,11 @@ package struct JSONWriter {
 
     package mutating func number(_ value: Int) { raw(String(value)) }
 
-    /// A number as JSON writes it: integral values without a fraction.
+    /// A number as JSON writes it: integral values without a fraction; `null` for what JSON can't say (NaN, ±∞).
     package mutating func number(_ value: Double) {
-        if value.rounded() == value && abs(value) < 1e15 {
+        if !value.isFinite {
+            raw("null" as StaticString)
+        } else if value.rounded() == value && abs(value) < 1e15 {
             raw(String(Int64(value)))
         } else {
             raw("\(value)")
@@ -53,19 +58,19 @@ package struct JSONWriter {
 
     /// Writes `"key": ` for a member of an object, after `separator` unless it is the first member.
     package mutating func key(_ key: StaticString, first: inout Bool) {
-        if !first { raw(", " as StaticString) }
+        if !first { compact ? raw("," as StaticString) : raw(", " as StaticString) }
         first = false
         bytes.append(UInt8(ascii: "\""))
         raw(key)
-        raw("\": " as StaticString)
+        compact ? raw("\":" as StaticString) : raw("\": " as StaticString)
     }
 
     /// A key that is not a literal (an unknown one kept from the file).
     package mutating func key(_ key: String, first: inout Bool) {
-        if !first { raw(", " as StaticString) }
+        if !first { compact ? raw("," as StaticString) : raw(", " as StaticString) }
         first = false
         string(key)
-        raw(": " as StaticString)
+        compact ? raw(":" as StaticString) : raw(": " as StaticString)
     }
 
     private mutating func escape(_ byte: UInt8) {
