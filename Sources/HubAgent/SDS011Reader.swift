@@ -20,6 +20,7 @@ struct SDS011Reader: Sendable {
         guard let path = settings.port else { return }
         var backoff: Duration = .seconds(1)
         var lastError: String?
+        var noise = Noise()
         while !Task.isCancelled {
             let client: SDS011Client
             do {
@@ -37,19 +38,49 @@ struct SDS011Reader: Sendable {
             }
             backoff = .seconds(1)
             lastError = nil
+            // The decoder's counts start again with each opening (the log's pace goes on).
+            noise.discarded = 0
+            noise.bad = 0
             do {
-                try await read(client)
+                try await read(client, &noise)
             } catch let error as SDS011Error {
                 logger.warning("the SDS011 went away; reopening", metadata: ["port": "\(path)", "error": "\(error)"])
                 lastError = error.description
             } catch {
                 // Cancelled.
             }
+            // What a failing line carried before it failed counts too (a loose wire is the likely cause).
+            try? await count(&noise, on: client)
             await client.close()
         }
     }
 
-    private func read(_ client: SDS011Client) async throws {
+    /// The decoder's counts already passed on, and when the last line about them was logged.
+    struct Noise {
+        var discarded = 0
+        var bad = 0
+        var log = LogThrottle()
+    }
+
+    /// Passes on what the decoder skipped since the last call; logs it now and then.
+    private func count(_ noise: inout Noise, on client: SDS011Client) async throws {
+        let seen = try await client.perform { device in
+            (discarded: device.discardedBytes, bad: device.badChecksums)
+        }
+        guard seen.discarded > noise.discarded else { return }
+        countNoise(seen.discarded - noise.discarded, seen.bad - noise.bad)
+        if let skipped = noise.log.note(seen.discarded - noise.discarded) {
+            logger.warning(
+                "the SDS011's line carried bytes that were not frames; skipped them",
+                metadata: [
+                    "port": "\(client.path)", "skipped_bytes": "\(skipped)", "bad_checksums_total": "\(seen.bad)",
+                ])
+        }
+        noise.discarded = seen.discarded
+        noise.bad = seen.bad
+    }
+
+    private func read(_ client: SDS011Client, _ noise: inout Noise) async throws {
         let (version, device) = try await client.perform { device throws(SDS011Error) in
             try device.setQueryMode(true)
             try device.setWorking(true)
@@ -62,8 +93,6 @@ struct SDS011Reader: Sendable {
         // Sleeping between readings only pays when there is time to warm up again.
         let sampling = Duration.seconds(settings.samples)
         let dutyCycle = settings.interval >= settings.warmUp + sampling + .seconds(5)
-        var noise = (discarded: 0, bad: 0)
-        var noiseLog = LogThrottle()
         while !Task.isCancelled {
             let start = ContinuousClock.now
             if dutyCycle {
@@ -79,21 +108,7 @@ struct SDS011Reader: Sendable {
                 try await client.perform { device throws(SDS011Error) in try device.setWorking(false) }
             }
             // A loose wire or a noisy line shows as skipped bytes: counted each round, logged now and then.
-            let seen = try await client.perform { device in
-                (discarded: device.discardedBytes, bad: device.badChecksums)
-            }
-            if seen.discarded > noise.discarded {
-                countNoise(seen.discarded - noise.discarded, seen.bad - noise.bad)
-                if let skipped = noiseLog.note(seen.discarded - noise.discarded) {
-                    logger.warning(
-                        "the SDS011's line carried bytes that were not frames; skipped them",
-                        metadata: [
-                            "port": "\(client.path)", "skipped_bytes": "\(skipped)",
-                            "bad_checksums_total": "\(seen.bad)",
-                        ])
-                }
-                noise = seen
-            }
+            try await count(&noise, on: client)
             let mean = samples.mean
             let reading = ParticulateReading(pm25: mean.pm25, pm10: mean.pm10, time: .now, device: device.description)
             do {
