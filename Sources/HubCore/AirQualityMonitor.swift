@@ -191,8 +191,9 @@ struct RunningSum: Sendable {
 
     var mean: Double? { count == 0 ? nil : Double(thousandths) / 1000 / Double(count) }
 
-    /// Readings are validated (0 to 10,000 µg/m³), but a value out of range must not trap.
+    /// Readings are validated (0 to 10,000 µg/m³); a value out of range is clamped to a million so that neither
+    /// the conversion nor a day of sums (86,400 × 10⁹ thousandths) can trap.
     private static func scaled(_ value: Double) -> Int64 {
-        Int64(max(-1e15, min(1e15, (value * 1000).rounded())))
+        Int64(max(-1e9, min(1e9, (value * 1000).rounded())))
     }
 }

@@ -110,7 +110,8 @@ import Testing
     /// days of readings coming and going at uneven gaps, some without a PM10.
     @Test func runningMeansMatchAPlainMean() throws {
         var monitor = AirQualityMonitor(policy: AirQualityPolicy())
-        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var generator = SplitMix64(seed: seed)
         var added: [(time: Int64, pm25: Double, pm10: Double?)] = []
         var time: Int64 = 0
         for _ in 0..<5_000 {
@@ -125,8 +126,8 @@ import Testing
             let pm25 = kept.map(\.pm25).reduce(0, +) / Double(kept.count)
             let pm10s = kept.compactMap(\.pm10)
             let pm10 = pm10s.reduce(0, +) / Double(pm10s.count)
-            #expect(abs(try #require(monitor.mean(.pm25, over: window)) - pm25) < 1e-9, "\(window)")
-            #expect(abs(try #require(monitor.mean(.pm10, over: window)) - pm10) < 1e-9, "\(window)")
+            #expect(abs(try #require(monitor.mean(.pm25, over: window)) - pm25) < 1e-9, "\(window), seed \(seed)")
+            #expect(abs(try #require(monitor.mean(.pm10, over: window)) - pm10) < 1e-9, "\(window), seed \(seed)")
         }
     }
 
@@ -162,5 +163,20 @@ import Testing
         let removed = try await history.prune(before: Timestamp(millisecondsSince1970: base + 86_400_000))
         #expect(removed == 48)
         #expect(try reader.readings(of: "air", since: Timestamp(millisecondsSince1970: 0)).count == 48)
+    }
+}
+
+/// A seeded generator, so that a randomized test that fails can be run again with its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
