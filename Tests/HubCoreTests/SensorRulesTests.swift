@@ -122,6 +122,14 @@ import Testing
         }
     }
 
+    /// Lists read as people read names: case-insensitively, numbers by value, and always in the same order.
+    @Test func sensorsSortByNameNaturally() {
+        let names = ["room 10", "s1", "Room 2", "Zoë", "room 1", "s01", "attic", "b", "room 02b", "room 2a"]
+        let sorted = names.shuffled().map { Sensor(name: $0, topic: $0, added: Timestamp(millisecondsSince1970: 0)) }
+            .sortedByName().map(\.name)
+        #expect(sorted == ["attic", "b", "room 1", "Room 2", "room 2a", "room 02b", "room 10", "s01", "s1", "Zoë"])
+    }
+
     @Test func durations() {
         #expect(DurationText.parse("90s") == .seconds(90))
         #expect(DurationText.parse("10m") == .seconds(600))

@@ -222,8 +222,45 @@ public struct TopicTemplate: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Sequence<Sensor> {
-    /// Sorted by name, case-insensitively: the order of `hubctl sensors list`, the API and the dashboard.
+    /// Sorted by name as people read names: case-insensitively, and numbers by their value ("room 2" before
+    /// "room 10"). The order of `hubctl sensors list`, the API and the dashboard.
     public func sortedByName() -> [Sensor] {
-        map { (SensorRules.key($0.name), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        map { (Array(SensorRules.key($0.name).unicodeScalars), $0) }
+            .sorted { SensorRules.naturalOrder($0.0, $1.0) ?? ($0.1.name < $1.1.name) }
+            .map(\.1)
+    }
+}
+
+extension SensorRules {
+    /// Whether `a` comes before `b`, runs of ASCII digits compared as numbers; `nil` when neither does ("s01" and
+    /// "s1").
+    static func naturalOrder(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Bool? {
+        func isDigit(_ scalar: Unicode.Scalar) -> Bool { ("0"..."9").contains(scalar) }
+        /// The run of digits from `start`, without its leading zeros, and where it ends.
+        func number(_ scalars: [Unicode.Scalar], from start: Int) -> (digits: ArraySlice<Unicode.Scalar>, end: Int) {
+            var first = start
+            while first < scalars.count - 1, scalars[first] == "0", isDigit(scalars[first + 1]) { first += 1 }
+            var end = first
+            while end < scalars.count, isDigit(scalars[end]) { end += 1 }
+            return (scalars[first..<end], end)
+        }
+        var i = 0
+        var j = 0
+        while i < a.count, j < b.count {
+            if isDigit(a[i]), isDigit(b[j]) {
+                let (x, xEnd) = number(a, from: i)
+                let (y, yEnd) = number(b, from: j)
+                if x.count != y.count { return x.count < y.count }
+                if let (p, q) = zip(x, y).first(where: { $0 != $1 }) { return p.value < q.value }
+                i = xEnd
+                j = yEnd
+            } else {
+                if a[i] != b[j] { return a[i].value < b[j].value }
+                i += 1
+                j += 1
+            }
+        }
+        let (restA, restB) = (a.count - i, b.count - j)
+        return restA == restB ? nil : restA < restB
     }
 }
