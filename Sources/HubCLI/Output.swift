@@ -5,7 +5,7 @@ import HubCore
 enum Output {
     // MARK: Sensors for people
 
-    /// The sensor table, sorted by name (case-insensitively).
+    /// The sensor table, sorted by name (case-insensitively, numbers by value).
     static func table(_ sensors: [Sensor], now: Timestamp) -> String {
         guard !sensors.isEmpty else { return "No sensors yet. Add one with: hubctl sensors add NAME\n" }
         let rows = sensors.sortedByName().map { sensor in
