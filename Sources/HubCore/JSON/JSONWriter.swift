@@ -1,12 +1,14 @@
 /// Writes JSON text into a byte buffer: the counterpart of `JSONReader`, fast enough for a 100,000-sensor store.
 package struct JSONWriter {
     package private(set) var bytes: [UInt8] = []
-    /// `"key":value,"next"` instead of `"key": value, "next"` (for the HTTP API).
-    package var compact = false
+    /// What goes between an object's members, and after a key.
+    private let comma: StaticString
+    private let colon: StaticString
 
+    /// - Parameter compact: `"key":value,"next"` instead of `"key": value, "next"` (for the HTTP API).
     package init(capacity: Int = 0, compact: Bool = false) {
         bytes.reserveCapacity(capacity)
-        self.compact = compact
+        (comma, colon) = compact ? (",", ":") : (", ", ": ")
     }
 
     package mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
@@ -58,19 +60,20 @@ package struct JSONWriter {
 
     /// Writes `"key": ` for a member of an object, after `separator` unless it is the first member.
     package mutating func key(_ key: StaticString, first: inout Bool) {
-        if !first { compact ? raw("," as StaticString) : raw(", " as StaticString) }
+        if !first { raw(comma) }
         first = false
         bytes.append(UInt8(ascii: "\""))
         raw(key)
-        compact ? raw("\":" as StaticString) : raw("\": " as StaticString)
+        bytes.append(UInt8(ascii: "\""))
+        raw(colon)
     }
 
     /// A key that is not a literal (an unknown one kept from the file).
     package mutating func key(_ key: String, first: inout Bool) {
-        if !first { compact ? raw("," as StaticString) : raw(", " as StaticString) }
+        if !first { raw(comma) }
         first = false
         string(key)
-        compact ? raw(":" as StaticString) : raw(": " as StaticString)
+        raw(colon)
     }
 
     private mutating func escape(_ byte: UInt8) {
