@@ -229,7 +229,7 @@ extension BackendSpec {
             return ExecNotifier(command: command, timeout: policy.timeout)
         case .webhook(let url, let headers, let secret, let caFile, let batch):
             return WebhookNotifier(
-                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret, batch: batch,
+                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret, batchSize: batch,
                 http: try HTTPDelivery(caFile: caFile, timeout: policy.timeout))
         case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
             return NtfyNotifier(

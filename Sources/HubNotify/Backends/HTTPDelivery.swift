@@ -150,10 +150,8 @@ struct WebhookNotifier: Notifier {
     let url: String
     let headers: [(String, String)]
     let secret: [UInt8]?
-    var batch = 1
+    var batchSize = 1
     let http: HTTPDelivery
-
-    var batchSize: Int { batch }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         await send(batch: [notification])[0]
@@ -164,7 +162,7 @@ struct WebhookNotifier: Notifier {
         for (name, value) in self.headers { headers.add(name: name, value: value) }
         headers.replaceOrAdd(name: "Content-Type", value: "application/json")
         let body: [UInt8]
-        if batch > 1 {
+        if batchSize > 1 {
             // The ids and events are in the array's objects; a header with a hundred ids would not help anyone.
             body = Self.array(notifications.map(\.json))
             headers.replaceOrAdd(name: "X-SensorHub-Batch", value: String(notifications.count))
