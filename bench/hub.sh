@@ -357,34 +357,34 @@ targets = {'out': ['$work/idle.out']}" "file:out"
     stop_hubd; stop_mqttwarn
 }
 
+# Polls the sensor list API_POLLS times: sets poll_wall (seconds) and poll_ticks (hubd's CPU ticks meanwhile).
+poll_sensors() {
+    local c0 t0; c0=$(cpu_ticks "$hub_pid"); t0=$(now)
+    for _ in $(seq "$API_POLLS"); do curl -s -o /dev/null "http://127.0.0.1:$hub_http/api/v1/sensors"; done
+    poll_wall=$(elapsed "$t0"); poll_ticks=$(($(cpu_ticks "$hub_pid") - c0))
+}
+
 section_api() {
     echo "6. api" >&2
     local tick; tick=$(getconf CLK_TCK)
+    per_poll() { echo "scale=2; $1 * 1000 / $tick / $API_POLLS" | bc; }
+    wall_ms() { printf '%.1f' "$(echo "$poll_wall * 1000 / $API_POLLS" | bc -l)"; }
     for n in $API_SCALES; do
         make_state "$work/api-$n" "$n"
         start_hubd "$work/api-$n" ""
-        local url="http://127.0.0.1:$hub_http/api/v1/sensors"
-        local bytes; bytes=$(curl -s "$url" | wc -c)
+        local bytes; bytes=$(curl -s "http://127.0.0.1:$hub_http/api/v1/sensors" | wc -c)
         sleep 2  # the registry file settles (hubd reads a file younger than 2 s again on every poll)
-        local c0; c0=$(cpu_ticks "$hub_pid")
-        local t0; t0=$(now)
-        for _ in $(seq "$API_POLLS"); do curl -s -o /dev/null "$url"; done
-        local wall; wall=$(elapsed "$t0")
-        local cpu; cpu=$(echo "scale=2; ($(cpu_ticks "$hub_pid") - $c0) * 1000 / $tick / $API_POLLS" | bc)
-        rows+=("| 6 API, $n sensors, quiet | **hubd** | GET /api/v1/sensors ($((bytes / 1024)) KiB): **$cpu ms CPU** | $(printf '%.1f' "$(echo "$wall * 1000 / $API_POLLS" | bc -l)") ms each (curl included) | $API_POLLS polls | |")
+        poll_sensors
+        rows+=("| 6 API, $n sensors, quiet | **hubd** | GET /api/v1/sensors ($((bytes / 1024)) KiB): **$(per_poll "$poll_ticks") ms CPU** | $(wall_ms) ms each (curl included) | $API_POLLS polls | |")
         # Statuses changing: hubd replaces the registry file every second, so most polls decode it again.
         (while true; do mosquitto_pub -h 127.0.0.1 -p "$port" -t bench/s0 -m "$RANDOM"; sleep 0.2; done) &
         local changer=$!
         sleep 1
-        c0=$(cpu_ticks "$hub_pid"); t0=$(now)
-        for _ in $(seq "$API_POLLS"); do curl -s -o /dev/null "$url"; done
-        wall=$(elapsed "$t0")
-        local polled; polled=$(($(cpu_ticks "$hub_pid") - c0))
+        poll_sensors
         # What hubd spends on the changing statuses alone over the same time, to subtract.
-        local c1; c1=$(cpu_ticks "$hub_pid"); sleep "$(printf '%.1f' "$wall")"; local alone; alone=$(($(cpu_ticks "$hub_pid") - c1))
+        local c1; c1=$(cpu_ticks "$hub_pid"); sleep "$(printf '%.1f' "$poll_wall")"; local alone; alone=$(($(cpu_ticks "$hub_pid") - c1))
         kill "$changer" 2>/dev/null; wait "$changer" 2>/dev/null || true
-        cpu=$(echo "scale=2; ($polled - $alone) * 1000 / $tick / $API_POLLS" | bc)
-        rows+=("| 6 API, $n sensors, a status changing 5×/s | **hubd** | GET /api/v1/sensors: **$cpu ms CPU** (registry decoded again) | $(printf '%.1f' "$(echo "$wall * 1000 / $API_POLLS" | bc -l)") ms each | $API_POLLS polls | |")
+        rows+=("| 6 API, $n sensors, a status changing 5×/s | **hubd** | GET /api/v1/sensors: **$(per_poll $((poll_ticks - alone))) ms CPU** (registry decoded again) | $(wall_ms) ms each | $API_POLLS polls | |")
         stop_hubd
     done
 }
