@@ -1,6 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// Every module of ours: an existential is written `any P`, so its cost shows where it is paid.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
 let package = Package(
     name: "SensorHub",
     platforms: [.macOS(.v15)],
@@ -23,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -37,17 +41,22 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        // Small pieces every layer uses: a lock, throttled log lines, MQTT topic rules, waiting with a deadline.
+        // No MQTT client, no I/O policy: what depends on it links no libmosquitto.
+        .target(name: "HubSupport", swiftSettings: strict),
         // The Swift wrapper: async operations tied to broker acknowledgements, messages as an AsyncSequence.
         .target(
             name: "Mosquitto",
             dependencies: [
                 "CMosquitto",
+                "HubSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // The SDS011 particulate sensor: its serial port (termios), its protocol, its commands.
-        .target(name: "SDS011"),
+        .target(name: "SDS011", swiftSettings: strict),
         // A simulated SDS011 on a pseudo-terminal, for tests and for trying the hub without the hardware.
         .target(name: "SDS011Simulator", dependencies: ["SDS011", "CPseudoTerminal"]),
         .target(name: "CPseudoTerminal"),
@@ -58,22 +67,24 @@ let package = Package(
             ],
             path: "examples/sds011-sim"
         ),
-        // What the agent and the command line share: the registry, its defaults store, the state directory.
+        // What the agent and the command line share: the registry, its defaults store, the state directory, the
+        // configuration, sensor events. No networking and no libmosquitto.
         .target(
             name: "HubCore",
             dependencies: [
-                "Mosquitto",
+                "HubSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // Notifications: rules, the durable outbox, per-backend queues with retries and rate limits, the backends.
         .target(
             name: "HubNotify",
             dependencies: [
                 "HubCore",
-                "Mosquitto",
+                "HubSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -82,31 +93,40 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // History: particulate readings and status events in SQLite, with aggregates and retention.
         .target(
             name: "HubHistory",
-            dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
         ),
+        // The registry's broker settings as the MQTT wrapper takes them: shared by hubd and hubctl.
+        .target(name: "HubMQTT", dependencies: ["HubCore", "Mosquitto"], swiftSettings: strict),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",
             dependencies: [
                 "HubCore",
                 "HubHistory",
+                "HubMQTT",
                 "HubNotify",
+                "HubSupport",
                 "Mosquitto",
                 "SDS011",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // The `hubctl` commands.
         .target(
@@ -114,12 +134,15 @@ let package = Package(
             dependencies: [
                 "HubCore",
                 "HubHistory",
+                "HubMQTT",
                 "HubNotify",
+                "HubSupport",
                 "SDS011",
                 "Mosquitto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(name: "hubd", dependencies: ["HubAgent"]),
         .executableTarget(name: "hubctl", dependencies: ["HubCLI"]),
@@ -147,6 +170,7 @@ let package = Package(
         .target(
             name: "HubTestKit",
             dependencies: [
+                "HubSupport",
                 "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,11 +183,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MosquittoTests",
-            dependencies: ["Mosquitto", "HubTestKit", "mosquitto-probe"]
+            dependencies: ["HubSupport", "Mosquitto", "HubTestKit", "mosquitto-probe"]
         ),
         .testTarget(
             name: "HubCoreTests",
-            dependencies: ["HubCore", "HubHistory", "HubTestKit"]
+            dependencies: ["HubCore", "HubHistory", "HubSupport", "HubTestKit"]
         ),
         .testTarget(
             name: "SDS011Tests",
@@ -172,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "HubNotifyTests",
             dependencies: [
-                "HubNotify", "HubCore", "HubTestKit", "Mosquitto",
+                "HubNotify", "HubCore", "HubSupport", "HubTestKit", "Mosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -188,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "HubToolsTests",
             dependencies: [
-                "HubCore", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
+                "HubCore", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 import Logging
 import SDS011
 

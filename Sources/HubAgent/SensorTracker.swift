@@ -1,33 +1,6 @@
 import HeapModule
 import HubCore
 
-/// Something that happened to a sensor, for the notifiers: every real change, and nothing else.
-public struct SensorEvent: Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable {
-        /// A new status.
-        case changed
-        /// Silent for longer than its timeout: now `offline`.
-        case silent
-        /// The firmware said `offline` (its last will, typically).
-        case offline
-        /// A message after `offline` (or after silence): back, with this status.
-        case recovered
-        /// Air quality crossed the configured threshold (or came back below it).
-        case airQuality = "air_quality"
-    }
-
-    public var kind: Kind
-    public var sensor: String
-    public var topic: String
-    public var oldStatus: String
-    public var newStatus: String
-    public var time: Timestamp
-    /// What an air-quality event measured, in words ("PM2.5 27.4 µg/m³ (24 h mean) is above …").
-    public var value: String? = nil
-
-    public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
-}
-
 /// Why a message did not become a status. Counted, and logged at a bounded rate.
 public enum Rejection: String, Sendable, CaseIterable {
     case invalidUTF8 = "not valid UTF-8"

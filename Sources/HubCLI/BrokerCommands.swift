@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubMQTT
 import Logging
 import Mosquitto
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubMQTT
 import HubNotify
 import Logging
 import Mosquitto
@@ -65,7 +66,7 @@ extension HubctlCommand.Notify {
             var handler = StreamLogHandler.standardError(label: "hubctl")
             handler.logLevel = .warning
             let logger = Logger(label: "hubctl") { _ in handler }
-            let event = NotificationEvent(
+            let event = SensorEvent(
                 kind: .test, sensor: sensor, topic: "sensorhub/test", oldStatus: "before", newStatus: status, time: .now
             )
 

@@ -27,20 +27,9 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var pending: Int
         /// Held back by a rule's rate limit.
         public var suppressed: Int
-        public var backends: [String: Backend]
+        public var backends: [String: BackendStatistics]
 
-        public struct Backend: Codable, Sendable, Hashable {
-            public var queued, delivered, retried, failed, dropped: Int
-            public var lastError: String?
-
-            public init(queued: Int, delivered: Int, retried: Int, failed: Int, dropped: Int, lastError: String?) {
-                (self.queued, self.delivered, self.retried, self.failed, self.dropped) =
-                    (queued, delivered, retried, failed, dropped)
-                self.lastError = lastError
-            }
-        }
-
-        public init(pending: Int, suppressed: Int, backends: [String: Backend]) {
+        public init(pending: Int, suppressed: Int, backends: [String: BackendStatistics]) {
             self.pending = pending
             self.suppressed = suppressed
             self.backends = backends

@@ -45,27 +45,11 @@ public final class History: Sendable {
                     CREATE INDEX events_by_time ON events(time);
                     """)
         }
-        return migrator
-    }
-
-    /// A status change as history keeps it.
-    public struct Event: Sendable, Hashable {
-        public var sensor: String
-        public var time: Timestamp
-        public var kind: String
-        public var oldStatus: String
-        public var newStatus: String
-        public var value: String?
-
-        public init(sensor: String, time: Timestamp, kind: String, oldStatus: String, newStatus: String, value: String?)
-        {
-            self.sensor = sensor
-            self.time = time
-            self.kind = kind
-            self.oldStatus = oldStatus
-            self.newStatus = newStatus
-            self.value = value
+        // Events are the hub's one event type, topic included (rows written before keep an empty one).
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE events ADD COLUMN topic TEXT NOT NULL DEFAULT ''")
         }
+        return migrator
     }
 
     /// Min, mean and max of one period.
@@ -102,7 +86,7 @@ public final class History: Sendable {
     }
 
     /// Appends readings and events in one transaction.
-    public func record(readings: [(sensor: String, reading: ParticulateReading)], events: [Event])
+    public func record(readings: [(sensor: String, reading: ParticulateReading)], events: [SensorEvent])
         async throws(HistoryError)
     {
         guard !readings.isEmpty || !events.isEmpty else { return }
@@ -114,11 +98,11 @@ public final class History: Sendable {
                         sensor, reading.time.millisecondsSince1970, reading.pm25, reading.pm10,
                     ])
                 }
-                let insertEvent = try db.cachedStatement(sql: "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)")
+                let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (sensor, time, kind, old, new, value, topic) VALUES (?, ?, ?, ?, ?, ?, ?)")
                 for event in events {
                     try insertEvent.execute(arguments: [
-                        event.sensor, event.time.millisecondsSince1970, event.kind, event.oldStatus, event.newStatus,
-                        event.value,
+                        event.sensor, event.time.millisecondsSince1970, event.kind.rawValue, event.oldStatus,
+                        event.newStatus, event.value, event.topic,
                     ])
                 }
             }
@@ -188,7 +172,7 @@ public final class History: Sendable {
     }
 
     /// Status events since `time` (of one sensor, or all), oldest first.
-    public func events(of sensor: String?, since time: Timestamp, limit: Int = 10_000) throws(HistoryError) -> [Event] {
+    public func events(of sensor: String?, since time: Timestamp, limit: Int = 10_000) throws(HistoryError) -> [SensorEvent] {
         do {
             return try writer.read { db in
                 let filter = sensor == nil ? "" : "sensor = ? AND "
@@ -199,9 +183,10 @@ public final class History: Sendable {
                     sql: "SELECT * FROM events WHERE \(filter)time >= ? ORDER BY time, rowid LIMIT ?",
                     arguments: StatementArguments(arguments)
                 ).map { row in
-                    Event(
-                        sensor: row["sensor"], time: Timestamp(millisecondsSince1970: row["time"]), kind: row["kind"],
-                        oldStatus: row["old"], newStatus: row["new"], value: row["value"])
+                    SensorEvent(
+                        kind: SensorEvent.Kind(rawValue: row["kind"]), sensor: row["sensor"], topic: row["topic"],
+                        oldStatus: row["old"], newStatus: row["new"],
+                        time: Timestamp(millisecondsSince1970: row["time"]), value: row["value"])
                 }
             }
         } catch {

@@ -1,8 +1,8 @@
 import DequeModule
 import Foundation
 import HubCore
+import HubSupport
 import Logging
-import Mosquitto
 
 /// How a backend's queue behaves: its size, what happens when it is full, how many attempts run at once, how long
 /// one may take, and how failed ones are retried.
@@ -38,22 +38,6 @@ public struct DeliveryPolicy: Sendable, Hashable {
         let jittered = base * Double.random(in: 0.5...1.0)
         return .seconds(max(jittered, min(requested?.seconds ?? 0, maximumAge.seconds)))
     }
-}
-
-/// What a backend has done since hubd started.
-public struct BackendStatistics: Sendable, Hashable, Codable {
-    /// Waiting or retrying now.
-    public var queued = 0
-    public var delivered = 0
-    /// Attempts that failed and were scheduled again.
-    public var retried = 0
-    /// Given up on: a permanent failure, or too old to retry.
-    public var failed = 0
-    /// Dropped because the queue was full.
-    public var dropped = 0
-    public var lastError: String?
-
-    public init() {}
 }
 
 /// One backend's queue and workers: bounded, with its own concurrency, so that a slow or broken backend holds up
@@ -242,72 +226,5 @@ final class BackendQueue: Sendable {
                 "id": "\(item.notification.id)", "sensor": "\(item.notification.event.sensor)",
                 "title": "\(item.notification.title)", "error": "\(reason)", "attempts": "\(item.attempts)",
             ])
-    }
-}
-
-/// Runs `body`, giving up (and cancelling it) after `timeout`; `nil` when it timed out.
-func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
-/// Wakes waiting tasks when there is work; a ring with nobody waiting is remembered for the next wait, so none
-/// is lost between checking for work and waiting.
-final class Doorbell: Sendable {
-    private let state = Locked(State())
-
-    struct State {
-        var pending = false
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextID: UInt64 = 0
-    }
-
-    func ring() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if state.waiters.isEmpty { state.pending = true }
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns on a ring, at `deadline`, or when the task is cancelled.
-    func wait(until deadline: ContinuousClock.Instant?) async {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { continuation in
-                        let resumeNow = self.state.withLock { state -> Bool in
-                            if state.pending || Task.isCancelled {
-                                state.pending = false
-                                return true
-                            }
-                            state.waiters[id] = continuation
-                            return false
-                        }
-                        if resumeNow { continuation.resume() }
-                    }
-                } onCancel: {
-                    self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-                }
-            }
-            if let deadline {
-                group.addTask { try? await Task.sleep(until: deadline) }
-            }
-            await group.next()
-            group.cancelAll()
-        }
     }
 }

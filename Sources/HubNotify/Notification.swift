@@ -1,68 +1,6 @@
 import Foundation
 import HubCore
 
-/// Something worth telling someone about: a sensor's new status, its silence or return, an air-quality alert.
-public struct NotificationEvent: Sendable, Hashable, Codable {
-    /// What happened; the names are the ones rules use in `events:`.
-    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-
-        /// A new status.
-        public static let changed = Kind(rawValue: "changed")
-        /// Silent for longer than its timeout.
-        public static let silent = Kind(rawValue: "silent")
-        /// The sensor said it is offline (its last will, typically).
-        public static let offline = Kind(rawValue: "offline")
-        /// A message after silence or `offline`.
-        public static let recovered = Kind(rawValue: "recovered")
-        /// Air quality crossed a configured threshold.
-        public static let airQuality = Kind(rawValue: "air_quality")
-        /// `hubctl notify test`.
-        public static let test = Kind(rawValue: "test")
-
-        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .test]
-        public var description: String { rawValue }
-    }
-
-    public var kind: Kind
-    public var sensor: String
-    public var topic: String
-    public var oldStatus: String
-    public var newStatus: String
-    public var time: Timestamp
-    /// A measured value that goes with the event (an air-quality reading), as text.
-    public var value: String?
-
-    public init(
-        kind: Kind, sensor: String, topic: String, oldStatus: String, newStatus: String, time: Timestamp,
-        value: String? = nil
-    ) {
-        self.kind = kind
-        self.sensor = sensor
-        self.topic = topic
-        self.oldStatus = oldStatus
-        self.newStatus = newStatus
-        self.time = time
-        self.value = value
-    }
-}
-
-extension Timestamp: Codable {
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let time = Timestamp(iso8601: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not ISO 8601"))
-        }
-        self = time
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(iso8601)
-    }
-}
-
 /// One event rendered for one backend (and, for push, one device): what goes into the outbox and is retried until
 /// it is delivered, fails for good, or grows too old.
 public struct Notification: Sendable, Hashable, Codable {
@@ -75,7 +13,7 @@ public struct Notification: Sendable, Hashable, Codable {
     public var target: String?
     /// The rule that sent it.
     public var rule: String
-    public var event: NotificationEvent
+    public var event: SensorEvent
     public var title: String
     public var body: String
     /// 1 (min) to 5 (urgent); 3 is the default.
@@ -87,7 +25,7 @@ public struct Notification: Sendable, Hashable, Codable {
     public var key: String { target.map { "\(id)/\(backend)/\($0)" } ?? "\(id)/\(backend)" }
 
     public init(
-        id: String, backend: String, target: String? = nil, rule: String, event: NotificationEvent, title: String,
+        id: String, backend: String, target: String? = nil, rule: String, event: SensorEvent, title: String,
         body: String, priority: Int = 3, created: Timestamp = .now
     ) {
         self.id = id

@@ -1,8 +1,8 @@
 import DequeModule
 import Foundation
 import HubCore
+import HubSupport
 import Logging
-import Mosquitto
 
 /// Fans events out to the backends: rules pick the backends and render the text, rate limits hold back repeats,
 /// the outbox makes each notification durable before its first attempt, and every backend has its own queue.
@@ -20,7 +20,7 @@ public final class NotificationRouter: Sendable {
     static let inboxCapacity = 100_000
 
     struct Inbox {
-        var events = Deque<NotificationEvent>()
+        var events = Deque<SensorEvent>()
         var limiter = RateLimiter()
         var counters = RouterCounters()
     }
@@ -81,7 +81,7 @@ public final class NotificationRouter: Sendable {
     }
 
     /// Hands an event to the router; returns at once.
-    public func submit(_ event: NotificationEvent) {
+    public func submit(_ event: SensorEvent) {
         let accepted = inbox.withLock { inbox -> Bool in
             inbox.counters.events += 1
             guard inbox.events.count < Self.inboxCapacity else {
@@ -150,14 +150,14 @@ public final class NotificationRouter: Sendable {
         while true {
             // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
             // (the MQTT ingest) waits for this lock.
-            let events = inbox.withLock { inbox -> [NotificationEvent] in
+            let events = inbox.withLock { inbox -> [SensorEvent] in
                 let events = Array(inbox.events.prefix(1000))
                 inbox.events.removeFirst(events.count)
                 return events
             }
             guard !events.isEmpty else { return }
-            var batch: [(NotificationRule, NotificationEvent)] = []
-            var suppressed: [(NotificationRule, NotificationEvent)] = []
+            var batch: [(NotificationRule, SensorEvent)] = []
+            var suppressed: [(NotificationRule, SensorEvent)] = []
             for event in events {
                 for rule in configuration.rules where rule.matches(event) {
                     let allowed =
@@ -176,7 +176,7 @@ public final class NotificationRouter: Sendable {
             }
             var notifications: [Notification] = []
             var routed = Set<String>()
-            var ids: [NotificationEvent: String] = [:]
+            var ids: [SensorEvent: String] = [:]
             for (rule, event) in batch {
                 let id = ids[event] ?? UUID().uuidString.lowercased()
                 ids[event] = id
@@ -269,7 +269,7 @@ public enum NotificationTest {
 
     /// Sends `event` to each of `backends` (all when empty) through its real backend, concurrently.
     public static func run(
-        configuration: NotifierConfiguration, backends: [String], event: NotificationEvent, stateDirectory: String,
+        configuration: NotifierConfiguration, backends: [String], event: SensorEvent, stateDirectory: String,
         logger: Logger, publish: MQTTPublish?
     ) async throws(NotifierConfigurationError) -> [Outcome] {
         let specs = configuration.backends.filter { backends.isEmpty || backends.contains($0.name) }

@@ -89,8 +89,8 @@ public struct NotifierConfiguration: Sendable {
         if let events = node.child("events") {
             for kind in try events.strings() {
                 let aliases = ["status": "changed", "change": "changed", "silence": "silent", "recovery": "recovered"]
-                let kind = NotificationEvent.Kind(rawValue: aliases[kind] ?? kind)
-                guard NotificationEvent.Kind.all.contains(kind), kind != .test else {
+                let kind = SensorEvent.Kind(rawValue: aliases[kind] ?? kind)
+                guard SensorEvent.Kind.all.contains(kind), kind != .test else {
                     throw .invalid(
                         key: events.path,
                         reason: "'\(kind)' is not an event; use changed, silent, offline, recovered or air_quality")

@@ -1,7 +1,7 @@
 import Foundation
 import HubCore
+import HubSupport
 import Logging
-import Mosquitto
 
 /// The durable outbox: every notification is written here, and flushed to disk, before its first attempt; a line
 /// marks it done once it is delivered or given up on. After a crash or restart, what has no done line is pending

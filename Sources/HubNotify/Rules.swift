@@ -5,7 +5,7 @@ import HubCore
 public struct NotificationRule: Sendable {
     public var name: String
     /// The kinds of event it takes; all when empty.
-    public var events: Set<NotificationEvent.Kind> = []
+    public var events: Set<SensorEvent.Kind> = []
     /// Sensor names or globs (`door*`, `*-temp`), matched regardless of case; all sensors when empty.
     public var sensors: [String] = []
     /// Globs on the new status (`open`, `alarm*`); any status when empty.
@@ -25,7 +25,7 @@ public struct NotificationRule: Sendable {
     }
 
     /// Whether `event` is one this rule sends.
-    public func matches(_ event: NotificationEvent) -> Bool {
+    public func matches(_ event: SensorEvent) -> Bool {
         if event.kind == .test { return true }
         if !events.isEmpty && !events.contains(event.kind) { return false }
         if !sensors.isEmpty && !sensors.contains(where: { glob($0, event.sensor) }) { return false }
@@ -34,7 +34,7 @@ public struct NotificationRule: Sendable {
     }
 
     /// The rendered title and message for `event`.
-    public func render(_ event: NotificationEvent, id: String) -> (title: String, body: String) {
+    public func render(_ event: SensorEvent, id: String) -> (title: String, body: String) {
         let defaults = Template.defaults(for: event.kind)
         return ((title ?? defaults.title).render(event, id: id), (body ?? defaults.body).render(event, id: id))
     }

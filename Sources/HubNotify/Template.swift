@@ -67,7 +67,7 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The text for `event`.
-    public func render(_ event: NotificationEvent, id: String) -> String {
+    public func render(_ event: SensorEvent, id: String) -> String {
         var result = ""
         for part in parts {
             switch part {
@@ -79,7 +79,7 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
-    static func value(_ name: String, _ event: NotificationEvent, id: String) -> String {
+    static func value(_ name: String, _ event: SensorEvent, id: String) -> String {
         switch name {
         case "sensor": return event.sensor
         case "topic": return event.topic
@@ -107,19 +107,19 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The default title and message for each kind of event (parsed once: rendering is on the fan-out's hot path).
-    static func defaults(for kind: NotificationEvent.Kind) -> (title: Template, body: Template) {
+    static func defaults(for kind: SensorEvent.Kind) -> (title: Template, body: Template) {
         defaultTemplates[kind.rawValue] ?? defaultTemplates["other"]!
     }
 
     private static let defaultTemplates: [String: (title: Template, body: Template)] = {
         var table: [String: (title: Template, body: Template)] = [:]
-        for kind in NotificationEvent.Kind.all + [NotificationEvent.Kind(rawValue: "other")] {
+        for kind in SensorEvent.Kind.all + [SensorEvent.Kind(rawValue: "other")] {
             table[kind.rawValue] = parseDefaults(for: kind)
         }
         return table
     }()
 
-    private static func parseDefaults(for kind: NotificationEvent.Kind) -> (title: Template, body: Template) {
+    private static func parseDefaults(for kind: SensorEvent.Kind) -> (title: Template, body: Template) {
         let title: String
         let body: String
         switch kind {

@@ -1,6 +1,7 @@
 import CMosquitto
 import Dispatch
 import Foundation
+import HubSupport
 import Logging
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// A result delivered once (the broker's acknowledgement, a failure, shutdown), awaited by any number of waiters,
 /// each with its own deadline.

@@ -1,4 +1,5 @@
 import DequeModule
+import HubSupport
 import Synchronization
 
 /// The hand-off of received messages from the network thread to the one consumer of `MQTTMessages`.

@@ -201,9 +201,9 @@ import Yams
         try await history.record(
             readings: readings.map { ("air quality", $0) },
             events: [
-                .init(
-                    sensor: "front door", time: .now, kind: "changed", oldStatus: "Waiting", newStatus: "open",
-                    value: nil)
+                SensorEvent(
+                    kind: .changed, sensor: "front door", topic: "front door", oldStatus: "Waiting", newStatus: "open",
+                    time: .now)
             ])
         hub.counters.withLock { $0.messages = 3 }
 

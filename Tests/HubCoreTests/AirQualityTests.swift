@@ -145,7 +145,9 @@ import Testing
         try await history.record(
             readings: readings,
             events: [
-                .init(sensor: "door", time: .now, kind: "changed", oldStatus: "closed", newStatus: "open", value: nil)
+                SensorEvent(
+                    kind: .changed, sensor: "door", topic: "home/door", oldStatus: "closed", newStatus: "open",
+                    time: .now)
             ])
         let reader = try History(directory: directory.path, create: false)
         #expect(try reader.readings(of: "air", since: Timestamp(millisecondsSince1970: base)).count == 96)
@@ -159,7 +161,9 @@ import Testing
         #expect(weeks.count == 1 && weeks[0].start.iso8601 == "2026-11-02T00:00:00.000Z")
         let months = try reader.aggregates(of: "air", since: Timestamp(millisecondsSince1970: 0), per: .month)
         #expect(months.count == 1 && months[0].start.iso8601 == "2026-11-01T00:00:00.000Z" && months[0].count == 96)
-        #expect(try reader.events(of: "door", since: Timestamp(millisecondsSince1970: 0)).map(\.newStatus) == ["open"])
+        let events = try reader.events(of: "door", since: Timestamp(millisecondsSince1970: 0))
+        #expect(events.map(\.newStatus) == ["open"] && events.map(\.topic) == ["home/door"])
+        #expect(events.map(\.kind) == [.changed])
         let removed = try await history.prune(before: Timestamp(millisecondsSince1970: base + 86_400_000))
         #expect(removed == 48)
         #expect(try reader.readings(of: "air", since: Timestamp(millisecondsSince1970: 0)).count == 48)

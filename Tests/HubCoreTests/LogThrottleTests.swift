@@ -1,4 +1,5 @@
 import HubCore
+import HubSupport
 import Testing
 
 @Suite struct LogThrottleTests {

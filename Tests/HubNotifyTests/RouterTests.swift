@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HubCore
+import HubSupport
 import HubTestKit
 import Logging
 import Mosquitto

@@ -31,7 +31,7 @@ func withRouter<T: Sendable>(
 }
 
 func event(
-    _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: NotificationEvent.Kind = .changed
-) -> NotificationEvent {
-    NotificationEvent(kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
+    _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
+) -> SensorEvent {
+    SensorEvent(kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
 }

@@ -5,7 +5,7 @@ import Testing
 @testable import HubNotify
 
 @Suite struct TemplateTests {
-    let event = NotificationEvent(
+    let event = SensorEvent(
         kind: .changed, sensor: "kitchen", topic: "home/kitchen", oldStatus: "closed", newStatus: "open",
         time: Timestamp(iso8601: "2026-11-22T10:00:00Z")!)
 

@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 import Mosquitto
 
 /// A child process started with `posix_spawn`, with the signal mask emptied and common signals set to default.

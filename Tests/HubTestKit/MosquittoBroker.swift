@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 import Mosquitto
 
 /// A real `mosquitto` broker on a free loopback port, with a temporary configuration.

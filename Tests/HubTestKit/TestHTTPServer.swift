@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 import Mosquitto
 import NIOCore
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import HubSupport
 import Mosquitto
 import Testing
 

@@ -180,7 +180,7 @@ struct HubAPI: Sendable {
         return json(
             events.map {
                 [
-                    "time": $0.time.iso8601, "sensor": $0.sensor, "event": $0.kind, "from": $0.oldStatus,
+                    "time": $0.time.iso8601, "sensor": $0.sensor, "event": $0.kind.rawValue, "from": $0.oldStatus,
                     "to": $0.newStatus, "detail": nullable($0.value),
                 ] as [String: Any]
             })
@@ -455,7 +455,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 error.status == .notFound
                 ? "no such endpoint: \(request.method) \(request.uri.path)" : error.status.reasonPhrase
             return json(["error": error.body ?? fallback], status: error.status)
-        } catch let error as HTTPResponseError {
+        } catch let error as any HTTPResponseError {
             let status = error.status
             let message =
                 status == .notFound ? "no such endpoint: \(request.method) \(request.uri.path)" : status.reasonPhrase

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 import Mosquitto
 import Prometheus
 

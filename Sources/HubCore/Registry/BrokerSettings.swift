@@ -1,5 +1,3 @@
-import Mosquitto
-
 /// The MQTT broker the hub connects to, as kept in the defaults store (`broker`).
 ///
 /// The password itself is not in the store: `passwordFile` refers to a file of its own (mode 0600), by default
@@ -70,21 +68,5 @@ public struct BrokerSettings: Sendable, Hashable {
         if let tls, (tls.certificateFile == nil) != (tls.keyFile == nil) {
             throw .invalidSetting("a TLS client certificate needs its key, and the key its certificate")
         }
-    }
-
-    /// The wrapper's configuration for these settings, with the password read from `passwordFile` by `password`.
-    public func mosquittoConfiguration(password: String?) -> MosquittoConfiguration {
-        var configuration = MosquittoConfiguration(host: host, port: port, clientID: clientID, cleanSession: false)
-        if let username { configuration.credentials = .init(username: username, password: password) }
-        if let tls {
-            let roots: TLSConfiguration.TrustRoots =
-                tls.caFile.map { .caFile($0) } ?? tls.caDirectory.map { .caDirectory($0) } ?? .system
-            let certificate = tls.certificateFile.flatMap { certificate in
-                tls.keyFile.map { TLSConfiguration.ClientCertificate(certificateFile: certificate, privateKeyFile: $0) }
-            }
-            configuration.tls = TLSConfiguration(
-                trustRoots: roots, clientCertificate: certificate, verifyHostname: tls.verifyHostname)
-        }
-        return configuration
     }
 }

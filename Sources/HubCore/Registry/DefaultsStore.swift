@@ -1,5 +1,5 @@
 import Foundation
-import Mosquitto
+import HubSupport
 
 /// The registry on disk: `defaults.json` in the state directory, replaced crash-safely, changed under a lock.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import Mosquitto
+import HubSupport
 
 /// A named sensor in the registry.
 public struct Sensor: Sendable, Hashable {

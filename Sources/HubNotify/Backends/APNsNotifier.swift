@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import HubCore
-import Mosquitto
+import HubSupport
 import NIOCore
 import NIOHTTP1
 

@@ -1,6 +1,6 @@
 import Foundation
 import HubCore
-import Mosquitto
+import HubSupport
 
 /// `exec`: runs a command with the notification as JSON on standard input and in `HUB_*` environment variables.
 ///

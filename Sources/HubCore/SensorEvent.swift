@@ -1,0 +1,52 @@
+/// Something that happened to a sensor: a new status, its silence or return, an air-quality alert.
+///
+/// The hub's one event type: the tracker makes it, and the router, the outbox, the history and the API take it as
+/// it is. Its Codable form is the `event` object of an outbox line.
+public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// What happened; the names are the ones rules use in `events:`. A struct over a string, so a new kind breaks
+    /// no caller.
+    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A new status.
+        public static let changed = Kind(rawValue: "changed")
+        /// Silent for longer than its timeout: now `offline`.
+        public static let silent = Kind(rawValue: "silent")
+        /// The firmware said `offline` (its last will, typically).
+        public static let offline = Kind(rawValue: "offline")
+        /// A message after `offline` (or after silence): back, with this status.
+        public static let recovered = Kind(rawValue: "recovered")
+        /// Air quality crossed the configured threshold (or came back below it).
+        public static let airQuality = Kind(rawValue: "air_quality")
+        /// `hubctl notify test`.
+        public static let test = Kind(rawValue: "test")
+
+        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .test]
+        public var description: String { rawValue }
+    }
+
+    public var kind: Kind
+    public var sensor: String
+    public var topic: String
+    public var oldStatus: String
+    public var newStatus: String
+    public var time: Timestamp
+    /// What an air-quality event measured, in words ("PM2.5 27.4 µg/m³ (24 h mean) is above …").
+    public var value: String?
+
+    public init(
+        kind: Kind, sensor: String, topic: String, oldStatus: String, newStatus: String, time: Timestamp,
+        value: String? = nil
+    ) {
+        self.kind = kind
+        self.sensor = sensor
+        self.topic = topic
+        self.oldStatus = oldStatus
+        self.newStatus = newStatus
+        self.time = time
+        self.value = value
+    }
+
+    public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
+}

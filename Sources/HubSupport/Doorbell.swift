@@ -1,0 +1,54 @@
+/// Wakes waiting tasks when there is work; a ring with nobody waiting is remembered for the next wait, so none
+/// is lost between checking for work and waiting.
+package final class Doorbell: Sendable {
+    private let state = Locked(State())
+
+    struct State {
+        var pending = false
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    package init() {}
+
+    package func ring() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if state.waiters.isEmpty { state.pending = true }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns on a ring, at `deadline`, or when the task is cancelled.
+    package func wait(until deadline: ContinuousClock.Instant?) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let resumeNow = self.state.withLock { state -> Bool in
+                            if state.pending || Task.isCancelled {
+                                state.pending = false
+                                return true
+                            }
+                            state.waiters[id] = continuation
+                            return false
+                        }
+                        if resumeNow { continuation.resume() }
+                    }
+                } onCancel: {
+                    self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+                }
+            }
+            if let deadline {
+                group.addTask { try? await Task.sleep(until: deadline) }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
