@@ -66,7 +66,7 @@ public final class HubService: Service, Sendable {
         state: StateDirectory,
         logger: Logger,
         notifier: SystemdNotifier = SystemdNotifier()
-    ) throws(NotifierConfigurationError) {
+    ) throws(ConfigurationError) {
         self.configurationOption = configurationOption
         self.stateOption = state.source == .option ? state.path : nil
         self.logger = logger
@@ -559,7 +559,7 @@ public final class HubService: Service, Sendable {
         for await _ in signals {
             notifier.reloading()
             do {
-                let new = try await HubConfiguration.load(option: configurationOption)
+                let new = try HubConfiguration.load(option: configurationOption)
                 let old = settings.withLock { settings in
                     defer { settings.configuration = new }
                     return settings.configuration

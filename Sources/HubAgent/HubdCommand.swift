@@ -54,13 +54,12 @@ public struct HubdCommand: AsyncParsableCommand {
     public func run() async throws {
         let configuration: HubConfiguration
         let notifiers: NotifierConfiguration
-        let path = HubConfiguration.path(option: config, environment: ProcessInfo.processInfo.environment)?.path
         do {
-            configuration = try await HubConfiguration.load(option: config)
-            notifiers = try NotifierConfiguration.load(path: path)
+            let file = try HubConfiguration.file(option: config)
+            configuration = try HubConfiguration.read(file)
+            notifiers = try NotifierConfiguration.read(file)
         } catch {
-            FileHandle.standardError.write(
-                Data("hubd: \(error is NotifierConfigurationError ? "\(path ?? ""): " : "")\(error)\n".utf8))
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info
@@ -80,7 +79,7 @@ public struct HubdCommand: AsyncParsableCommand {
                 configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
                 logger: logger)
         } catch {
-            FileHandle.standardError.write(Data("hubd: \(path ?? ""): \(error)\n".utf8))
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)
         }
         logger.info(

@@ -57,7 +57,7 @@ struct StateOptions: ParsableArguments {
     /// The configuration (for the state directory and the topic template); a broken one is an error here too.
     func configuration() async throws -> HubConfiguration {
         do {
-            return try await HubConfiguration.load(option: config)
+            return try HubConfiguration.load(option: config)
         } catch {
             Failure.printError(error.description)
             throw ExitCode(Failure.badConfiguration)

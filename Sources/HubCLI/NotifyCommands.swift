@@ -46,9 +46,9 @@ extension HubctlCommand.Notify {
                 .path
             let configuration: NotifierConfiguration
             do {
-                configuration = try NotifierConfiguration.load(path: path)
+                configuration = try NotifierConfiguration.read(HubConfiguration.file(option: state.config))
             } catch {
-                Failure.printError("\(path ?? ""): \(error)")
+                Failure.printError("\(error)")
                 throw ExitCode(Failure.badConfiguration)
             }
             guard !configuration.backends.isEmpty else {
@@ -59,7 +59,7 @@ extension HubctlCommand.Notify {
             }
             let names = configuration.backends.map(\.name)
             if let backend, !names.contains(backend) {
-                Failure.printError("no backend is named '\(backend)'; configured: \(names.joined(separator: ", "))")
+                Failure.printError("no backend is named '\(backend)'; configured: \(names.sorted().joined(separator: ", "))")
                 throw ExitCode(Failure.invalidInput)
             }
             let selected = configuration.backends.filter { backend == nil || $0.name == backend }

@@ -1,6 +1,4 @@
-import Configuration
 import Foundation
-import SystemPackage
 
 /// hubd's configuration: a YAML file (`conf/hubd.yaml` is the commented default), each key overridable by an
 /// environment variable named after it (`sensors.silence_timeout` → `HUB_SENSORS_SILENCE_TIMEOUT`).
@@ -109,257 +107,156 @@ public struct HubConfiguration: Sendable, Hashable {
         return nil
     }
 
-    /// Reads and checks the configuration; an error names the file, the key and what is wrong with it.
-    public static func load(
-        option: String?,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) async throws(ConfigurationError) -> HubConfiguration {
-        var providers: [any ConfigProvider] = [
-            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["hub"])
-        ]
-        let file = path(option: option, environment: environment)
-        if let file {
-            guard FileManager.default.isReadableFile(atPath: file.path) else {
-                let exists = FileManager.default.fileExists(atPath: file.path)
-                throw .unreadable(path: file.path, reason: exists ? "permission denied" : "no such file")
-            }
-            // A file of nothing but comments (the default one, with every setting at its default) is no error.
-            let text = (try? String(contentsOfFile: file.path, encoding: .utf8)) ?? ""
-            let content = text.split(whereSeparator: \.isNewline).contains { line in
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                return !trimmed.isEmpty && !trimmed.hasPrefix("#") && trimmed != "---"
-            }
-            if content {
-                do {
-                    providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(file.path)))
-                } catch {
-                    throw .invalidFile(path: file.path, reason: "\(error)")
-                }
-            }
+    /// The whole file (the `notifiers` section too), with the environment's overrides: what `read(_:)` and the
+    /// notifiers' reader take. No file: only the environment.
+    public static func file(
+        option: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> ConfigNode {
+        guard let file = path(option: option, environment: environment) else {
+            return try ConfigNode.parse("", environment: environment)
         }
-        return try read(ConfigReader(providers: providers), file: file?.path)
+        return try ConfigNode.load(path: file.path, environment: environment)
     }
 
-    /// Reads every key from `config`, checking each.
-    static func read(_ config: ConfigReader, file: String?) throws(ConfigurationError) -> HubConfiguration {
-        /// The value of `key` made by `convert`, or `nil` when the key is not set.
-        func value<T>(_ key: String, _ convert: (String) throws -> T) throws(ConfigurationError) -> T? {
-            guard let text = config.string(forKey: ConfigKey(key))?.trimmingCharacters(in: .whitespaces) else {
-                return nil
-            }
-            do {
-                return try convert(text)
-            } catch {
-                let reason = (error as? Expected)?.reason ?? "\(error)"
-                throw .invalidValue(file: file, key: key, value: text, reason: reason)
-            }
-        }
-        func number(_ text: String, in range: ClosedRange<Int>, _ reason: String) throws -> Int {
-            guard let number = Int(text), range.contains(number) else { throw Expected(reason: reason) }
-            return number
-        }
-        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    /// Reads and checks the configuration; an error names the file, the key and what is wrong with it.
+    public static func load(
+        option: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> HubConfiguration {
+        try read(file(option: option, environment: environment))
+    }
 
+    /// The top-level sections; `notifiers` is read by HubNotify from the same file.
+    public static let sections = [
+        "state", "sensors", "hub", "store", "log", "sds011", "air", "history", "http", "notifiers",
+    ]
+
+    /// Reads every key under `root`, checking each; an unknown key or a section of the wrong shape is an error.
+    public static func read(_ root: ConfigNode) throws(ConfigurationError) -> HubConfiguration {
+        try root.allow(sections)
         var result = HubConfiguration()
-        if let directory = try value("state.directory", { $0 }), !directory.isEmpty {
-            result.stateDirectory = directory
-        }
-        if let template = try value("sensors.topic_template", { try TopicTemplate($0) }) {
+        let state = root["state"]
+        try state.allow(["directory"])
+        if let directory = try state["directory"].string(), !directory.isEmpty { result.stateDirectory = directory }
+
+        let sensors = root["sensors"]
+        try sensors.allow(["topic_template", "qos", "silence_timeout", "max_status_length"])
+        if let template = try sensors["topic_template"].value("a topic template", { try TopicTemplate($0) }) {
             result.topicTemplate = template
         }
-        if let qos = try value("sensors.qos", { try number($0, in: 0...2, "the QoS is 0, 1 or 2") }) {
+        if let qos = try sensors["qos"].value("the QoS is 0, 1 or 2", { Int($0).flatMap { (0...2).contains($0) ? $0 : nil } }) {
             result.qos = qos
         }
-        if let timeout = try value(
-            "sensors.silence_timeout",
-            { text -> Duration? in
-                if ["off", "never", "none", "false", "no"].contains(text.lowercased()) { return nil }
-                guard let duration = DurationText.parse(text) else {
-                    throw Expected(reason: "write a duration like 90s, 10m, 2h or 1d, or off")
-                }
-                return duration
+        if let timeout = try sensors["silence_timeout"].value(
+            "write a duration like 90s, 10m, 2h or 1d, or off",
+            { text -> Duration?? in
+                if ["off", "never", "none", "false", "no"].contains(text.lowercased()) { return .some(nil) }
+                return DurationText.parse(text).map { .some($0) }
             })
         {
             result.silenceTimeout = timeout
         }
-        if let length = try value(
-            "sensors.max_status_length",
-            {
-                try number($0, in: 1...65_536, "a number of characters from 1 to 65536")
-            })
+        if let length = try sensors["max_status_length"].value(
+            "a number of characters from 1 to 65536", { Int($0).flatMap { (1...65_536).contains($0) ? $0 : nil } })
         {
             result.maximumStatusLength = length
         }
-        if let topic = try value("hub.availability_topic", { try SensorRules.topic($0) }) {
+        let hub = root["hub"]
+        try hub.allow(["availability_topic"])
+        if let topic = try hub["availability_topic"].value("a topic", { try SensorRules.topic($0) }) {
             result.availabilityTopic = topic
         }
-        if let interval = try value(
-            "store.flush_interval",
-            { text -> Duration in
-                guard let duration = DurationText.parse(text), duration <= .seconds(60) else {
-                    throw Expected(reason: "a duration up to 60s, like 1s or 500ms")
-                }
-                return duration
-            })
+        let store = root["store"]
+        try store.allow(["flush_interval"])
+        if let interval = try store["flush_interval"].value(
+            "a duration up to 60s, like 1s or 500ms", { DurationText.parse($0).flatMap { $0 <= .seconds(60) ? $0 : nil } })
         {
             result.flushInterval = interval
         }
-        if let level = try value(
-            "log.level",
-            { text -> String in
-                guard levels.contains(text.lowercased()) else {
-                    throw Expected(reason: "one of \(levels.joined(separator: ", "))")
-                }
-                return text.lowercased()
-            })
+        let log = root["log"]
+        try log.allow(["level"])
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        if let level = try log["level"].value(
+            "one of \(levels.joined(separator: ", "))", { levels.contains($0.lowercased()) ? $0.lowercased() : nil })
         {
             result.logLevel = level
         }
-        try readAir({ key, convert throws(ConfigurationError) in try value(key, convert) }, into: &result)
+        try readAir(root, into: &result)
+        try readHTTP(root["http"], into: &result)
         return result
     }
 
     /// The `sds011`, `air` and `history` sections.
-    static func readAir(
-        _ value: (String, (String) throws -> Any) throws(ConfigurationError) -> Any?,
-        into result: inout HubConfiguration
-    ) throws(ConfigurationError) {
-        func duration(_ text: String, _ range: ClosedRange<Duration>) throws -> Duration {
-            guard let duration = DurationText.parse(text, allowingZero: range.lowerBound == .zero),
-                range.contains(duration)
-            else {
-                throw Expected(
-                    reason:
-                        "a duration from \(DurationText.format(range.lowerBound)) to \(DurationText.format(range.upperBound)), like 30s, 10m or 1h"
-                )
-            }
-            return duration
+    static func readAir(_ root: ConfigNode, into result: inout HubConfiguration) throws(ConfigurationError) {
+        let sds011 = root["sds011"]
+        try sds011.allow(["port", "name", "topic", "interval", "warm_up", "samples"])
+        if let port = try sds011["port"].string(), !port.isEmpty { result.sds011.port = port }
+        if let name = try sds011["name"].value("a sensor name", { try SensorRules.name($0) }) {
+            result.sds011.name = name
         }
-        func number(_ text: String, _ range: ClosedRange<Double>) throws -> Double {
-            guard let number = Double(text.replacingOccurrences(of: "%", with: "")), range.contains(number) else {
-                throw Expected(reason: "a number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return number
-        }
-        if let port = try value("sds011.port", { $0 }) as? String, !port.isEmpty { result.sds011.port = port }
-        if let name = try value("sds011.name", { try SensorRules.name($0) }) as? String { result.sds011.name = name }
-        if let topic = try value(
-            "sds011.topic",
+        if let topic = try sds011["topic"].value(
+            "a topic",
             { text -> String in
                 _ = try SensorRules.topic(text.replacingOccurrences(of: "{id}", with: "A160"))
                 return text
-            }) as? String
+            })
         {
             result.sds011.topic = topic
         }
-        if let interval = try value("sds011.interval", { try duration($0, .seconds(1)...(.seconds(86_400))) })
-            as? Duration
-        {
+        if let interval = try sds011["interval"].duration(in: .seconds(1)...(.seconds(86_400))) {
             result.sds011.interval = interval
         }
-        if let warmUp = try value("sds011.warm_up", { try duration($0, .zero...(.seconds(600))) }) as? Duration {
-            result.sds011.warmUp = warmUp
-        }
-        if let samples = try value("sds011.samples", { Int(try number($0, 1...60)) }) as? Int {
-            result.sds011.samples = samples
-        }
-        if let scale = try value(
-            "air.scale",
-            { text -> AirQualityPolicy.Scale in
-                guard let scale = AirQualityPolicy.Scale(rawValue: text.lowercased()) else {
-                    throw Expected(reason: "aqi (the EPA category) or light (green, yellow, red)")
-                }
-                return scale
-            }) as? AirQualityPolicy.Scale
+        if let warmUp = try sds011["warm_up"].duration(in: .zero...(.seconds(600))) { result.sds011.warmUp = warmUp }
+        if let samples = try sds011["samples"].integer(in: 1...60) { result.sds011.samples = samples }
+
+        let air = root["air"]
+        try air.allow(["scale", "alert"])
+        if let scale = try air["scale"].value(
+            "aqi (the EPA category) or light (green, yellow, red)", { AirQualityPolicy.Scale(rawValue: $0.lowercased()) })
         {
             result.air.scale = scale
         }
-        if let metric = try value(
-            "air.alert.metric",
-            { text -> AirQualityPolicy.Metric in
-                guard let metric = AirQualityPolicy.Metric(text) else {
-                    throw Expected(reason: "pm25_24h, pm25_1h, pm25, pm10_24h, pm10_1h or pm10")
-                }
-                return metric
-            }) as? AirQualityPolicy.Metric
+        let alert = air["alert"]
+        try alert.allow(["metric", "threshold", "hysteresis", "min_interval"])
+        if let metric = try alert["metric"].value(
+            "pm25_24h, pm25_1h, pm25, pm10_24h, pm10_1h or pm10", { AirQualityPolicy.Metric($0) })
         {
             result.air.metric = metric
             // A PM10 alert without its own threshold watches PM10's WHO 24-hour guideline.
             if metric.pollutant == .pm10 { result.air.threshold = WHOGuideline.guideline(.pm10, .day) }
         }
-        if let threshold = try value("air.alert.threshold", { try number($0, 0...10_000) }) as? Double {
-            result.air.threshold = threshold
-        }
-        if let hysteresis = try value("air.alert.hysteresis", { try number($0, 0...90) / 100 }) as? Double {
+        if let threshold = try alert["threshold"].number(in: 0...10_000) { result.air.threshold = threshold }
+        if let hysteresis = try alert["hysteresis"].value(
+            "a number from 0 to 90 (percent)",
+            { Double($0.replacingOccurrences(of: "%", with: "")).flatMap { (0...90).contains($0) ? $0 / 100 : nil } })
+        {
             result.air.hysteresis = hysteresis
         }
-        if let interval = try value("air.alert.min_interval", { try duration($0, .zero...(.seconds(86_400))) })
-            as? Duration
-        {
+        if let interval = try alert["min_interval"].duration(in: .zero...(.seconds(86_400))) {
             result.air.minimumInterval = interval
         }
-        if let listen = try value(
-            "http.listen",
-            { text -> HTTPListen in
-                guard let listen = HTTPListen(text) else {
-                    throw Expected(reason: "host:port (127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080), unix:/path, or off")
-                }
-                return listen
-            }) as? HTTPListen
-        {
-            result.httpListen = listen
-        }
-        if let token = try value("http.token", { $0 }) as? String, !token.isEmpty { result.httpToken = token }
-        if let token = try value(
-            "http.token_file",
-            { path -> String in
-                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                    throw Expected(reason: "cannot read the file")
-                }
-                return text.trimmingCharacters(in: .whitespacesAndNewlines)
-            }) as? String
-        {
-            result.httpToken = token
-        }
-        if let token = result.httpToken, token.count < 16 {
-            throw .invalidValue(file: nil, key: "http.token", value: "…", reason: "a token of at least 16 characters")
-        }
-        if !result.httpListen.isLocal && result.httpToken == nil {
-            throw .invalidValue(
-                file: nil, key: "http.listen", value: result.httpListen.description,
-                reason: "listening beyond this machine needs http.token or http.token_file (writes require it)")
-        }
-        if let retention = try value(
-            "history.retention", { try duration($0, .seconds(3600)...(.seconds(3650 * 86_400))) })
-            as? Duration
-        {
+        let history = root["history"]
+        try history.allow(["retention"])
+        if let retention = try history["retention"].duration(in: .seconds(3600)...(.seconds(3650 * 86_400))) {
             result.historyRetention = retention
         }
     }
-}
 
-/// What a valid value looks like, for the message.
-private struct Expected: Error { var reason: String }
-
-/// Why the configuration can't be used; the message names the file and the key.
-public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file named by `--config` or `$HUB_CONFIG` can't be read.
-    case unreadable(path: String, reason: String)
-    /// The file is not valid YAML.
-    case invalidFile(path: String, reason: String)
-    /// A key has a value that can't work.
-    case invalidValue(file: String?, key: String, value: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .unreadable(let path, let reason):
-            return "cannot read the configuration \(path): \(reason)"
-        case .invalidFile(let path, let reason):
-            return "the configuration \(path) is not valid YAML: \(reason)"
-        case .invalidValue(let file, let key, let value, let reason):
-            let environment = "HUB_" + key.uppercased().replacingOccurrences(of: ".", with: "_")
-            let source = file.map { "\($0): " } ?? ""
-            return "\(source)\(key) (or $\(environment)) is '\(value)': \(reason)"
+    /// The `http` section.
+    static func readHTTP(_ http: ConfigNode, into result: inout HubConfiguration) throws(ConfigurationError) {
+        try http.allow(["listen"], secrets: ["token"])
+        if let listen = try http["listen"].value(
+            "host:port (127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080), unix:/path, or off", { HTTPListen($0) })
+        {
+            result.httpListen = listen
+        }
+        if let token = try http.secret("token"), !token.isEmpty { result.httpToken = token }
+        if let token = result.httpToken, token.count < 16 {
+            throw http["token"].invalidValue("…", "a token of at least 16 characters")
+        }
+        if !result.httpListen.isLocal && result.httpToken == nil {
+            throw http["listen"].invalidValue(
+                result.httpListen.description,
+                "listening beyond this machine needs http.token or http.token_file (writes require it)")
         }
     }
 }

@@ -51,7 +51,7 @@ public final class NotificationRouter: Sendable {
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil
-    ) throws(NotifierConfigurationError) {
+    ) throws(ConfigurationError) {
         self.configuration = configuration
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
         self.logger = logger
@@ -213,50 +213,6 @@ public final class NotificationRouter: Sendable {
     }
 }
 
-extension BackendSpec {
-    /// The backend this spec describes.
-    func makeNotifier(stateDirectory: String, logger: Logger, publish: MQTTPublish?) throws(NotifierConfigurationError)
-        -> any Notifier
-    {
-        switch kind {
-        case .log(let level):
-            var logger = logger
-            logger[metadataKey: "backend"] = "\(name)"
-            return LogNotifier(logger: logger, level: level)
-        case .file(let path, let sync):
-            return FileNotifier(path: path, sync: sync)
-        case .exec(let command):
-            return ExecNotifier(command: command, timeout: policy.timeout)
-        case .webhook(let url, let headers, let secret, let caFile, let batch):
-            return WebhookNotifier(
-                url: url, headers: headers.sorted { $0.key < $1.key }, secret: secret, batchSize: batch,
-                http: try HTTPDelivery(caFile: caFile, timeout: policy.timeout))
-        case .ntfy(let url, let token, let priority, let tags, let click, let caFile):
-            return NtfyNotifier(
-                url: url, token: token, priority: priority, tags: tags, click: click,
-                http: try HTTPDelivery(caFile: caFile, timeout: policy.timeout))
-        case .mqtt(let topic, let qos, let retain):
-            guard let publish else {
-                throw .invalid(
-                    key: "notifiers.backends.\(name)", reason: "the mqtt backend needs the hub's MQTT connection")
-            }
-            return MQTTNotifier(topic: topic, qos: qos, retain: retain, publish: publish)
-        case .apns(let settings):
-            let signer: APNsTokenSigner
-            do {
-                signer = try APNsTokenSigner(keyID: settings.keyID, teamID: settings.teamID, pem: settings.keyPEM)
-            } catch {
-                throw .invalid(key: "notifiers.backends.\(name).key_file", reason: "not a P-256 private key: \(error)")
-            }
-            return APNsNotifier(
-                server: settings.server, bundleID: settings.bundleID, signer: signer,
-                devices: DeviceStore(directory: stateDirectory), expiration: settings.expiration,
-                collapseID: settings.collapseID,
-                http: try HTTPDelivery(caFile: settings.caFile, http2: true, timeout: policy.timeout))
-        }
-    }
-}
-
 /// `hubctl notify test`: one direct attempt per backend, nothing queued, retried or written to the outbox.
 public enum NotificationTest {
     public struct Outcome: Sendable {
@@ -271,7 +227,7 @@ public enum NotificationTest {
     public static func run(
         configuration: NotifierConfiguration, backends: [String], event: SensorEvent, stateDirectory: String,
         logger: Logger, publish: MQTTPublish?
-    ) async throws(NotifierConfigurationError) -> [Outcome] {
+    ) async throws(ConfigurationError) -> [Outcome] {
         let specs = configuration.backends.filter { backends.isEmpty || backends.contains($0.name) }
         var notifiers: [(BackendSpec, any Notifier)] = []
         for spec in specs {

@@ -4,30 +4,30 @@ import HubTestKit
 import Testing
 
 @Suite struct HubConfigurationTests {
-    func load(_ yaml: String?, environment: [String: String] = [:]) async throws -> HubConfiguration {
+    func load(_ yaml: String?, environment: [String: String] = [:]) throws -> HubConfiguration {
         let directory = try TemporaryDirectory(prefix: "config")
         var environment = environment
         if let yaml {
             try yaml.write(toFile: directory.file("hubd.yaml"), atomically: true, encoding: .utf8)
             environment["HUB_CONFIG"] = directory.file("hubd.yaml")
         }
-        return try await HubConfiguration.load(option: nil, environment: environment)
+        return try HubConfiguration.load(option: nil, environment: environment)
     }
 
     @Test func theDefaultFileIsTheDefaults() async throws {
         let defaults = try String(contentsOfFile: "conf/hubd.yaml", encoding: .utf8)
-        #expect(try await load(defaults) == HubConfiguration())
+        #expect(try load(defaults) == HubConfiguration())
         // Its commented settings, switched on, must be the defaults too: the file documents them.
         let uncommented = defaults.replacingOccurrences(
             of: #"(?m)^(\s+)# ([a-z_]+: .+)$"#, with: "$1$2", options: .regularExpression)
         #expect(uncommented.contains("\n  qos: 1\n"))
         var expected = HubConfiguration()
         expected.stateDirectory = StateDirectory.systemDefault
-        #expect(try await load(uncommented) == expected)
+        #expect(try load(uncommented) == expected)
     }
 
     @Test func everyKeyIsRead() async throws {
-        let configuration = try await load(
+        let configuration = try load(
             """
             state: {directory: /srv/hub}
             sensors: {topic_template: "home/{name}/status", qos: 0, silence_timeout: 15m, max_status_length: 32}
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func airKeysAreReadAndChecked() async throws {
-        let configuration = try await load(
+        let configuration = try load(
             """
             sds011: {port: /dev/ttyUSB1, name: balcony air, interval: 5m, warm_up: 0s, samples: 5}
             air: {scale: light, alert: {metric: pm10_1h, threshold: 50, hysteresis: 20, min_interval: 1h}}
@@ -60,14 +60,14 @@ import Testing
         #expect(configuration.air.minimumInterval == .seconds(3600))
         #expect(configuration.historyRetention == .seconds(30 * 86_400))
         // PM10 without a threshold of its own watches PM10's WHO 24-hour guideline.
-        #expect(try await load("air: {alert: {metric: pm10_24h}}").air.threshold == 45)
-        await #expect(throws: ConfigurationError.self) { try await load("air: {alert: {metric: ozone}}") }
-        await #expect(throws: ConfigurationError.self) { try await load("sds011: {interval: 0s}") }
-        await #expect(throws: ConfigurationError.self) { try await load("sds011: {topic: 'a/#/{id}'}") }
+        #expect(try load("air: {alert: {metric: pm10_24h}}").air.threshold == 45)
+        #expect(throws: ConfigurationError.self) { try load("air: {alert: {metric: ozone}}") }
+        #expect(throws: ConfigurationError.self) { try load("sds011: {interval: 0s}") }
+        #expect(throws: ConfigurationError.self) { try load("sds011: {topic: 'a/#/{id}'}") }
     }
 
     @Test func theEnvironmentOverridesTheFile() async throws {
-        let configuration = try await load(
+        let configuration = try load(
             "sensors:\n  silence_timeout: 15m\n",
             environment: ["HUB_SENSORS_SILENCE_TIMEOUT": "off", "HUB_LOG_LEVEL": "error"])
         #expect(configuration.silenceTimeout == nil)
@@ -94,14 +94,56 @@ import Testing
         ),
     ])
     func invalidValuesNameTheKey(yaml: String, message: String) async throws {
-        let error = await #expect(throws: ConfigurationError.self) { try await load(yaml) }
+        let error = #expect(throws: ConfigurationError.self) { try load(yaml) }
         #expect(error?.description.hasSuffix(message) == true, "\(String(describing: error))")
     }
 
     @Test func aMissingNamedFileIsAnError() async throws {
-        let error = await #expect(throws: ConfigurationError.self) {
-            try await HubConfiguration.load(option: "/nonexistent/hubd.yaml", environment: [:])
+        let error = #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.load(option: "/nonexistent/hubd.yaml", environment: [:])
         }
         #expect(error == .unreadable(path: "/nonexistent/hubd.yaml", reason: "no such file"))
+    }
+
+    /// One reader for the whole file: a section of the wrong shape, a mistyped key or a value of the wrong type
+    /// stops the load with the key path, never falls back to a default.
+    @Test(arguments: [
+        ("sensors:\n  - kitchen\n", "sensors: expected a mapping"),
+        ("sensors:\n  silence_timout: 10m\n", "sensors.silence_timout: unknown key"),
+        ("air:\n  alert: [pm25]\n", "air.alert: expected a mapping"),
+        ("store: {flush_interval: {seconds: 1}}\n", "store.flush_interval: expected a single value, got a mapping"),
+        ("sensors: {max_status_length: long}\n", "sensors.max_status_length (or $HUB_SENSORS_MAX_STATUS_LENGTH) is 'long'"),
+        ("- a\n- b\n", "(top): expected a mapping of sections"),
+        ("sensor:\n  qos: 1\n", "sensor: unknown key"),
+    ])
+    func wrongShapesNameTheKey(yaml: String, message: String) throws {
+        let error = #expect(throws: ConfigurationError.self) { try load(yaml) }
+        #expect(error?.description.contains(message) == true, "\(String(describing: error))")
+    }
+
+    @Test func theEnvironmentReachesKeysTheFileLacks() throws {
+        let configuration = try load(
+            "log: {level: info}\n", environment: ["HUB_SENSORS_QOS": "0", "HUB_HTTP_LISTEN": "off"])
+        #expect(configuration.qos == 0 && configuration.httpListen == .off)
+        let error = #expect(throws: ConfigurationError.self) { try load(nil, environment: ["HUB_SENSORS_QOS": "7"]) }
+        #expect(error?.description == "sensors.qos (or $HUB_SENSORS_QOS) is '$HUB_SENSORS_QOS=7': the QoS is 0, 1 or 2")
+    }
+
+    @Test func aSecretComesFromAFileRelativeToTheConfiguration() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        try "0123456789abcdef0123\n".write(toFile: directory.file("token"), atomically: true, encoding: .utf8)
+        try "http: {listen: '0.0.0.0:8080', token_file: token}\n".write(
+            toFile: directory.file("hubd.yaml"), atomically: true, encoding: .utf8)
+        let configuration = try HubConfiguration.load(option: directory.file("hubd.yaml"), environment: [:])
+        #expect(configuration.httpToken == "0123456789abcdef0123")
+    }
+
+    @Test func aBinaryFileSaysSo() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        try Data([0x7F, 0x45, 0x4C, 0x46, 0x00, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: directory.file("hubd.yaml")))
+        let error = #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.load(option: directory.file("hubd.yaml"), environment: [:])
+        }
+        #expect(error == .invalidFile(path: directory.file("hubd.yaml"), reason: "not UTF-8 text (is it a binary file?)"))
     }
 }

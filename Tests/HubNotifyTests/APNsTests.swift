@@ -136,20 +136,20 @@ import Testing
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], title: '{sensr}' }"
-            ).hasPrefix("notifiers.rules.r.title: unknown placeholder {sensr}"))
+            ).hasPrefix("notifiers.rules.r.title (or $HUB_NOTIFIERS_RULES_R_TITLE) is '{sensr}': unknown placeholder {sensr}"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: log, timeout: soon }").hasPrefix(
-                "notifiers.backends.a.timeout: 'soon' is not a duration"))
+                "notifiers.backends.a.timeout (or $HUB_NOTIFIERS_BACKENDS_A_TIMEOUT) is 'soon': a duration like"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: webhook, url: 'ftp://x' }").hasPrefix(
-                "notifiers.backends.a.url: 'ftp://x' is not an http"))
+                "notifiers.backends.a.url (or $HUB_NOTIFIERS_BACKENDS_A_URL) is 'ftp://x': an http:// or https:// URL"))
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], events: [exploded] }"
             ).hasPrefix("notifiers.rules.r.events: 'exploded' is not an event"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: webhook, url: 'http://x', batch: 0 }").hasPrefix(
-                "notifiers.backends.a.batch:"))
+                "notifiers.backends.a.batch (or $HUB_NOTIFIERS_BACKENDS_A_BATCH) is '0': a whole number from 1 to 1000"))
         #expect(message("sensors:\n  qos: 1\n") == "no error")
     }
 
@@ -163,9 +163,33 @@ import Testing
         let configuration = try NotifierConfiguration.parse(
             example, file: root.appendingPathComponent("examples/notifiers.yaml").path)
         #expect(configuration.backends.count >= 5 && configuration.rules.count == 3)
-        // hubd's own reader takes the same file (it refuses YAML lists of mappings, hence rules by name).
-        let hub = try await HubConfiguration.load(
+        // hubd's own reader takes the same file.
+        let hub = try HubConfiguration.load(
             option: root.appendingPathComponent("examples/notifiers.yaml").path, environment: [:])
         #expect(hub.qos == 1)
+    }
+}
+
+/// The notifiers section is read like the rest of the file: the environment reaches a backend's every key, and a
+/// secret may come from a file.
+@Suite struct NotifierConfigurationEnvironmentTests {
+    @Test func theEnvironmentOverridesABackendsKey() throws {
+        let configuration = try NotifierConfiguration.parse(
+            "notifiers:\n  backends:\n    hook: { type: webhook, url: 'http://127.0.0.1:1/a', timeout: 10s }\n",
+            environment: [
+                "HUB_NOTIFIERS_BACKENDS_HOOK_URL": "http://127.0.0.1:2/b", "HUB_NOTIFIERS_BACKENDS_HOOK_TIMEOUT": "3s",
+            ])
+        let hook = try #require(configuration.backends.first)
+        #expect((hook.settings as? WebhookNotifier.Settings)?.url == "http://127.0.0.1:2/b")
+        #expect(hook.policy.timeout == .seconds(3))
+    }
+
+    @Test func everyBackendKindIsListedOnceAndTakesTheQueueKeys() throws {
+        let types = BackendSpec.kinds.map { $0.type }
+        #expect(Set(types).count == types.count)
+        #expect(types.sorted() == ["apns", "exec", "file", "log", "mqtt", "ntfy", "webhook"])
+        for kind in BackendSpec.kinds {
+            #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
+        }
     }
 }

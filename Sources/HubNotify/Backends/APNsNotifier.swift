@@ -11,7 +11,7 @@ import NIOHTTP1
 ///
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
-struct APNsNotifier: Notifier {
+struct APNsNotifier: HTTPBacked {
     /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
     let server: String
     let bundleID: String
@@ -109,7 +109,6 @@ struct APNsNotifier: Notifier {
         return (try? JSONDecoder().decode(Body.self, from: Data(body.utf8)))?.reason
     }
 
-    func shutdown() async { await http.shutdown() }
 }
 
 /// Makes and caches the provider JWT: `{"alg":"ES256","kid":…}.{"iss":team,"iat":…}` signed with P-256.
@@ -153,4 +152,56 @@ final class APNsTokenSigner: Sendable {
 func base64URL(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
+}
+
+extension APNsNotifier {
+    struct Settings: BackendSettings {
+        static let type = "apns"
+        static let keys = [
+            "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id", "ca_file",
+        ]
+        var server: String
+        var bundleID: String
+        var teamID: String
+        var keyID: String
+        var signer: APNsTokenSigner
+        var expiration: Duration
+        var collapseID: Template?
+        var caFile: String?
+
+        init(_ node: ConfigNode) throws(ConfigurationError) {
+            let hosts = ["production": "https://api.push.apple.com", "sandbox": "https://api.sandbox.push.apple.com"]
+            let host = try node["environment"].value("production or sandbox") { hosts[$0] } ?? hosts["production"]!
+            let keyNode = node["key_file"]
+            let keyFile = try keyNode.required { try $0.filePath() }
+            guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+                throw keyNode.invalidValue(keyFile, "cannot read the file (the .p8 key from Apple)")
+            }
+            func appleID(_ key: String) throws(ConfigurationError) -> String {
+                try node[key].required { node throws(ConfigurationError) in
+                    try node.value("10 capital letters or digits, as Apple shows it") {
+                        $0.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) != nil ? $0 : nil
+                    }
+                }
+            }
+            keyID = try appleID("key_id")
+            teamID = try appleID("team_id")
+            do {
+                signer = try APNsTokenSigner(keyID: keyID, teamID: teamID, pem: pem)
+            } catch {
+                throw keyNode.invalidValue(keyFile, "not a P-256 private key in PEM (.p8): \(error)")
+            }
+            server = try node["server"].url() ?? host
+            bundleID = try node["bundle_id"].required { try $0.string() }
+            expiration = try node["expiration"].duration() ?? .seconds(86_400)
+            collapseID = try node["collapse_id"].template() ?? Template.literal("{sensor}")
+            caFile = try node["ca_file"].filePath()
+        }
+
+        func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
+            APNsNotifier(
+                server: server, bundleID: bundleID, signer: signer, devices: DeviceStore(directory: context.stateDirectory),
+                expiration: expiration, collapseID: collapseID, http: try context.http(caFile: caFile, http2: true))
+        }
+    }
 }

@@ -187,3 +187,23 @@ struct ExecNotifier: Notifier {
         }
     }
 }
+
+extension ExecNotifier {
+    struct Settings: BackendSettings {
+        static let type = "exec"
+        static let keys = ["command"]
+        var command: [String]
+
+        init(_ node: ConfigNode) throws(ConfigurationError) {
+            command = try node["command"].required { try $0.strings() }
+            guard let first = command.first, !first.isEmpty else {
+                throw node["command"].invalid("a list: the program, then its arguments")
+            }
+        }
+
+        /// The command is killed at the backend's timeout (the queue's watchdog would leave it running).
+        func makeNotifier(_ context: BackendContext) -> any Notifier {
+            ExecNotifier(command: command, timeout: context.policy.timeout)
+        }
+    }
+}

@@ -19,18 +19,12 @@ struct HTTPDelivery: Sendable {
         try? client.syncShutdown()
     }
 
-    init(caFile: String?, http2: Bool = false, timeout: Duration) throws(NotifierConfigurationError) {
+    init(caFile: String?, http2: Bool = false, timeout: Duration) throws {
         self.timeout = timeout
         deadline = .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
         var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let caFile {
-            do {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
-            } catch {
-                throw .invalid(key: "ca_file", reason: "cannot read the certificates in \(caFile): \(error)")
-            }
-        }
+        if let caFile { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
         if http2 { tls.applicationProtocols = ["h2"] }
         configuration.tlsConfiguration = tls
         configuration.httpVersion = http2 ? .automatic : .http1Only
@@ -129,100 +123,13 @@ struct HTTPDelivery: Sendable {
     }
 }
 
-/// A backend that owns an HTTP client.
+/// A backend that owns an HTTP client: the client ends each attempt at the backend's timeout (its deadline and read
+/// timeout), so the queue runs no watchdog of its own.
 protocol HTTPBacked: Notifier {
     var http: HTTPDelivery { get }
 }
 
 extension HTTPBacked {
-    /// The client ends each attempt at the backend's timeout (its deadline and read timeout).
     var enforcesTimeout: Bool { true }
-}
-
-extension WebhookNotifier: HTTPBacked {}
-extension NtfyNotifier: HTTPBacked {}
-extension APNsNotifier: HTTPBacked {}
-
-/// `webhook`: POSTs the notification as JSON, optionally signed with HMAC-SHA256. With `batch` above 1, a request
-/// carries a JSON array of the notifications waiting (up to `batch`, never waiting for more), and the answer counts
-/// for all of them.
-struct WebhookNotifier: Notifier {
-    let url: String
-    let headers: [(String, String)]
-    let secret: [UInt8]?
-    var batchSize = 1
-    let http: HTTPDelivery
-
-    func send(_ notification: Notification) async -> DeliveryResult {
-        await send(batch: [notification])[0]
-    }
-
-    func send(batch notifications: [Notification]) async -> [DeliveryResult] {
-        var headers = HTTPHeaders()
-        for (name, value) in self.headers { headers.add(name: name, value: value) }
-        headers.replaceOrAdd(name: "Content-Type", value: "application/json")
-        let body: [UInt8]
-        if batchSize > 1 {
-            // The ids and events are in the array's objects; a header with a hundred ids would not help anyone.
-            body = Self.array(notifications.map(\.json))
-            headers.replaceOrAdd(name: "X-SensorHub-Batch", value: String(notifications.count))
-        } else {
-            body = notifications[0].json
-            headers.replaceOrAdd(name: "X-SensorHub-Id", value: notifications[0].id)
-            headers.replaceOrAdd(name: "X-SensorHub-Event", value: notifications[0].event.kind.rawValue)
-        }
-        if let secret {
-            headers.replaceOrAdd(name: "X-SensorHub-Signature-256", value: "sha256=" + hmacSHA256Hex(key: secret, body))
-        }
-        let result: DeliveryResult
-        do {
-            result = HTTPDelivery.result(try await http.post(url, headers: headers, body: body), what: url)
-        } catch {
-            result = HTTPDelivery.result(error, what: url)
-        }
-        return Array(repeating: result, count: notifications.count)
-    }
-
-    /// `[a,b,…]` from JSON objects.
-    static func array(_ objects: [[UInt8]]) -> [UInt8] {
-        var body: [UInt8] = [UInt8(ascii: "[")]
-        body.reserveCapacity(objects.reduce(2) { $0 + $1.count + 1 })
-        for (index, object) in objects.enumerated() {
-            if index > 0 { body.append(UInt8(ascii: ",")) }
-            body += object
-        }
-        body.append(UInt8(ascii: "]"))
-        return body
-    }
-
-    func shutdown() async { await http.shutdown() }
-}
-
-/// `ntfy`: POSTs the message to `<server>/<topic>` with ntfy's headers.
-struct NtfyNotifier: Notifier {
-    let url: String
-    let token: String?
-    /// Overrides the rule's priority when set.
-    let priority: Int?
-    let tags: [String]
-    let click: String?
-    let http: HTTPDelivery
-
-    func send(_ notification: Notification) async -> DeliveryResult {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        headers.add(name: "X-Title", value: headerValue(notification.title, limit: 250))
-        headers.add(name: "X-Priority", value: String(priority ?? notification.priority))
-        if !tags.isEmpty { headers.add(name: "X-Tags", value: headerValue(tags.joined(separator: ","))) }
-        if let click { headers.add(name: "X-Click", value: headerValue(click)) }
-        if let token { headers.add(name: "Authorization", value: "Bearer " + token) }
-        do {
-            let answer = try await http.post(url, headers: headers, body: Array(notification.body.utf8))
-            return HTTPDelivery.result(answer, what: url)
-        } catch {
-            return HTTPDelivery.result(error, what: url)
-        }
-    }
-
     func shutdown() async { await http.shutdown() }
 }

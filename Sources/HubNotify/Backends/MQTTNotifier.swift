@@ -1,0 +1,77 @@
+import HubCore
+
+/// Publishes a message and returns once the broker has it (PUBACK for QoS 1); throws when not connected.
+public typealias MQTTPublish =
+    @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool) async throws
+    -> Void
+
+/// `mqtt`: republishes the notification as JSON over the hub's own connection.
+struct MQTTNotifier: Notifier {
+    let topic: Template
+    let qos: Int
+    let retain: Bool
+    let publish: MQTTPublish
+
+    /// Up to 100 publishes in flight at once: one at a time, each waiting for its PUBACK, the backend fell seconds
+    /// behind a burst of 10k changes a second.
+    var batchSize: Int { 100 }
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        await send(notification, to: topic.render(notification.event, id: notification.id))
+    }
+
+    private func send(_ notification: Notification, to topic: String) async -> DeliveryResult {
+        do {
+            try await publish(topic, notification.json, qos, retain)
+            return .delivered
+        } catch {
+            return .retry(reason: "publish to \(topic): \(error)")
+        }
+    }
+
+    /// Topics in parallel, each topic's notifications in order: a subscriber (or a retained message) must end on
+    /// a sensor's latest event, not on whichever publish won a race.
+    func send(batch: [Notification]) async -> [DeliveryResult] {
+        guard batch.count > 1 else { return [await send(batch[0])] }
+        let byTopic = Dictionary(grouping: batch.indices) { topic.render(batch[$0].event, id: batch[$0].id) }
+        return await withTaskGroup(of: [(Int, DeliveryResult)].self) { group in
+            for (topic, indices) in byTopic {
+                group.addTask {
+                    var results: [(Int, DeliveryResult)] = []
+                    for index in indices { results.append((index, await send(batch[index], to: topic))) }
+                    return results
+                }
+            }
+            var results = [DeliveryResult](repeating: .delivered, count: batch.count)
+            for await finished in group {
+                for (index, result) in finished { results[index] = result }
+            }
+            return results
+        }
+    }
+}
+
+extension MQTTNotifier {
+    struct Settings: BackendSettings {
+        static let type = "mqtt"
+        static let keys = ["topic", "qos", "retain"]
+        var topic: Template
+        var qos: Int
+        var retain: Bool
+
+        init(_ node: ConfigNode) throws(ConfigurationError) {
+            topic = try node["topic"].template() ?? Template.literal("sensorhub/events/{sensor}")
+            qos = try node["qos"].integer(in: 0...2) ?? 1
+            retain = try node["retain"].bool() ?? false
+        }
+
+        func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
+            guard let publish = context.publish else {
+                throw .invalid(
+                    file: nil, key: "notifiers.backends.\(context.name)", line: nil,
+                    reason: "the mqtt backend needs the hub's MQTT connection")
+            }
+            return MQTTNotifier(topic: topic, qos: qos, retain: retain, publish: publish)
+        }
+    }
+}

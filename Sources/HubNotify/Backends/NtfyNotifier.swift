@@ -1,0 +1,66 @@
+import Foundation
+import HubCore
+import NIOHTTP1
+
+/// `ntfy`: POSTs the message to `<server>/<topic>` with ntfy's headers.
+struct NtfyNotifier: HTTPBacked {
+    let url: String
+    let token: String?
+    /// Overrides the rule's priority when set.
+    let priority: Int?
+    let tags: [String]
+    let click: String?
+    let http: HTTPDelivery
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.add(name: "X-Title", value: headerValue(notification.title, limit: 250))
+        headers.add(name: "X-Priority", value: String(priority ?? notification.priority))
+        if !tags.isEmpty { headers.add(name: "X-Tags", value: headerValue(tags.joined(separator: ","))) }
+        if let click { headers.add(name: "X-Click", value: headerValue(click)) }
+        if let token { headers.add(name: "Authorization", value: "Bearer " + token) }
+        do {
+            let answer = try await http.post(url, headers: headers, body: Array(notification.body.utf8))
+            return HTTPDelivery.result(answer, what: url)
+        } catch {
+            return HTTPDelivery.result(error, what: url)
+        }
+    }
+
+}
+
+extension NtfyNotifier {
+    struct Settings: BackendSettings {
+        static let type = "ntfy"
+        static let keys = ["url", "topic", "priority", "tags", "click", "ca_file"]
+        static let secrets = ["token"]
+        var url: String
+        var token: String?
+        var priority: Int?
+        var tags: [String]
+        var click: String?
+        var caFile: String?
+
+        init(_ node: ConfigNode) throws(ConfigurationError) {
+            url = try node["url"].url() ?? "https://ntfy.sh"
+            if let topic = try node["topic"].value(
+                "1–64 letters, digits, - or _ (an ntfy topic)",
+                { $0.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil ? $0 : nil })
+            {
+                url = url.hasSuffix("/") ? url + topic : url + "/" + topic
+            }
+            token = try node.secret("token")
+            priority = try node["priority"].priority()
+            tags = try node["tags"].strings() ?? []
+            click = try node["click"].string()
+            caFile = try node["ca_file"].filePath()
+        }
+
+        func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
+            NtfyNotifier(
+                url: url, token: token, priority: priority, tags: tags, click: click,
+                http: try context.http(caFile: caFile))
+        }
+    }
+}
