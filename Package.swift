@@ -89,7 +89,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "HubAgentTests",
             dependencies: [
-                "HubAgent", "HubCore", "HubHistory", "HubTestKit",
+                "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ]

@@ -73,14 +73,17 @@ public struct HubdCommand: AsyncParsableCommand {
                 "version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)",
                 "state_directory": "\(state)",
             ])
-        let hub: HubService
+        let hub: Hub
         do {
-            hub = try HubService(
+            hub = try Hub.make(
                 configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
                 logger: logger)
-        } catch {
+        } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)
+        } catch let error as StoreError {
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            throw ExitCode(error.isInvalidInput ? 64 : 65)
         }
         logger.info(
             "notifiers",
@@ -88,7 +91,7 @@ public struct HubdCommand: AsyncParsableCommand {
                 "backends": "\(notifiers.backends.map { "\($0.name) (\($0.type))" }.joined(separator: ", "))",
                 "rules": "\(notifiers.rules.count)",
             ])
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: hub)]
+        var services = hub.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         let metrics = MetricsExporter()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         if let http = Self.httpService(configuration, hub: hub, metrics: metrics, logger: logger) {
@@ -98,20 +101,14 @@ public struct HubdCommand: AsyncParsableCommand {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // In-flight work (the last messages, the final store write, 'offline') gets this long after SIGTERM.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(15)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        do {
-            try await group.run()
-        } catch let error as StoreError {
-            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
-            throw ExitCode(error.isInvalidInput ? 64 : 65)
-        }
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
 }
 
 extension HubdCommand {
     /// The HTTP API and dashboard, unless `http.listen` is off.
     static func httpService(
-        _ configuration: HubConfiguration, hub: HubService, metrics: MetricsExporter, logger: Logger
+        _ configuration: HubConfiguration, hub: Hub, metrics: MetricsExporter, logger: Logger
     ) -> (any Service)? {
         let address: BindAddress
         switch configuration.httpListen {
@@ -124,7 +121,9 @@ extension HubdCommand {
             unlink(path)
             address = .unixDomainSocket(path: path)
         }
-        let api = HubAPI(hub: hub, token: configuration.httpToken, metrics: metrics)
+        let api = HubAPI(
+            snapshot: hub.snapshot, store: hub.store, stateDirectory: hub.stateDirectory,
+            token: configuration.httpToken, metrics: metrics, logger: logger)
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(

@@ -50,6 +50,8 @@ final class BackendQueue: Sendable {
     let logger: Logger
     private let doorbell = Doorbell()
     private let state = Locked(State())
+    /// Resumed once `run` has returned.
+    private let done = ResumeOnce()
 
     struct Item: Sendable {
         var notification: Notification
@@ -62,6 +64,8 @@ final class BackendQueue: Sendable {
         var items = Deque<Item>()
         var statistics = BackendStatistics()
         var dropLog = LogThrottle()
+        /// A reload replaced or removed the backend: the workers finish their attempts in flight and stop.
+        var stopped = false
     }
 
     init(name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: Outbox, logger: Logger) {
@@ -129,7 +133,7 @@ final class BackendQueue: Sendable {
             metadata: ["id": "\(notification.id)", "sensor": "\(notification.event.sensor)", "reason": "\(reason)"])
     }
 
-    /// Runs the workers until cancelled.
+    /// Runs the workers until cancelled or stopped.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(policy.concurrency, 1) {
@@ -137,10 +141,39 @@ final class BackendQueue: Sendable {
             }
         }
         await notifier.shutdown()
+        done.resume()
+    }
+
+    /// Asks the workers to stop after their attempts in flight (a reload replaced or removed the backend).
+    func stop() {
+        state.withLock { $0.stopped = true }
+        doorbell.ring()
+    }
+
+    /// Returns once `run` has.
+    func finished() async {
+        await withCheckedContinuation { done.set($0) }
+    }
+
+    /// What a stopped queue still holds, for the backend that replaces it.
+    func takeItems() -> (items: [Item], statistics: BackendStatistics) {
+        state.withLock { state in
+            defer { state.items.removeAll() }
+            return (Array(state.items), state.statistics)
+        }
+    }
+
+    /// Takes over a replaced queue's notifications (with their attempts and retry times) and statistics.
+    func adopt(_ taken: (items: [Item], statistics: BackendStatistics)) {
+        state.withLock {
+            $0.items.append(contentsOf: taken.items)
+            $0.statistics = taken.statistics
+        }
+        doorbell.ring()
     }
 
     private func work() async {
-        while !Task.isCancelled {
+        while !Task.isCancelled && !state.withLock({ $0.stopped }) {
             let now = ContinuousClock.now
             let limit = notifier.batchSize
             let next = state.withLock { state -> ([Item], ContinuousClock.Instant?) in

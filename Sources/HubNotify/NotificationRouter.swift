@@ -3,18 +3,39 @@ import Foundation
 import HubCore
 import HubSupport
 import Logging
+import ServiceLifecycle
 
 /// Fans events out to the backends: rules pick the backends and render the text, rate limits hold back repeats,
 /// the outbox makes each notification durable before its first attempt, and every backend has its own queue.
 ///
 /// `submit` never blocks and never waits for a backend: the MQTT ingest calls it.
-public final class NotificationRouter: Sendable {
-    public let configuration: NotifierConfiguration
+public final class NotificationRouter: Service, Sendable {
     let outbox: Outbox
     let logger: Logger
-    let queues: [String: BackendQueue]
+    private let stateDirectory: String
+    private let publish: MQTTPublish?
+    private let setup: Locked<Setup>
     private let doorbell = Doorbell()
     private let inbox = Locked(Inbox())
+
+    /// The rules and the backends' queues: replaced as a whole by a reload.
+    struct Setup {
+        var configuration: NotifierConfiguration
+        var queues: [String: BackendQueue]
+        /// Queues a reload made that `run` has not started yet, each with the queue it replaces.
+        var unstarted: [(queue: BackendQueue, replacing: BackendQueue?)] = []
+        /// Queues of backends a reload removed, stopping.
+        var retired: [BackendQueue] = []
+    }
+
+    /// What a reload did to the backends, by name.
+    public struct Reconfiguration: Sendable, Hashable {
+        public var added: [String] = []
+        /// Settings changed: a new backend, with the old one's queue (and statistics) carried over.
+        public var changed: [String] = []
+        /// Gone: their notifications stay in the outbox (counted as orphaned) and are not sent.
+        public var removed: [String] = []
+    }
 
     /// How many events may wait for the router; more are dropped, logged and counted.
     static let inboxCapacity = 100_000
@@ -36,14 +57,17 @@ public final class NotificationRouter: Sendable {
         public var outboxErrors = 0
         /// Unreadable outbox lines skipped at start (a torn last line after a crash).
         public var outboxUnreadable = 0
+        /// Notifications left in the outbox for backends a reload removed: not sent.
+        public var orphaned = 0
         public init() {}
     }
 
     /// Everything `hubctl status` shows about notifications.
     public struct Statistics: Sendable, Hashable, Codable {
-        public var router: RouterCounters
-        public var backends: [String: BackendStatistics]
-        public var outboxPending: Int
+        public var router = RouterCounters()
+        public var backends: [String: BackendStatistics] = [:]
+        public var outboxPending = 0
+        public init() {}
     }
 
     /// - Parameters:
@@ -52,32 +76,93 @@ public final class NotificationRouter: Sendable {
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil
     ) throws(ConfigurationError) {
-        self.configuration = configuration
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
         self.logger = logger
+        self.stateDirectory = stateDirectory
+        self.publish = publish
+        let outbox = self.outbox
+        let queues = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
+            BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+        }
+        self.setup = Locked(Setup(configuration: configuration, queues: queues))
+    }
+
+    /// A queue for each of `specs`; none when one of them can't be made.
+    private static func makeQueues(
+        _ specs: [BackendSpec], _ stateDirectory: String, _ logger: Logger, _ publish: MQTTPublish?,
+        _ queue: (BackendSpec, any Notifier) -> BackendQueue
+    ) throws(ConfigurationError) -> [String: BackendQueue] {
         var queues: [String: BackendQueue] = [:]
-        for spec in configuration.backends {
+        for spec in specs {
             do {
                 let notifier = try spec.makeNotifier(stateDirectory: stateDirectory, logger: logger, publish: publish)
-                queues[spec.name] = BackendQueue(
-                    name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+                queues[spec.name] = queue(spec, notifier)
             } catch {
                 // The HTTP clients made so far must be closed before they are dropped.
                 for queue in queues.values { (queue.notifier as? any HTTPBacked)?.http.shutdownNow() }
                 throw error
             }
         }
-        self.queues = queues
+        return queues
     }
 
+    /// The rules and backends in use.
+    public var configuration: NotifierConfiguration { setup.withLock { $0.configuration } }
+
+    var queues: [String: BackendQueue] { setup.withLock { $0.queues } }
+
     public var statistics: Statistics {
-        Statistics(
-            router: inbox.withLock {
-                var counters = $0.counters
-                counters.outboxErrors += outbox.errors
-                return counters
-            }, backends: queues.mapValues(\.statistics),
-            outboxPending: outbox.pendingCount)
+        var statistics = Statistics()
+        statistics.router = inbox.withLock {
+            var counters = $0.counters
+            counters.outboxErrors += outbox.errors
+            return counters
+        }
+        statistics.backends = queues.mapValues(\.statistics)
+        statistics.outboxPending = outbox.pendingCount
+        return statistics
+    }
+
+    /// Takes new rules and backends (SIGHUP) without losing a notification: a backend that stays keeps its queue;
+    /// one whose settings changed is made anew and takes over the old one's queue once its attempts in flight are
+    /// done; one that is gone stops, and what it still had stays in the outbox, counted as orphaned. Throws, and
+    /// changes nothing, when a new backend can't be made.
+    @discardableResult
+    public func reconfigure(_ configuration: NotifierConfiguration) throws(ConfigurationError) -> Reconfiguration {
+        let current = self.configuration
+        let old = Dictionary(uniqueKeysWithValues: current.backends.map { ($0.name, $0) })
+        let fresh = configuration.backends.filter { old[$0.name]?.fingerprint != $0.fingerprint }
+        let outbox = self.outbox
+        let logger = self.logger
+        let made = try Self.makeQueues(fresh, stateDirectory, logger, publish) { spec, notifier in
+            BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+        }
+        var result = Reconfiguration()
+        let wanted = Set(configuration.backends.map(\.name))
+        let stopped = setup.withLock { setup -> [BackendQueue] in
+            var stopped: [BackendQueue] = []
+            for (name, queue) in made {
+                let replaced = setup.queues[name]
+                if let replaced { stopped.append(replaced) }
+                setup.queues[name] = queue
+                setup.unstarted.append((queue, replaced))
+                if replaced == nil { result.added.append(name) } else { result.changed.append(name) }
+            }
+            for (name, queue) in setup.queues where !wanted.contains(name) {
+                setup.queues[name] = nil
+                setup.retired.append(queue)
+                stopped.append(queue)
+                result.removed.append(name)
+            }
+            setup.configuration = configuration
+            return stopped
+        }
+        for queue in stopped { queue.stop() }
+        result.added.sort()
+        result.changed.sort()
+        result.removed.sort()
+        doorbell.ring()
+        return result
     }
 
     /// Hands an event to the router; returns at once.
@@ -100,9 +185,13 @@ public final class NotificationRouter: Sendable {
         }
     }
 
-    /// Delivers until cancelled: first what the outbox still holds from before, then new events. On cancellation,
-    /// events not yet routed are written to the outbox for the next start.
+    /// Delivers until graceful shutdown or cancellation: first what the outbox still holds from before, then new
+    /// events. Then events not yet routed are written to the outbox for the next start.
     public func run() async {
+        await cancelWhenGracefulShutdown { await self.deliver() }
+    }
+
+    private func deliver() async {
         do {
             let pending = try await outbox.open()
             let unreadable = outbox.unreadableLines
@@ -136,6 +225,16 @@ public final class NotificationRouter: Sendable {
             }
             while !Task.isCancelled {
                 await doorbell.wait(until: nil)
+                let (unstarted, retired) = setup.withLock { setup in
+                    defer { (setup.unstarted, setup.retired) = ([], []) }
+                    return (setup.unstarted, setup.retired)
+                }
+                for (queue, replaced) in unstarted {
+                    group.addTask { await self.start(queue, replacing: replaced) }
+                }
+                for queue in retired {
+                    group.addTask { await self.retire(queue) }
+                }
                 await route(durableOnly: false)
             }
             group.cancelAll()
@@ -143,6 +242,26 @@ public final class NotificationRouter: Sendable {
         // Whatever arrived but was not routed yet waits in the outbox for the next start.
         await route(durableOnly: true)
         await outbox.close()
+    }
+
+    /// Runs a queue a reload made; one that replaces another first takes over what the old one still had.
+    private func start(_ queue: BackendQueue, replacing old: BackendQueue?) async {
+        if let old {
+            await old.finished()
+            queue.adopt(old.takeItems())
+        }
+        await queue.run()
+    }
+
+    /// Once a removed backend's attempts in flight are done: what it still had stays in the outbox, reported.
+    private func retire(_ queue: BackendQueue) async {
+        await queue.finished()
+        let left = queue.takeItems().items.count
+        guard left > 0 else { return }
+        inbox.withLock { $0.counters.orphaned += left }
+        logger.warning(
+            "a reload removed a backend that still had notifications; they stay in the outbox, unsent",
+            metadata: ["backend": "\(queue.name)", "count": "\(left)", "outbox": "\(outbox.path)"])
     }
 
     /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
@@ -156,6 +275,7 @@ public final class NotificationRouter: Sendable {
                 return events
             }
             guard !events.isEmpty else { return }
+            let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
             var batch: [(NotificationRule, SensorEvent)] = []
             var suppressed: [(NotificationRule, SensorEvent)] = []
             for event in events {

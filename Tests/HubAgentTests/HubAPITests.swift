@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HubCore
 import HubHistory
+import HubSupport
 import HubTestKit
 import Hummingbird
 import HummingbirdTesting
@@ -12,24 +13,28 @@ import Yams
 
 @testable import HubAgent
 
-/// The HTTP API through Hummingbird's router, on a real state directory: every endpoint, with bad input.
+/// The HTTP API through Hummingbird's router, on a real state directory and registry, with the hub's state given as
+/// a snapshot (no agent runs): every endpoint, with bad input.
 @Suite struct HubAPITests {
     let directory: TemporaryDirectory
-    let hub: HubService
+    let store: DefaultsStore
+    /// What the API reads as the hub's live state; a test sets it as a running hub would.
+    let hub = Locked(HubSnapshot())
 
     init() throws {
         directory = try TemporaryDirectory()
-        var logger = Logger(label: "api-test")
-        logger.logLevel = .critical
-        hub = try HubService(
-            configuration: HubConfiguration(), configurationOption: nil,
-            state: StateDirectory(option: directory.path), logger: logger)
+        store = StateDirectory(option: directory.path).store
     }
 
     func withClient(token: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
         async throws
     {
-        let api = HubAPI(hub: hub, token: token, metrics: MetricsExporter())
+        var logger = Logger(label: "api-test")
+        logger.logLevel = .critical
+        let hub = self.hub
+        let api = HubAPI(
+            snapshot: { _ in hub.withLock { $0 } }, store: store, stateDirectory: directory.path, token: token,
+            metrics: MetricsExporter(), logger: logger)
         let app = Application(router: api.router())
         try await app.test(.router) { client in try await body(client) }
     }
@@ -68,7 +73,7 @@ import Yams
                 #expect($0.status == .ok)
             }
             // The same store as hubctl: the registry file has them.
-            #expect(try hub.store.read().sensors.count == 2)
+            #expect(try store.read().sensors.count == 2)
             // Listed as hubctl lists them, case-insensitively (a byte order would put "Z" before "b").
             try await client.execute(
                 uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"Zoë gate"}"#)
@@ -174,11 +179,11 @@ import Yams
 
     /// Air, the original alert endpoint, air history, events, health, metrics, the dashboard and its chart.
     @Test func airEventsHealthMetricsAndDashboard() async throws {
-        try hub.store.update { document throws(RegistryError) in
+        try store.update { document throws(RegistryError) in
             try document.addSensor(named: "air quality", topic: "sensorhub/sds011/A160/state", kind: .particulate)
             try document.addSensor(named: "front door", topic: "door")
         }
-        let document = try hub.store.read()
+        let document = try store.read()
         let now = Timestamp.now.millisecondsSince1970
         let readings = [(10.0, 20.0), (27.4, 40.0)].enumerated().map { index, value in
             ParticulateReading(
@@ -187,16 +192,15 @@ import Yams
         }
         var policy = AirQualityPolicy()
         policy.metric = .init(.pm25, window: nil)
-        hub.tracker.withLock { tracker in
-            tracker.airPolicy = policy
-            _ = tracker.follow(document, now: .now)
-            for reading in readings {
-                _ = tracker.ingest(
-                    topic: "sensorhub/sds011/A160/state", payload: Array(reading.json.utf8), retained: false,
-                    time: reading.time, now: .now)
-            }
-            _ = tracker.ingest(topic: "door", payload: Array("open".utf8), retained: false, time: .now, now: .now)
+        var tracker = SensorTracker()
+        tracker.airPolicy = policy
+        _ = tracker.follow(document, now: .now)
+        for reading in readings {
+            _ = tracker.ingest(
+                topic: "sensorhub/sds011/A160/state", payload: Array(reading.json.utf8), retained: false,
+                time: reading.time, now: .now)
         }
+        _ = tracker.ingest(topic: "door", payload: Array("open".utf8), retained: false, time: .now, now: .now)
         let history = try History(directory: directory.path)
         try await history.record(
             readings: readings.map { ("air quality", $0) },
@@ -205,7 +209,10 @@ import Yams
                     kind: .changed, sensor: "front door", topic: "front door", oldStatus: "Waiting", newStatus: "open",
                     time: .now)
             ])
-        hub.counters.withLock { $0.messages = 3 }
+        hub.withLock {
+            $0.take(tracker, statuses: true)
+            $0.counters.messages = 3
+        }
 
         try await withClient { client in
             try await client.execute(uri: "/api/v1/air", method: .get) {
@@ -245,10 +252,10 @@ import Yams
                 #expect(object?["connected"] as? Bool == false)
             }
             // The SDS011 reader's counts (SDS011HubTests makes real ones through a noisy pseudo-terminal).
-            hub.counters.withLock {
-                $0.sds011 = .init()
-                $0.sds011?.discardedBytes = 19
-                $0.sds011?.badChecksums = 1
+            hub.withLock {
+                $0.counters.sds011 = .init()
+                $0.counters.sds011?.discardedBytes = 19
+                $0.counters.sds011?.badChecksums = 1
             }
             try await client.execute(uri: "/metrics", method: .get) {
                 let text = String(buffer: $0.body)

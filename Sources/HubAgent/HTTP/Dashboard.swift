@@ -9,7 +9,7 @@ import NIOCore
 extension HubAPI {
     func dashboard() throws -> Response {
         let sensors = try sensors()
-        let air = hub.tracker.withLock { $0.airSnapshots() }.first
+        let air = snapshot(false).air.first
         let now = Timestamp.now
         var html = """
             <!doctype html>
@@ -147,7 +147,7 @@ extension HubAPI {
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
         var points: [(Int64, Double)] = []
-        if !name.isEmpty, let history = try? History(directory: hub.settings.withLock { $0.state.path }, create: false)
+        if !name.isEmpty, let history = try? History(directory: stateDirectory, create: false)
         {
             let since = Timestamp(millisecondsSince1970: start)
             if let period {

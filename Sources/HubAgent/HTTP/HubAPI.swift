@@ -10,12 +10,28 @@ import NIOCore
 /// The JSON API under `/api/v1`, the dashboard at `/`, `/healthz` and `/metrics`: one more door to the same
 /// registry, history and devices `hubctl` uses, with the same validation.
 struct HubAPI: Sendable {
-    let hub: HubService
+    /// What the hub knows now (live statuses, air, counters): never a service's lock.
+    let snapshot: HubSnapshot.Source
+    let store: DefaultsStore
+    let stateDirectory: String
     /// The dashboard polls every 2 s: the registry is decoded again only when its file was replaced.
     let registry = CachedDefaults()
     /// Required (as `Authorization: Bearer …`) for every write when set.
     let token: String?
     let metrics: MetricsExporter
+    let logger: Logger
+
+    init(
+        snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
+        metrics: MetricsExporter, logger: Logger
+    ) {
+        self.snapshot = snapshot
+        self.store = store
+        self.stateDirectory = stateDirectory
+        self.token = token
+        self.metrics = metrics
+        self.logger = logger
+    }
 
     /// Largest request body accepted.
     static let maximumBody = 64 * 1024
@@ -32,7 +48,7 @@ struct HubAPI: Sendable {
 
     func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ErrorMiddleware(logger: hub.logger))
+        router.add(middleware: ErrorMiddleware(logger: logger))
         // Request counts and durations through swift-metrics (hubd bootstraps it with the Prometheus registry).
         router.add(middleware: MetricsMiddleware())
         router.get("/healthz") { _, _ in try self.health() }
@@ -62,14 +78,15 @@ struct HubAPI: Sendable {
 
     func sensors() throws -> [Sensor] {
         let document = try readStore()
+        let statuses = snapshot(true).statuses
         // The order hubctl lists them in (not localizedStandardCompare, which goes through ICU on Linux).
-        return document.sensors.map(live).sortedByName()
+        return document.sensors.map { live($0, statuses) }.sortedByName()
     }
 
     /// The sensor with what hubd knows now (the store may lag behind by a flush interval).
-    func live(_ sensor: Sensor) -> Sensor {
+    func live(_ sensor: Sensor, _ statuses: [String: SensorTracker.LiveStatus]) -> Sensor {
         var sensor = sensor
-        if let now = hub.tracker.withLock({ $0.status(onTopic: sensor.topic) }) {
+        if let now = statuses[sensor.topic] {
             sensor.status = now.status
             sensor.lastUpdated = now.lastUpdated ?? sensor.lastUpdated
         }
@@ -125,7 +142,7 @@ struct HubAPI: Sendable {
         guard let sensor = try readStore().sensor(named: name) else {
             throw HTTPError(.notFound, message: "no sensor named '\(name)'")
         }
-        return live(sensor)
+        return live(sensor, snapshot(true).statuses)
     }
 
     func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -147,7 +164,7 @@ struct HubAPI: Sendable {
             }
             silence = duration
         }
-        let template = hub.configuration.topicTemplate
+        let template = snapshot(false).topicTemplate
         let sensor = try storeUpdate { document throws(RegistryError) in
             try document.addSensor(
                 named: name, topic: topic, template: template, kind: SensorKind(rawValue: kindText),
@@ -187,7 +204,7 @@ struct HubAPI: Sendable {
     }
 
     func air() -> [[String: Any]] {
-        hub.tracker.withLock { $0.airSnapshots() }.map { snapshot in
+        snapshot(false).air.map { snapshot in
             var object: [String: Any] = ["sensor": snapshot.sensor, "alert": snapshot.alerting]
             if let reading = snapshot.reading {
                 object["pm25"] = nullable(reading.pm25)
@@ -213,7 +230,7 @@ struct HubAPI: Sendable {
     /// The original monitor's `{"alert":true,"pollutant":"PM2.5","value":27.4,"time":"…"}`, for the first
     /// particulate sensor (or the one named by `?sensor=`).
     func alert() throws -> [String: Any] {
-        guard let snapshot = hub.tracker.withLock({ $0.airSnapshots() }).first else {
+        guard let snapshot = snapshot(false).air.first else {
             return ["alert": false, "pollutant": NSNull(), "value": NSNull(), "time": NSNull()]
         }
         return [
@@ -270,7 +287,7 @@ struct HubAPI: Sendable {
         guard let token = (body["token"] ?? body["ID"]) as? String else {
             throw HTTPError(.badRequest, message: "\"token\" (the device token, hexadecimal) is required")
         }
-        let store = DeviceStore(directory: hub.settings.withLock { $0.state.path })
+        let store = DeviceStore(directory: stateDirectory)
         let result: (device: DeviceStore.Device, added: Bool)
         do throws(DeviceError) {
             result = try store.add(token)
@@ -284,7 +301,7 @@ struct HubAPI: Sendable {
     func removeDevice(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request)
         let token = pathName(context, "token")
-        let store = DeviceStore(directory: hub.settings.withLock { $0.state.path })
+        let store = DeviceStore(directory: stateDirectory)
         do {
             guard try store.remove(token) else { throw HTTPError(.notFound, message: "no such device") }
         } catch let error as DeviceError {
@@ -296,15 +313,14 @@ struct HubAPI: Sendable {
     // MARK: - Health and metrics
 
     func health() throws -> Response {
-        let connected = hub.connection.withLock { $0.connected }
-        return json(
-            ["status": "ok", "connected": connected, "sensors": hub.tracker.withLock { $0.count }] as [String: Any])
+        let now = snapshot(false)
+        return json(["status": "ok", "connected": now.connection.connected, "sensors": now.sensorCount] as [String: Any])
     }
 
     func prometheus() -> Response {
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: metrics.render(hub))))
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.render(snapshot(false)))))
     }
 
     // MARK: - Helpers
@@ -320,7 +336,7 @@ struct HubAPI: Sendable {
 
     func readStore() throws -> DefaultsDocument {
         do {
-            return try registry.read(hub.store)
+            return try registry.read(store)
         } catch {
             throw HTTPError(.internalServerError, message: error.description)
         }
@@ -328,7 +344,7 @@ struct HubAPI: Sendable {
 
     func storeUpdate<T>(_ change: (inout DefaultsDocument) throws(RegistryError) -> T) throws -> T {
         do {
-            return try hub.store.update(change)
+            return try store.update(change)
         } catch .registry(let error) {
             switch error {
             case .duplicateName, .duplicateTopic: throw HTTPError(.conflict, message: error.description)
@@ -342,7 +358,7 @@ struct HubAPI: Sendable {
 
     func historyCall<T>(_ body: (History) throws(HistoryError) -> T) throws -> T {
         do {
-            let history = try History(directory: hub.settings.withLock { $0.state.path }, create: false)
+            let history = try History(directory: stateDirectory, create: false)
             return try body(history)
         } catch .missing {
             throw HTTPError(.notFound, message: "no history yet: hubd records it as readings and events arrive")

@@ -1,7 +1,6 @@
 import Foundation
 import HubCore
 import HubSupport
-import Mosquitto
 import Prometheus
 
 /// `/metrics`: the hub's counters in Prometheus text, through swift-prometheus's registry (hubd also bootstraps
@@ -17,10 +16,9 @@ final class MetricsExporter: Sendable {
         self.registry = registry
     }
 
-    func render(_ hub: HubService) -> [UInt8] {
-        let counters = hub.counters.withLock { $0 }
-        let connection = hub.connection.withLock { ($0.connected) }
-        let notifications = hub.router.statistics
+    func render(_ snapshot: HubSnapshot) -> [UInt8] {
+        let counters = snapshot.counters
+        let notifications = snapshot.notifications
         var totals: [(name: String, labels: [(String, String)], help: String, value: Int)] = [
             ("sensorhub_messages_total", [], "MQTT messages received on sensor topics", counters.messages),
             (
@@ -76,9 +74,9 @@ final class MetricsExporter: Sendable {
             if delta > 0 { counter.increment(by: Int64(delta)) }
         }
         registry.makeGauge(name: "sensorhub_sensors", help: "Sensors in the registry").set(
-            Double(hub.tracker.withLock { $0.count }))
+            Double(snapshot.sensorCount))
         registry.makeGauge(name: "sensorhub_broker_connected", help: "1 while connected to the MQTT broker").set(
-            connection ? 1.0 : 0.0)
+            snapshot.connection.connected ? 1.0 : 0.0)
         registry.makeGauge(name: "sensorhub_outbox_pending", help: "Notifications in the outbox, not yet delivered")
             .set(Double(notifications.outboxPending))
         for (backend, statistics) in notifications.backends {
@@ -87,7 +85,7 @@ final class MetricsExporter: Sendable {
                 help: "Notifications waiting or retrying per backend"
             ).set(Double(statistics.queued))
         }
-        for snapshot in hub.tracker.withLock({ $0.airSnapshots() }) {
+        for snapshot in snapshot.air {
             if let pm25 = snapshot.reading?.pm25 {
                 registry.makeGauge(
                     name: "sensorhub_pm25_ugm3", labels: [("sensor", snapshot.sensor)], help: "Latest PM2.5, µg/m³"

@@ -1,23 +1,47 @@
 import Foundation
 import HubCore
 import HubSupport
+import HubSupport
 import Logging
 import SDS011
+import ServiceLifecycle
 
-/// Drives the SDS011 on its serial port: query mode, a reading every interval (the average of a few samples a
-/// second apart), sleep in between to spare the laser when the interval allows a warm-up, and the reading
-/// published as the hub's own topic. A sensor unplugged mid-run is reopened with back-off.
-struct SDS011Reader: Sendable {
+/// A source: drives the SDS011 on its serial port (query mode, a reading every interval, the average of a few
+/// samples a second apart, sleep in between to spare the laser when the interval allows a warm-up) and publishes
+/// each reading, retained, to its own topic, so that it comes back in like any sensor's. It adds itself to the
+/// registry as a particulate sensor. A sensor unplugged mid-run is reopened with back-off.
+final class SDS011Source: Service, Sendable {
     let settings: HubConfiguration.SDS011Settings
+    let store: DefaultsStore
     let logger: Logger
-    /// Makes sure the registry has the sensor and returns its topic; `nil` when it can't (logged).
-    let register: @Sendable (SDS011DeviceID) -> String?
+    let errors: ErrorRecorder
     /// Publishes retained at QoS 1 over the hub's connection.
     let publish: @Sendable (String, [UInt8]) async throws -> Void
-    /// Counts bytes the decoder skipped since the last call (discarded bytes, bad checksums).
-    let countNoise: @Sendable (_ discardedBytes: Int, _ badChecksums: Int) -> Void
+    /// What the serial line carried that was not a frame, since start.
+    private let line = Locked(AgentStatus.SerialLine())
+
+    init(
+        settings: HubConfiguration.SDS011Settings, store: DefaultsStore, errors: ErrorRecorder, logger: Logger,
+        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
+    ) {
+        self.settings = settings
+        self.store = store
+        self.errors = errors
+        var logger = logger
+        logger[metadataKey: "sensor"] = "\(settings.name)"
+        self.logger = logger
+        self.publish = publish
+    }
+
+    /// Skipped bytes and bad checksums, for `hubctl status` (zero until the line carries noise: it shows the line
+    /// is watched).
+    var serialLine: AgentStatus.SerialLine { line.withLock { $0 } }
 
     func run() async {
+        await cancelWhenGracefulShutdown { await self.readUntilCancelled() }
+    }
+
+    private func readUntilCancelled() async {
         guard let path = settings.port else { return }
         var backoff: Duration = .seconds(1)
         var lastError: String?
@@ -69,7 +93,10 @@ struct SDS011Reader: Sendable {
             (discarded: device.discardedBytes, bad: device.badChecksums)
         }
         guard seen.discarded > noise.discarded else { return }
-        countNoise(seen.discarded - noise.discarded, seen.bad - noise.bad)
+        line.withLock {
+            $0.discardedBytes += seen.discarded - noise.discarded
+            $0.badChecksums += seen.bad - noise.bad
+        }
         if let skipped = noise.log.note(seen.discarded - noise.discarded) {
             logger.warning(
                 "the SDS011's line carried bytes that were not frames; skipped them",
@@ -119,6 +146,34 @@ struct SDS011Reader: Sendable {
                 logger.warning("could not publish the SDS011 reading", metadata: ["error": "\(error)"])
             }
             try await Task.sleep(until: start + settings.interval)
+        }
+    }
+
+    /// Adds the SDS011 to the registry as a particulate sensor (once), and returns the topic its readings go to.
+    private func register(_ device: SDS011DeviceID) -> String? {
+        let topic = settings.topic.replacingOccurrences(of: "{id}", with: device.description)
+        do {
+            let existing = try store.update { document throws(RegistryError) -> Sensor? in
+                if let sensor = document.sensor(named: settings.name) { return sensor }
+                try document.addSensor(named: settings.name, topic: topic, kind: .particulate)
+                return nil
+            }
+            if let existing, existing.topic != topic || existing.kind != .particulate {
+                logger.warning(
+                    "the registry's sensor has another topic or kind than the SDS011's; readings go to its topic",
+                    metadata: [
+                        "sensor": "\(existing.name)", "its_topic": "\(existing.topic)", "sds011_topic": "\(topic)",
+                    ])
+                return existing.topic
+            }
+            if existing == nil {
+                logger.notice(
+                    "added the SDS011 to the registry", metadata: ["sensor": "\(settings.name)", "topic": "\(topic)"])
+            }
+            return topic
+        } catch {
+            errors.record("could not add the SDS011 to the registry: \(error)")
+            return nil
         }
     }
 }

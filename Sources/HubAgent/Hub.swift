@@ -1,0 +1,118 @@
+import Foundation
+import HubCore
+import HubHistory
+import HubNotify
+import HubSupport
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// hubd's services, made and wired in one place, in the order they start; a graceful shutdown stops them in
+/// reverse, each once the one after it has stopped:
+///
+/// sources (the SDS011) → the broker connection (`offline` published, the client closed) → subscriptions →
+/// ingest (every message that arrived until then) → notifications (what is not routed yet goes to the outbox) →
+/// the history → the store (the last statuses written).
+///
+/// ```
+/// broker ─▶ BrokerConnection ─clients─▶ Ingest ─events─▶ NotificationRouter, HistoryWriter
+///               ▲        Subscriptions ◀─ registry file (hubctl)      │
+/// SDS011Source ─┘ (publishes its own topic)          StoreWriter ◀─ tracker's dirty statuses, snapshots
+/// ```
+public struct Hub: Sendable {
+    /// In start order.
+    public let services: [any Service]
+    /// What the HTTP API, `/metrics` and the status file read.
+    public let snapshot: HubSnapshot.Source
+    public let router: NotificationRouter
+    public let store: DefaultsStore
+    public let stateDirectory: String
+
+    /// Reads the registry (a damaged one stops hubd: it is the user's to fix, not ours to guess around), opens the
+    /// history, and makes the services.
+    public static func make(
+        configuration: HubConfiguration, configurationOption: String?, notifiers: NotifierConfiguration,
+        state: StateDirectory, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()
+    ) throws -> Hub {
+        let store = state.store
+        let document: DefaultsDocument
+        do {
+            document = try store.read()
+        } catch {
+            logger.critical("cannot read the registry", metadata: ["error": "\(error)"])
+            throw error
+        }
+        try? FileManager.default.createDirectory(
+            atPath: state.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let started = Date()
+        let current = Locked(configuration)
+        let errors = ErrorRecorder(logger: logger)
+        let statusChanged = Doorbell()
+
+        var tracker = SensorTracker(
+            defaultSilenceTimeout: configuration.silenceTimeout, maximumStatusLength: configuration.maximumStatusLength)
+        tracker.airPolicy = configuration.air
+        _ = tracker.follow(document, now: .now)
+
+        let subscriptionInputs = Subscriptions.Inputs()
+        let (clients, clientSink) = AsyncStream.makeStream(of: MosquittoClient.self)
+        let connection = BrokerConnection(
+            broker: document.broker, stateDirectory: state, configuration: configuration, clients: clientSink,
+            subscribe: { await subscriptionInputs.attach($0) }, detach: { subscriptionInputs.detach() },
+            statusChanged: statusChanged, errors: errors, notifier: notifier, logger: logger)
+        let router = try NotificationRouter(
+            configuration: notifiers, stateDirectory: state.path, logger: logger,
+            publish: { topic, payload, qos, retain in
+                try await connection.publish(
+                    topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
+            })
+        // The history is opened before ingest starts, so particulate sensors begin with their last 24 hours.
+        let history = HistoryWriter.open(state.path, for: document, seeding: &tracker, errors: errors).map {
+            HistoryWriter(
+                history: $0, flushInterval: configuration.flushInterval,
+                retention: { current.withLock { $0.historyRetention } }, errors: errors, logger: logger)
+        }
+        let sinks: [any EventSink] = [router] + (history.map { [$0] } ?? [])
+        let ingest = Ingest(tracker: tracker, clients: clients, sinks: sinks, logger: logger)
+        let subscriptions = Subscriptions(
+            inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
+            qos: configuration.qos, statusChanged: statusChanged, errors: errors, logger: logger)
+        let sds011 = configuration.sds011.port.map { _ in
+            SDS011Source(
+                settings: configuration.sds011, store: store, errors: errors, logger: logger,
+                publish: { topic, payload in
+                    try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
+                })
+        }
+        let snapshot: HubSnapshot.Source = { statuses in
+            var snapshot = HubSnapshot()
+            snapshot.started = started
+            ingest.fill(&snapshot, statuses: statuses)
+            (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
+            snapshot.counters.sds011 = sds011?.serialLine
+            snapshot.lastError = errors.lastError
+            snapshot.notifications = router.statistics
+            snapshot.topicTemplate = current.withLock { $0.topicTemplate }
+            return snapshot
+        }
+        let storeWriter = StoreWriter(
+            store: store, ingest: ingest, stateDirectory: state.path, flushInterval: configuration.flushInterval,
+            snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
+        let reloader = ConfigurationReloader(
+            option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,
+            notifier: notifier, logger: logger)
+        logger.info(
+            "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])
+
+        var services: [any Service] = [storeWriter]
+        if let history { services.append(history) }
+        services += [router, ingest, subscriptions, connection]
+        if let sds011 { services.append(sds011) }
+        services += [reloader, SystemdWatchdog(notifier: notifier)]
+        return Hub(services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path)
+    }
+}
+
+extension NotificationRouter: EventSink {
+    func accept(_ event: SensorEvent) { submit(event) }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import HubCore
+import HubMQTT
+import HubSupport
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// Keeps one connected client for the broker the registry names: connects (retrying with back-off), has the
+/// subscriptions made before it says it is connected, publishes the hub's availability (`online`, and `offline`
+/// when it stops; the broker publishes its last will if it dies), and replaces the client when the broker settings
+/// change or the client dies for good.
+///
+/// Each client goes to ingest through `clients`; the stream finishes when this service stops.
+final class BrokerConnection: Service, Sendable {
+    private let state: Locked<State>
+    private let stateDirectory: StateDirectory
+    private let configuration: HubConfiguration
+    private let clients: AsyncStream<MosquittoClient>.Continuation
+    /// Makes a new client's subscriptions; returns once they are made.
+    private let subscribe: @Sendable (MosquittoClient) async -> Void
+    /// Says the client is gone (no subscriptions to keep up).
+    private let detach: @Sendable () -> Void
+    private let statusChanged: Doorbell
+    private let errors: ErrorRecorder
+    private let notifier: SystemdNotifier
+    private let logger: Logger
+
+    struct State: Sendable {
+        var broker: BrokerSettings
+        var client: MosquittoClient?
+        var connected = false
+        var since: Date?
+        var endpoint = ""
+        var reconnects = 0
+        /// The connection loop waiting for a reason to act (shutdown, new broker settings, a dead client).
+        var wake: CheckedContinuation<Void, Never>?
+        /// A wake that came while nobody waited; the next wait returns at once.
+        var wakePending = false
+        var brokerChanged = false
+    }
+
+    init(
+        broker: BrokerSettings, stateDirectory: StateDirectory, configuration: HubConfiguration,
+        clients: AsyncStream<MosquittoClient>.Continuation,
+        subscribe: @escaping @Sendable (MosquittoClient) async -> Void, detach: @escaping @Sendable () -> Void,
+        statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
+    ) {
+        self.state = Locked(State(broker: broker))
+        self.stateDirectory = stateDirectory
+        self.configuration = configuration
+        self.clients = clients
+        self.subscribe = subscribe
+        self.detach = detach
+        self.statusChanged = statusChanged
+        self.errors = errors
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    /// The connection as snapshots show it.
+    var snapshot: (connection: HubSnapshot.Connection, reconnects: Int) {
+        state.withLock {
+            (HubSnapshot.Connection(connected: $0.connected, since: $0.since, broker: $0.endpoint), $0.reconnects)
+        }
+    }
+
+    /// Publishes over the connected client; throws when there is none.
+    func publish(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws {
+        guard let client = state.withLock({ $0.connected ? $0.client : nil }) else {
+            throw MosquittoError.notConnected(operation: "publish")
+        }
+        try await client.publish(topic: topic, payload: payload, qos: qos, retain: retain)
+    }
+
+    /// New broker settings from the registry (`hubctl broker set`): reconnect to them.
+    func follow(_ broker: BrokerSettings) {
+        let changed = state.withLock { state -> Bool in
+            guard state.broker != broker else { return false }
+            state.broker = broker
+            state.brokerChanged = true
+            return true
+        }
+        guard changed else { return }
+        logger.notice("the broker settings changed; reconnecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
+        wake()
+    }
+
+    // MARK: - Run
+
+    /// Until graceful shutdown: then `offline` is published, the client closed, and `clients` finished.
+    func run() async {
+        var announcedReady = false
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let broker = state.withLock {
+                $0.brokerChanged = false
+                return $0.broker
+            }
+            guard let client = await connectUntilReady(broker) else { continue }
+            clients.yield(client)
+            await subscribe(client)
+            // Connected means following: the status file says so only once a status published now would arrive.
+            state.withLock {
+                $0.client = client
+                $0.connected = true
+                $0.since = Date()
+                $0.endpoint = "\(broker.host):\(broker.port)"
+            }
+            await announce(client, "online")
+            if !announcedReady {
+                let sensors = client.subscriptions.count
+                notifier.ready("Connected to \(broker.host):\(broker.port), following \(sensors) sensors")
+                logger.notice("ready", metadata: ["broker": "\(broker.host):\(broker.port)", "sensors": "\(sensors)"])
+                announcedReady = true
+            }
+            statusChanged.ring()
+            clearWake()
+            // Until the client dies, the broker settings change, or the service is asked to stop.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.watchEvents(client) }
+                group.addTask { await self.waitForWakeOrShutdown() }
+                await group.next()
+                detach()
+                if Task.isShuttingDownGracefully || state.withLock({ $0.brokerChanged }) {
+                    await announce(client, "offline")
+                }
+                await client.disconnect()
+                state.withLock {
+                    $0.client = nil
+                    $0.connected = false
+                }
+                wake()
+                await group.waitForAll()
+            }
+            statusChanged.ring()
+        }
+        clients.finish()
+    }
+
+    /// Connects, retrying with back-off until it works, the broker settings change or the service stops.
+    private func connectUntilReady(_ broker: BrokerSettings) async -> MosquittoClient? {
+        var attempt = 0
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let client = MosquittoClient(configuration: mosquittoConfiguration(broker), logger: logger)
+            do {
+                try await client.connect()
+                return client
+            } catch {
+                // Cancelled (the service group is going down): no retry, and no error to report.
+                if Task.isCancelled { return nil }
+                attempt += 1
+                let delay = Duration.seconds(min(30, 1 << min(attempt - 1, 5)))
+                errors.record("cannot connect to the MQTT broker at \(broker.host):\(broker.port): \(error)")
+                logger.warning(
+                    "cannot connect to the MQTT broker; retrying",
+                    metadata: ["broker": "\(broker.host):\(broker.port)", "error": "\(error)", "retry_in": "\(delay)"])
+                // Wake early when the settings change (hubctl broker set) or the service stops.
+                clearWake()
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await Task.sleep(for: delay) }
+                    group.addTask { await self.waitForWakeOrShutdown() }
+                    await group.next()
+                    self.wake()
+                    group.cancelAll()
+                }
+                clearWake()
+                if state.withLock({ $0.brokerChanged }) { return nil }
+            }
+        }
+        return nil
+    }
+
+    private func mosquittoConfiguration(_ broker: BrokerSettings) -> MosquittoConfiguration {
+        let password: String?
+        do {
+            password = try stateDirectory.brokerPassword(for: broker)
+        } catch {
+            errors.record("cannot read the broker password in \(error.path)")
+            password = nil
+        }
+        var mqtt = broker.mosquittoConfiguration(password: password)
+        mqtt.will = .init(topic: configuration.availabilityTopic, payload: "offline", qos: .atLeastOnce, retain: true)
+        // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
+        mqtt.messageBufferLimit = 1_000_000
+        return mqtt
+    }
+
+    private func announce(_ client: MosquittoClient, _ availability: String) async {
+        do {
+            try await client.publish(
+                topic: configuration.availabilityTopic, payload: availability, qos: .atLeastOnce, retain: true)
+            logger.info("published availability", metadata: ["status": "\(availability)"])
+        } catch {
+            errors.record("could not publish availability '\(availability)': \(error)")
+        }
+    }
+
+    /// Follows connection changes: a reconnect re-announces `online` (a broker restarted without persistence has
+    /// forgotten it) once the subscriptions are back; a client that dies for good wakes the loop to make a new one.
+    private func watchEvents(_ client: MosquittoClient) async {
+        for await event in client.events {
+            switch event {
+            case .connected:
+                // The first connection is announced by the loop; a reconnect once its subscriptions are restored
+                // (the client always says so after a reconnect, with a count of 0 when there are none).
+                state.withLock { $0.reconnects = Int(client.statistics.reconnects) }
+            case .disconnected(let error):
+                state.withLock { $0.connected = false }
+                errors.record("connection to the broker lost: \(error)")
+                statusChanged.ring()
+            case .subscriptionsRestored(let count, let refused):
+                logger.info("subscriptions restored", metadata: ["count": "\(count)", "refused": "\(refused)"])
+                if !refused.isEmpty { errors.record("the broker refused the subscriptions to \(refused)") }
+                // Connected means following, as after the first connection.
+                state.withLock {
+                    $0.connected = true
+                    $0.since = Date()
+                }
+                await announce(client, "online")
+                statusChanged.ring()
+            case .reconnectFailed:
+                break
+            case .closed(let error):
+                if let error { errors.record("the MQTT client stopped: \(error)") }
+                wake()
+                return
+            }
+        }
+    }
+
+    // MARK: - Waking the loop
+
+    /// Waits until woken (new broker settings, a client that died) or the service is asked to stop.
+    private func waitForWakeOrShutdown() async {
+        await withGracefulShutdownHandler {
+            await self.waitForWake()
+        } onGracefulShutdown: {
+            self.wake()
+        }
+    }
+
+    private func waitForWake() async {
+        await withCheckedContinuation { continuation in
+            let wakeNow = state.withLock { state -> Bool in
+                if state.brokerChanged || state.wakePending {
+                    state.wakePending = false
+                    return true
+                }
+                state.wake = continuation
+                return false
+            }
+            if wakeNow { continuation.resume() }
+        }
+    }
+
+    private func wake() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.wake else {
+                state.wakePending = true
+                return nil
+            }
+            state.wake = nil
+            return waiter
+        }?.resume()
+    }
+
+    /// Forgets wakes meant for an earlier wait (the graceful-shutdown handler fires again for a new one).
+    private func clearWake() {
+        state.withLock { $0.wakePending = false }
+    }
+}

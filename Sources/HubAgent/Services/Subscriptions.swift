@@ -1,0 +1,132 @@
+import Foundation
+import HubCore
+import HubSupport
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// Keeps the broker's subscriptions equal to the registry's sensors: the only service that subscribes and
+/// unsubscribes, one change at a time, so a new client's "subscribe everything" can't race a removal. It watches
+/// the registry file (inotify), has ingest follow each change, and hands new broker settings to the connection.
+final class Subscriptions: Service, Sendable {
+    enum Input: Sendable {
+        case storeChanged
+        /// A newly connected client: subscribe it to every sensor, then say so.
+        case attach(MosquittoClient, ResumeOnce)
+        case detach
+    }
+
+    /// Where the connection (and the registry watcher) send their inputs; made before either service.
+    struct Inputs: Sendable {
+        let stream: AsyncStream<Input>
+        let continuation: AsyncStream<Input>.Continuation
+
+        init() {
+            (stream, continuation) = AsyncStream.makeStream(of: Input.self)
+        }
+
+        /// Has `client` subscribed to every sensor; returns once it is, or at once if the service is gone or the
+        /// caller cancelled (a continuation that nobody resumes would hang the connection loop).
+        func attach(_ client: MosquittoClient) async {
+            let subscribed = ResumeOnce()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    subscribed.set(continuation)
+                    if case .terminated = self.continuation.yield(.attach(client, subscribed)) { subscribed.resume() }
+                }
+            } onCancel: {
+                subscribed.resume()
+            }
+        }
+
+        func detach() { continuation.yield(.detach) }
+    }
+
+    private let inputs: Inputs
+    private let store: DefaultsStore
+    private let ingest: Ingest
+    private let connection: BrokerConnection
+    private let qos: MQTTQoS
+    private let statusChanged: Doorbell
+    private let errors: ErrorRecorder
+    private let logger: Logger
+
+    init(
+        inputs: Inputs, store: DefaultsStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
+        statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
+    ) {
+        self.inputs = inputs
+        self.store = store
+        self.ingest = ingest
+        self.connection = connection
+        self.qos = MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce
+        self.statusChanged = statusChanged
+        self.errors = errors
+        self.logger = logger
+    }
+
+    func run() async {
+        let changes = RegistryWatcher.changes(of: store.path, logger: logger)
+        let continuation = inputs.continuation
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in changes { continuation.yield(.storeChanged) }
+            }
+            var client: MosquittoClient?
+            for await input in inputs.stream.cancelOnGracefulShutdown() {
+                switch input {
+                case .storeChanged:
+                    await applyStore(to: client)
+                case .attach(let newClient, let done):
+                    client = newClient
+                    // Changes made while there was no client are in the store: read it first.
+                    await applyStore(to: nil)
+                    await subscribe(ingest.topics, on: newClient)
+                    done.resume()
+                case .detach:
+                    client = nil
+                }
+            }
+            // The connection stopped before this service (it starts after it): nobody waits for an attach now.
+            continuation.finish()
+            group.cancelAll()
+        }
+    }
+
+    /// Reads the store and follows it: subscriptions for added and removed sensors, a reconnect for new broker
+    /// settings. A damaged store is reported and the last good registry kept.
+    private func applyStore(to client: MosquittoClient?) async {
+        let document: DefaultsDocument
+        do {
+            document = try store.read()
+        } catch {
+            errors.record("the registry can't be read, so changes to it are not followed: \(error)")
+            return
+        }
+        let delta = ingest.follow(document)
+        if let client, !delta.isEmpty {
+            await subscribe(delta.subscribe, on: client)
+            if !delta.unsubscribe.isEmpty {
+                do {
+                    try await client.unsubscribe(delta.unsubscribe)
+                } catch {
+                    errors.record("could not unsubscribe from \(delta.unsubscribe.count) topics: \(error)")
+                }
+            }
+            logger.info(
+                "followed the registry",
+                metadata: ["subscribed": "\(delta.subscribe.count)", "unsubscribed": "\(delta.unsubscribe.count)"])
+        }
+        connection.follow(document.broker)
+        statusChanged.ring()
+    }
+
+    private func subscribe(_ topics: [String], on client: MosquittoClient) async {
+        guard !topics.isEmpty else { return }
+        do {
+            try await client.subscribe(topics, qos: qos)
+        } catch {
+            errors.record("could not subscribe to \(topics.count) topics: \(error)")
+        }
+    }
+}
