@@ -31,7 +31,7 @@ public final class NotificationRouter: Service, Sendable {
     /// What a reload did to the backends, by name.
     public struct Reconfiguration: Sendable, Hashable {
         public var added: [String] = []
-        /// Settings changed: a new backend, with the old one's queue (and statistics) carried over.
+        /// Whose settings changed (every backend is made anew, with the old one's queue and statistics).
         public var changed: [String] = []
         /// Gone: their notifications stay in the outbox (counted as orphaned) and are not sent.
         public var removed: [String] = []
@@ -123,18 +123,17 @@ public final class NotificationRouter: Service, Sendable {
         return statistics
     }
 
-    /// Takes new rules and backends (SIGHUP) without losing a notification: a backend that stays keeps its queue;
-    /// one whose settings changed is made anew and takes over the old one's queue once its attempts in flight are
-    /// done; one that is gone stops, and what it still had stays in the outbox, counted as orphaned. Throws, and
-    /// changes nothing, when a new backend can't be made.
+    /// Takes new rules and backends (SIGHUP) without losing a notification. Every backend is made anew (a secret
+    /// or key file it reads may have changed) and takes over its predecessor's queue, with its statistics, once the
+    /// attempts in flight are done; one that is gone stops, and what it still had stays in the outbox, counted as
+    /// orphaned. Throws, and changes nothing, when a backend can't be made.
     @discardableResult
     public func reconfigure(_ configuration: NotifierConfiguration) throws(ConfigurationError) -> Reconfiguration {
         let current = self.configuration
         let old = Dictionary(uniqueKeysWithValues: current.backends.map { ($0.name, $0) })
-        let fresh = configuration.backends.filter { old[$0.name]?.fingerprint != $0.fingerprint }
         let outbox = self.outbox
         let logger = self.logger
-        let made = try Self.makeQueues(fresh, stateDirectory, logger, publish) { spec, notifier in
+        let made = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
         }
         var result = Reconfiguration()
@@ -146,7 +145,11 @@ public final class NotificationRouter: Service, Sendable {
                 if let replaced { stopped.append(replaced) }
                 setup.queues[name] = queue
                 setup.unstarted.append((queue, replaced))
-                if replaced == nil { result.added.append(name) } else { result.changed.append(name) }
+                if replaced == nil {
+                    result.added.append(name)
+                } else if old[name]?.fingerprint != configuration.backends.first(where: { $0.name == name })?.fingerprint {
+                    result.changed.append(name)
+                }
             }
             for (name, queue) in setup.queues where !wanted.contains(name) {
                 setup.queues[name] = nil

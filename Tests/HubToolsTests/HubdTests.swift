@@ -199,6 +199,46 @@ struct HubdTests {
         }
     }
 
+    /// SIGHUP reloads the notifiers without a restart: a rule and a backend added to the file take effect, and a
+    /// webhook given through the environment (HUB_*) reaches its key like any other.
+    @Test func sighupReloadsTheNotifiers() async throws {
+        try await withBroker { broker in
+            let directory = try TemporaryDirectory()
+            let audit = directory.file("audit.jsonl")
+            let server = try await TestHTTPServer.start()
+            defer { Task { await server.stop() } }
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        audit: { type: file, path: \(audit) }
+                      rules:
+                        all: { backends: [audit] }
+                    """)
+            try await hub.prepare(broker, sensors: ["kitchen"])
+            try await hub.startAndWaitUntilReady(["HUB_NOTIFIERS_BACKENDS_HOOK_URL": "http://127.0.0.1:\(server.port)/"])
+            try await publish(broker, "kitchen", "open")
+            try await eventually("the first audit line") {
+                (try? String(contentsOfFile: audit, encoding: .utf8))?.contains(#""status": "open""#) == true
+            }
+            #expect(server.requests.isEmpty)
+            try """
+                notifiers:
+                  backends:
+                    audit: { type: file, path: \(audit) }
+                    hook: { type: webhook, url: "http://127.0.0.1:1/overridden" }
+                  rules:
+                    all: { backends: [audit, hook] }
+                """.write(toFile: hub.configFile, atomically: true, encoding: .utf8)
+            hub.child?.send(SIGHUP)
+            try await hub.waitForLog("configuration reloaded", "backends_added=hook")
+            try await publish(broker, "kitchen", "closed")
+            let requests = try await server.waitForRequests(1)
+            #expect(requests[0].text.contains(#""status": "closed""#))
+            await hub.stop()
+        }
+    }
+
     @Test func anInvalidConfigurationStopsStartUpNamingTheKey() async throws {
         let hub = try RunningHub(configuration: "sensors:\n  qos: 3\n")
         let result = try await runProcess(hub.hubd, [], environment: hub.environment)

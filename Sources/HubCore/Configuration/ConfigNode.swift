@@ -165,9 +165,20 @@ public struct ConfigNode: Sendable {
         }
     }
 
-    /// What the file holds here, for telling whether a section changed between two reads.
+    /// What the file and the environment hold here (not where in the file), for telling whether a section changed
+    /// between two reads.
     public var fingerprint: String {
-        "\(value.map { "\($0)" } ?? "nil")|\(override ?? "")"
+        func text(_ value: Value?) -> String {
+            switch value {
+            case nil, .null: "~"
+            case .scalar(let text, _): "\"\(text)\""
+            case .sequence(let values, _): "[" + values.map(text).joined(separator: ",") + "]"
+            case .mapping(let entries, _):
+                "{" + entries.map { "\"\($0.key)\":" + text($0.value) }.joined(separator: ",") + "}"
+            }
+        }
+        let overrides = context.environment.filter { $0.key.hasPrefix(environmentName + "_") }.sorted { $0.key < $1.key }
+        return text(value) + overrides.map { "|\($0.key)=\($0.value)" }.joined()
     }
 
     // MARK: Values
