@@ -50,3 +50,30 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
 
     public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
 }
+
+extension SensorEvent {
+    /// The event as its Codable form reads it (`kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`, `value`),
+    /// written straight into `writer`: the outbox writes one per notification before its first attempt, where
+    /// JSONEncoder was 15 % of hubd's time in the fan-out benchmark. A round-trip test keeps the two the same.
+    package func write(into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        writer.key("kind", first: &first)
+        writer.string(kind.rawValue)
+        writer.key("sensor", first: &first)
+        writer.string(sensor)
+        writer.key("topic", first: &first)
+        writer.string(topic)
+        writer.key("oldStatus", first: &first)
+        writer.string(oldStatus)
+        writer.key("newStatus", first: &first)
+        writer.string(newStatus)
+        writer.key("time", first: &first)
+        writer.timestamp(time)
+        if let value {
+            writer.key("value", first: &first)
+            writer.string(value)
+        }
+        writer.raw("}")
+    }
+}

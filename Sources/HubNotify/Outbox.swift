@@ -191,7 +191,7 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// `{"add":{…}}` for `notification`, in the shape `Entry`'s Codable reads.
+    /// `{"add":{…}}` for `notification`, in the shape `Entry`'s Codable reads (`OutboxLineTests` checks both ways).
     static func line(_ notification: Notification) -> [UInt8] {
         var writer = JSONWriter(capacity: 400)
         var first = true
@@ -207,26 +207,7 @@ public final class Outbox: Sendable {
         writer.key("rule", first: &first)
         writer.string(notification.rule)
         writer.key("event", first: &first)
-        let event = notification.event
-        var inner = true
-        writer.raw("{")
-        writer.key("kind", first: &inner)
-        writer.string(event.kind.rawValue)
-        writer.key("sensor", first: &inner)
-        writer.string(event.sensor)
-        writer.key("topic", first: &inner)
-        writer.string(event.topic)
-        writer.key("oldStatus", first: &inner)
-        writer.string(event.oldStatus)
-        writer.key("newStatus", first: &inner)
-        writer.string(event.newStatus)
-        writer.key("time", first: &inner)
-        writer.timestamp(event.time)
-        if let value = event.value {
-            writer.key("value", first: &inner)
-            writer.string(value)
-        }
-        writer.raw("}")
+        notification.event.write(into: &writer)
         writer.key("title", first: &first)
         writer.string(notification.title)
         writer.key("body", first: &first)

@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import HubCore
+import Hummingbird
+
+/// `/api/v1/sensors`: the registry as hubctl edits it, with what hubd knows now.
+extension HubAPI {
+    func sensors() throws -> [Sensor] {
+        let document = try readStore()
+        let statuses = snapshot(true).statuses
+        // The order hubctl lists them in (not localizedStandardCompare, which goes through ICU on Linux).
+        return document.sensors.map { live($0, statuses) }.sortedByName()
+    }
+
+    /// The sensor with what hubd knows now (the store may lag behind by a flush interval).
+    func live(_ sensor: Sensor, _ statuses: [String: SensorTracker.LiveStatus]) -> Sensor {
+        var sensor = sensor
+        if let now = statuses[sensor.topic] {
+            sensor.status = now.status
+            sensor.lastUpdated = now.lastUpdated ?? sensor.lastUpdated
+        }
+        return sensor
+    }
+
+    /// The sensor list, written straight into the writer rather than built as dictionaries for `json(_:)`: the
+    /// dashboard polls it every 2 s, for 10,000 sensors perhaps.
+    func sensorsResponse(_ sensors: [Sensor]) -> Response {
+        var writer = JSONWriter(capacity: sensors.count * 200 + 2, compact: true)
+        writer.raw("[")
+        for (index, sensor) in sensors.enumerated() {
+            if index > 0 { writer.raw(",") }
+            write(sensor, into: &writer)
+        }
+        writer.raw("]")
+        return json(writer)
+    }
+
+    func sensorResponse(_ sensor: Sensor, status: HTTPResponse.Status = .ok) -> Response {
+        var writer = JSONWriter(compact: true)
+        write(sensor, into: &writer)
+        return json(writer, status: status)
+    }
+
+    /// A sensor as a JSON object, keys in alphabetical order.
+    private func write(_ sensor: Sensor, into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        writer.key("added", first: &first)
+        writer.timestamp(sensor.added)
+        writer.key("kind", first: &first)
+        writer.string(sensor.kind.rawValue)
+        writer.key("lastUpdated", first: &first)
+        if let time = sensor.lastUpdated { writer.timestamp(time) } else { writer.raw("null") }
+        writer.key("name", first: &first)
+        writer.string(sensor.name)
+        writer.key("silenceTimeout", first: &first)
+        if let timeout = sensor.silenceTimeout {
+            writer.string(DurationText.format(timeout))
+        } else {
+            writer.raw("null")
+        }
+        writer.key("status", first: &first)
+        writer.string(sensor.status)
+        writer.key("topic", first: &first)
+        writer.string(sensor.topic)
+        writer.raw("}")
+    }
+
+    func sensor(_ context: BasicRequestContext) throws -> Sensor {
+        let name = pathName(context, "name")
+        guard let sensor = try readStore().sensor(named: name) else {
+            throw HTTPError(.notFound, message: "no sensor named '\(name)'")
+        }
+        return live(sensor, snapshot(true).statuses)
+    }
+
+    func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request)
+        let body = try await object(request, context, allowed: ["name", "topic", "kind", "silenceTimeout"])
+        guard let name = body["name"] as? String else {
+            throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
+        }
+        let topic = try optionalString(body, "topic")
+        let kindText = try optionalString(body, "kind") ?? SensorKind.status.rawValue
+        guard SensorKind.known.map(\.rawValue).contains(kindText) else {
+            throw HTTPError(
+                .badRequest, message: "\"kind\" is one of: \(SensorKind.known.map(\.rawValue).joined(separator: ", "))")
+        }
+        var silence: Duration?
+        if let text = try optionalString(body, "silenceTimeout") {
+            guard let duration = DurationText.parse(text) else {
+                throw HTTPError(.badRequest, message: "\"silenceTimeout\" is a duration like 90s, 10m or 2h")
+            }
+            silence = duration
+        }
+        let template = snapshot(false).topicTemplate
+        let sensor = try storeUpdate { document throws(RegistryError) in
+            try document.addSensor(
+                named: name, topic: topic, template: template, kind: SensorKind(rawValue: kindText),
+                silenceTimeout: silence)
+        }
+        return sensorResponse(sensor, status: .created)
+    }
+
+    func removeSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request)
+        let name = pathName(context, "name")
+        _ = try storeUpdate { document throws(RegistryError) in try document.removeSensor(named: name) }
+        return Response(status: .noContent)
+    }
+}
