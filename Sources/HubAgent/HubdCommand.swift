@@ -55,9 +55,7 @@ public struct HubdCommand: AsyncParsableCommand {
         let configuration: HubConfiguration
         let notifiers: NotifierConfiguration
         do {
-            let file = try HubConfiguration.file(option: config)
-            configuration = try HubConfiguration.read(file)
-            notifiers = try NotifierConfiguration.read(file)
+            (configuration, notifiers) = try Self.readConfiguration(option: config)
         } catch {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
@@ -106,6 +104,14 @@ public struct HubdCommand: AsyncParsableCommand {
 }
 
 extension HubdCommand {
+    /// The whole of `hubd.yaml`, read once: the hub's settings and its notifiers (at start and on SIGHUP).
+    static func readConfiguration(option: String?) throws(ConfigurationError) -> (
+        HubConfiguration, NotifierConfiguration
+    ) {
+        let file = try HubConfiguration.file(option: option)
+        return (try HubConfiguration.read(file), try NotifierConfiguration.read(file))
+    }
+
     /// The HTTP API and dashboard, unless `http.listen` is off.
     static func httpService(
         _ configuration: HubConfiguration, hub: Hub, metrics: MetricsExporter, logger: Logger

@@ -45,9 +45,7 @@ final class ConfigurationReloader: Service, Sendable {
         let new: HubConfiguration
         let notifiers: NotifierConfiguration
         do {
-            let file = try HubConfiguration.file(option: option)
-            new = try HubConfiguration.read(file)
-            notifiers = try NotifierConfiguration.read(file)
+            (new, notifiers) = try HubdCommand.readConfiguration(option: option)
         } catch {
             errors.record("configuration not reloaded, the running one stays: \(error)")
             return

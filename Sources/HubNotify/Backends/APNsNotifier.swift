@@ -12,15 +12,8 @@ import NIOHTTP1
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
 struct APNsNotifier: HTTPBacked {
-    /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
-    let server: String
-    let bundleID: String
-    let signer: APNsTokenSigner
+    let settings: Settings
     let devices: DeviceStore
-    /// How long APNs keeps a push for an offline phone.
-    let expiration: Duration
-    /// Pushes with the same collapse id replace each other on the phone.
-    let collapseID: Template?
     let http: HTTPDelivery
 
     func expand(_ notification: Notification) async throws -> [Notification] {
@@ -42,24 +35,24 @@ struct APNsNotifier: HTTPBacked {
         guard let device else { return .failed(reason: "device \(notification.target ?? "?") was removed") }
         let token: String
         do {
-            token = try signer.token()
+            token = try settings.signer.token()
         } catch {
             return .failed(reason: "cannot sign the APNs token with the key: \(error)")
         }
         var headers = HTTPHeaders()
         headers.add(name: "authorization", value: "bearer \(token)")
-        headers.add(name: "apns-topic", value: bundleID)
+        headers.add(name: "apns-topic", value: settings.bundleID)
         headers.add(name: "apns-push-type", value: "alert")
         headers.add(name: "apns-priority", value: notification.priority >= 3 ? "10" : "5")
-        let expires = Int64(Date().timeIntervalSince1970) + Int64(expiration.seconds)
-        headers.add(name: "apns-expiration", value: String(expiration == .zero ? 0 : expires))
+        let expires = Int64(Date().timeIntervalSince1970) + Int64(settings.expiration.seconds)
+        headers.add(name: "apns-expiration", value: String(settings.expiration == .zero ? 0 : expires))
         if UUID(uuidString: notification.id) != nil { headers.add(name: "apns-id", value: notification.id) }
-        if let collapseID {
+        if let collapseID = settings.collapseID {
             let value = headerValue(collapseID.render(notification.event, id: notification.id), limit: 64)
             if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
         }
         headers.add(name: "content-type", value: "application/json")
-        let url = "\(server)/3/device/\(device.token)"
+        let url = "\(settings.server)/3/device/\(device.token)"
         let answer: HTTPDelivery.Answer
         do {
             answer = try await http.post(url, headers: headers, body: Self.payload(notification))
@@ -74,7 +67,7 @@ struct APNsNotifier: HTTPBacked {
             _ = try? devices.remove(device.id)
             return .failed(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
         case (403, "ExpiredProviderToken"):
-            signer.invalidate(token)
+            settings.signer.invalidate(token)
             return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
         case (403, "InvalidProviderToken"), (403, "MissingProviderToken"), (403, "InvalidProviderToken "):
             return .failed(reason: "APNs: \(reason ?? "403") — check team_id, key_id and key_file")
@@ -108,7 +101,6 @@ struct APNsNotifier: HTTPBacked {
         struct Body: Decodable { var reason: String? }
         return (try? JSONDecoder().decode(Body.self, from: Data(body.utf8)))?.reason
     }
-
 }
 
 /// Makes and caches the provider JWT: `{"alg":"ES256","kid":…}.{"iss":team,"iat":…}` signed with P-256.
@@ -160,12 +152,13 @@ extension APNsNotifier {
         static let keys = [
             "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id", "ca_file",
         ]
+        /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
         var server: String
         var bundleID: String
-        var teamID: String
-        var keyID: String
         var signer: APNsTokenSigner
+        /// How long APNs keeps a push for an offline phone.
         var expiration: Duration
+        /// Pushes with the same collapse id replace each other on the phone.
         var collapseID: Template?
         var caFile: String?
 
@@ -184,8 +177,8 @@ extension APNsNotifier {
                     }
                 }
             }
-            keyID = try appleID("key_id")
-            teamID = try appleID("team_id")
+            let keyID = try appleID("key_id")
+            let teamID = try appleID("team_id")
             do {
                 signer = try APNsTokenSigner(keyID: keyID, teamID: teamID, pem: pem)
             } catch {
@@ -200,8 +193,8 @@ extension APNsNotifier {
 
         func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
             APNsNotifier(
-                server: server, bundleID: bundleID, signer: signer, devices: DeviceStore(directory: context.stateDirectory),
-                expiration: expiration, collapseID: collapseID, http: try context.http(caFile: caFile, http2: true))
+                settings: self, devices: DeviceStore(directory: context.stateDirectory),
+                http: try context.http(caFile: caFile, http2: true))
         }
     }
 }

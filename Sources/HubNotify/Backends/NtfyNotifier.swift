@@ -4,30 +4,26 @@ import NIOHTTP1
 
 /// `ntfy`: POSTs the message to `<server>/<topic>` with ntfy's headers.
 struct NtfyNotifier: HTTPBacked {
-    let url: String
-    let token: String?
-    /// Overrides the rule's priority when set.
-    let priority: Int?
-    let tags: [String]
-    let click: String?
+    let settings: Settings
     let http: HTTPDelivery
 
     func send(_ notification: Notification) async -> DeliveryResult {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         headers.add(name: "X-Title", value: headerValue(notification.title, limit: 250))
-        headers.add(name: "X-Priority", value: String(priority ?? notification.priority))
-        if !tags.isEmpty { headers.add(name: "X-Tags", value: headerValue(tags.joined(separator: ","))) }
-        if let click { headers.add(name: "X-Click", value: headerValue(click)) }
-        if let token { headers.add(name: "Authorization", value: "Bearer " + token) }
+        headers.add(name: "X-Priority", value: String(settings.priority ?? notification.priority))
+        if !settings.tags.isEmpty {
+            headers.add(name: "X-Tags", value: headerValue(settings.tags.joined(separator: ",")))
+        }
+        if let click = settings.click { headers.add(name: "X-Click", value: headerValue(click)) }
+        if let token = settings.token { headers.add(name: "Authorization", value: "Bearer " + token) }
         do {
-            let answer = try await http.post(url, headers: headers, body: Array(notification.body.utf8))
-            return HTTPDelivery.result(answer, what: url)
+            let answer = try await http.post(settings.url, headers: headers, body: Array(notification.body.utf8))
+            return HTTPDelivery.result(answer, what: settings.url)
         } catch {
-            return HTTPDelivery.result(error, what: url)
+            return HTTPDelivery.result(error, what: settings.url)
         }
     }
-
 }
 
 extension NtfyNotifier {
@@ -37,6 +33,7 @@ extension NtfyNotifier {
         static let secrets = ["token"]
         var url: String
         var token: String?
+        /// Overrides the rule's priority when set.
         var priority: Int?
         var tags: [String]
         var click: String?
@@ -58,9 +55,7 @@ extension NtfyNotifier {
         }
 
         func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
-            NtfyNotifier(
-                url: url, token: token, priority: priority, tags: tags, click: click,
-                http: try context.http(caFile: caFile))
+            NtfyNotifier(settings: self, http: try context.http(caFile: caFile))
         }
     }
 }

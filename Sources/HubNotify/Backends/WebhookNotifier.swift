@@ -6,11 +6,10 @@ import NIOHTTP1
 /// carries a JSON array of the notifications waiting (up to `batch`, never waiting for more), and the answer counts
 /// for all of them.
 struct WebhookNotifier: HTTPBacked {
-    let url: String
-    let headers: [(String, String)]
-    let secret: [UInt8]?
-    var batchSize = 1
+    let settings: Settings
     let http: HTTPDelivery
+
+    var batchSize: Int { settings.batch }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         await send(batch: [notification])[0]
@@ -18,7 +17,7 @@ struct WebhookNotifier: HTTPBacked {
 
     func send(batch notifications: [Notification]) async -> [DeliveryResult] {
         var headers = HTTPHeaders()
-        for (name, value) in self.headers { headers.add(name: name, value: value) }
+        for (name, value) in settings.headers { headers.add(name: name, value: value) }
         headers.replaceOrAdd(name: "Content-Type", value: "application/json")
         let body: [UInt8]
         if batchSize > 1 {
@@ -30,14 +29,15 @@ struct WebhookNotifier: HTTPBacked {
             headers.replaceOrAdd(name: "X-SensorHub-Id", value: notifications[0].id)
             headers.replaceOrAdd(name: "X-SensorHub-Event", value: notifications[0].event.kind.rawValue)
         }
-        if let secret {
+        if let secret = settings.secret {
             headers.replaceOrAdd(name: "X-SensorHub-Signature-256", value: "sha256=" + hmacSHA256Hex(key: secret, body))
         }
         let result: DeliveryResult
         do {
-            result = HTTPDelivery.result(try await http.post(url, headers: headers, body: body), what: url)
+            result = HTTPDelivery.result(
+                try await http.post(settings.url, headers: headers, body: body), what: settings.url)
         } catch {
-            result = HTTPDelivery.result(error, what: url)
+            result = HTTPDelivery.result(error, what: settings.url)
         }
         return Array(repeating: result, count: notifications.count)
     }
@@ -84,8 +84,7 @@ extension WebhookNotifier {
         }
 
         func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
-            WebhookNotifier(
-                url: url, headers: headers, secret: secret, batchSize: batch, http: try context.http(caFile: caFile))
+            WebhookNotifier(settings: self, http: try context.http(caFile: caFile))
         }
     }
 }
