@@ -52,21 +52,39 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
 }
 
 extension SensorEvent {
+    /// What the event's fields are called in a JSON object: its Codable form, or the flat form receivers get.
+    package struct FieldNames: Sendable {
+        var kind: StaticString
+        var oldStatus: StaticString
+        var newStatus: StaticString
+
+        /// As Codable reads them: the `event` object of an outbox line.
+        package static let codable = FieldNames(kind: "kind", oldStatus: "oldStatus", newStatus: "newStatus")
+        /// As webhooks, files, commands and MQTT subscribers get them, beside the notification's own fields.
+        package static let receivers = FieldNames(kind: "event", oldStatus: "old_status", newStatus: "status")
+    }
+
     /// The event as its Codable form reads it (`kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`, `value`),
     /// written straight into `writer`: the outbox writes one per notification before its first attempt, where
     /// JSONEncoder was 15 % of hubd's time in the fan-out benchmark. A round-trip test keeps the two the same.
     package func write(into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
-        writer.key("kind", first: &first)
+        writeFields(into: &writer, first: &first, names: .codable)
+        writer.raw("}")
+    }
+
+    /// The event's fields as members of an object being written (the one place that lists them for the writer).
+    package func writeFields(into writer: inout JSONWriter, first: inout Bool, names: FieldNames) {
+        writer.key(names.kind, first: &first)
         writer.string(kind.rawValue)
         writer.key("sensor", first: &first)
         writer.string(sensor)
         writer.key("topic", first: &first)
         writer.string(topic)
-        writer.key("oldStatus", first: &first)
+        writer.key(names.oldStatus, first: &first)
         writer.string(oldStatus)
-        writer.key("newStatus", first: &first)
+        writer.key(names.newStatus, first: &first)
         writer.string(newStatus)
         writer.key("time", first: &first)
         writer.timestamp(time)
@@ -74,6 +92,5 @@ extension SensorEvent {
             writer.key("value", first: &first)
             writer.string(value)
         }
-        writer.raw("}")
     }
 }
