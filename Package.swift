@@ -56,7 +56,7 @@ let package = Package(
         // The SDS011 particulate sensor: its serial port (termios), its protocol, its commands.
         .target(name: "SDS011", swiftSettings: strict),
         // A simulated SDS011 on a pseudo-terminal, for tests and for trying the hub without the hardware.
-        .target(name: "SDS011Simulator", dependencies: ["SDS011", "CPseudoTerminal"]),
+        .target(name: "SDS011Simulator", dependencies: ["SDS011", "CPseudoTerminal", "HubSupport"]),
         .target(name: "CPseudoTerminal"),
         .executableTarget(
             name: "sds011-sim",

@@ -1,5 +1,6 @@
 import CPseudoTerminal
 import Foundation
+import HubSupport
 import SDS011
 import Synchronization
 
@@ -29,8 +30,10 @@ public final class SDS011Simulator: Sendable {
     }
 
     public let linkPath: String
-    private let state = Mutex(State())
-    private let line = Mutex<Line?>(nil)
+    /// `Locked`, not `Mutex`: ThreadSanitizer misreads `Mutex`'s hand-offs on Linux (`make tsan` reported a race
+    /// between `unplug` and the reading thread, both under the lock).
+    private let state = Locked(State())
+    private let line = Locked<Line?>(nil)
     private let lines = Atomic<Int>(0)
     private let stopFlag = Atomic<Bool>(false)
 
