@@ -61,13 +61,27 @@ public struct ParticulateReading: Sendable, Hashable {
     }
 
     /// The hub's own payload: `{"pm25":12.3,"pm10":20.1,"time":"…","id":"A160"}`.
+    /// The device id is escaped: one read from a sensor could hold quotes or backslashes (the fuzzer found one).
     public var json: String {
-        var parts: [String] = []
-        if let pm25 { parts.append("\"pm25\":\(Self.format(pm25))") }
-        if let pm10 { parts.append("\"pm10\":\(Self.format(pm10))") }
-        parts.append("\"time\":\"\(time.iso8601)\"")
-        if let device { parts.append("\"id\":\"\(device)\"") }
-        return "{" + parts.joined(separator: ",") + "}"
+        var writer = JSONWriter(capacity: 96, compact: true)
+        var first = true
+        writer.raw("{")
+        if let pm25 {
+            writer.key("pm25", first: &first)
+            writer.raw(Self.format(pm25))
+        }
+        if let pm10 {
+            writer.key("pm10", first: &first)
+            writer.raw(Self.format(pm10))
+        }
+        writer.key("time", first: &first)
+        writer.timestamp(time)
+        if let device {
+            writer.key("id", first: &first)
+            writer.string(device)
+        }
+        writer.raw("}")
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// One decimal, as the sensor measures.

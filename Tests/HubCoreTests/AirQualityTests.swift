@@ -60,6 +60,10 @@ import Testing
         }
         #expect(ParticulateReading.parse([0xFF, 0xFE], receivedAt: now) == nil)
         #expect(hub?.json == #"{"pm25":12.3,"pm10":20.1,"time":"2026-11-22T09:59:00.000Z","id":"A160"}"#)
+        // A device id with quotes, backslashes and a NUL (the fuzzer's find) is escaped, so the hub's own JSON reads
+        // back as the same reading.
+        let odd = ParticulateReading(pm25: 1, pm10: 2, time: now, device: "A1\"6\\\u{0}")
+        #expect(ParticulateReading.parse(Array(odd.json.utf8), receivedAt: now)?.device == odd.device)
     }
 
     /// Above the threshold once: one alert; still above: nothing; below the hysteresis: cleared; above again
