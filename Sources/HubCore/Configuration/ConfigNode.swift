@@ -57,9 +57,10 @@ public struct ConfigNode: Sendable {
         }
         let value = try node.map { node throws(ConfigurationError) in try convert(node, context: context, path: "") }
         let root = ConfigNode(path: "", value: value, context: context)
-        if let value, case .scalar = value { throw root.invalid("expected a mapping of sections (state:, sensors:, …)") }
-        if let value, case .sequence = value { throw root.invalid("expected a mapping of sections (state:, sensors:, …)") }
-        return root
+        switch value {
+        case .scalar?, .sequence?: throw root.invalid("expected a mapping of sections (state:, sensors:, …)")
+        case .mapping?, .null?, nil: return root
+        }
     }
 
     /// The file at `path`, checked to be text before it is parsed: a binary file gets a message saying so, not
