@@ -112,6 +112,7 @@ let package = Package(
                 "HubSupport",
                 "Mosquitto",
                 "SDS011",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -12,12 +12,12 @@ import ServiceLifecycle
 ///
 /// sources (the SDS011) → the broker connection (`offline` published, the client closed) → subscriptions →
 /// ingest (every message that arrived until then) → notifications (what is not routed yet goes to the outbox) →
-/// the history → the store (the last statuses written).
+/// the history → the store (the last statuses written) → the journal (emptied when everything in it is elsewhere).
 ///
 /// ```
-/// broker ─▶ BrokerConnection ─clients─▶ Ingest ─events─▶ NotificationRouter, HistoryWriter
-///               ▲        Subscriptions ◀─ registry file (hubctl)      │
-/// SDS011Source ─┘ (publishes its own topic)          StoreWriter ◀─ tracker's dirty statuses, snapshots
+/// broker ─▶ BrokerConnection ─clients─▶ Ingest ─records─▶ Journal (fsync) ─▶ StoreWriter, NotificationRouter,
+///               ▲        Subscriptions ◀─ registry file (hubctl)                          HistoryWriter
+/// SDS011Source ─┘ (publishes its own topic)              (each acknowledges what it has made durable)
 /// ```
 public struct Hub: Sendable {
     /// In start order.
@@ -35,12 +35,31 @@ public struct Hub: Sendable {
         state: StateDirectory, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()
     ) throws -> Hub {
         let store = state.store
-        let document: DefaultsDocument
+        var document: DefaultsDocument
         do {
             document = try store.read()
         } catch {
             logger.critical("cannot read the registry", metadata: ["error": "\(error)"])
             throw error
+        }
+        // What the last run applied and had not written everywhere before it stopped (a crash, a power cut): its
+        // statuses are the hub's statuses from the start, its events go to the consumers that lack them.
+        let journal = Journal(directory: state.path, logger: logger)
+        let replay: Journal.Replay
+        do {
+            replay = try journal.open()
+        } catch {
+            logger.critical("cannot open the journal", metadata: ["error": "\(error)"])
+            throw error
+        }
+        for record in replay.records {
+            document.recordStatus(
+                record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+                sequence: record.sequence)
+        }
+        if !replay.records.isEmpty {
+            logger.notice(
+                "replaying the journal", metadata: ["records": "\(replay.records.count)", "path": "\(journal.path)"])
         }
         try? FileManager.default.createDirectory(
             atPath: state.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -65,15 +84,16 @@ public struct Hub: Sendable {
             publish: { topic, payload, qos, retain in
                 try await connection.publish(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
-            })
+            },
+            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) })
         // The history is opened before ingest starts, so particulate sensors begin with their last 24 hours.
         let history = HistoryWriter.open(state.path, for: document, seeding: &tracker, errors: errors).map {
             HistoryWriter(
-                history: $0, flushInterval: configuration.flushInterval,
+                history: $0, journal: journal, flushInterval: configuration.flushInterval,
                 retention: { current.withLock { $0.historyRetention } }, errors: errors, logger: logger)
         }
-        let sinks: [any EventSink] = [router] + (history.map { [$0] } ?? [])
-        let ingest = Ingest(tracker: tracker, clients: clients, sinks: sinks, logger: logger)
+        let ingest = Ingest(
+            tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [], logger: logger)
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, statusChanged: statusChanged, errors: errors, logger: logger)
@@ -96,7 +116,7 @@ public struct Hub: Sendable {
             return snapshot
         }
         let storeWriter = StoreWriter(
-            store: store, ingest: ingest, stateDirectory: state.path, flushInterval: configuration.flushInterval,
+            store: store, journal: journal, stateDirectory: state.path, flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,
@@ -104,7 +124,13 @@ public struct Hub: Sendable {
         logger.info(
             "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])
 
-        var services: [any Service] = [storeWriter]
+        var consumers: [(name: String, consumer: any JournalConsumer)] = [
+            (StoreWriter.consumerName, storeWriter), (NotificationRouter.consumerName, router),
+        ]
+        if let history { consumers.append((HistoryWriter.consumerName, history)) }
+        journal.attach(consumers)
+
+        var services: [any Service] = [journal, storeWriter]
         if let history { services.append(history) }
         services += [router, ingest, subscriptions, connection]
         if let sds011 { services.append(sds011) }
@@ -113,6 +139,11 @@ public struct Hub: Sendable {
     }
 }
 
-extension NotificationRouter: EventSink {
-    func accept(_ event: SensorEvent) { submit(event) }
+extension NotificationRouter: JournalConsumer {
+    /// The name it acknowledges the journal's records under.
+    static let consumerName = "router"
+
+    public func accept(_ records: [JournalRecord], through position: Int) {
+        submit(records.flatMap(\.events), through: position)
+    }
 }

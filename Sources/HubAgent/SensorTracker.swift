@@ -18,6 +18,10 @@ public struct SensorTracker: Sendable {
     public static let offline = "offline"
 
     struct Tracked: Sendable {
+        /// The registry's id for the sensor: with `sequence`, its events' ids.
+        var id: String
+        /// The sequence number of its last event.
+        var sequence: Int
         var name: String
         var status: String
         /// The status before going offline, restored by an `online` announcement.
@@ -126,7 +130,7 @@ public struct SensorTracker: Sendable {
         var wanted = Set<String>()
         for sensor in document.sensors {
             wanted.insert(sensor.topic)
-            if var tracked = sensors[sensor.topic] {
+            if var tracked = sensors[sensor.topic], tracked.id == sensor.id {
                 tracked.name = sensor.name
                 if tracked.kind != sensor.kind {
                     tracked.kind = sensor.kind
@@ -140,13 +144,14 @@ public struct SensorTracker: Sendable {
                     sensors[sensor.topic] = tracked
                 }
             } else {
+                // New, or another sensor on a topic one that was removed used.
+                if sensors[sensor.topic] == nil { delta.subscribe.append(sensor.topic) }
                 let offline = sensor.status == Self.offline
                 sensors[sensor.topic] = Tracked(
-                    name: sensor.name, status: sensor.status, statusBeforeOffline: nil,
+                    id: sensor.id, sequence: sensor.sequence, name: sensor.name, status: sensor.status, statusBeforeOffline: nil,
                     lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
                     kind: sensor.kind,
                     air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil)
-                delta.subscribe.append(sensor.topic)
                 // A sensor that has reported before gets a full timeout from now: the hub may just have started.
                 if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
             }
@@ -218,7 +223,9 @@ public struct SensorTracker: Sendable {
         let old = tracked.status
         func event(_ kind: SensorEvent.Kind, _ new: String) -> Outcome {
             .event(
-                SensorEvent(kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: new, time: time))
+                SensorEvent(
+                    id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old,
+                    newStatus: new, time: time))
         }
         defer {
             sensors[topic] = tracked
@@ -257,7 +264,7 @@ public struct SensorTracker: Sendable {
                 var events: [SensorEvent] = []
                 func change(_ kind: SensorEvent.Kind) -> SensorEvent {
                     SensorEvent(
-                        kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: level, time: time)
+                        id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: level, time: time)
                 }
                 if tracked.isOffline {
                     tracked.isOffline = false
@@ -272,7 +279,7 @@ public struct SensorTracker: Sendable {
                 if let alert {
                     events.append(
                         SensorEvent(
-                            kind: .airQuality, sensor: tracked.name, topic: topic,
+                            id: tracked.nextEventID(), kind: .airQuality, sensor: tracked.name, topic: topic,
                             oldStatus: alert.raised ? "clear" : "alert", newStatus: alert.raised ? "alert" : "clear",
                             time: time, value: alert.message))
                 }
@@ -332,11 +339,12 @@ public struct SensorTracker: Sendable {
             tracked.statusBeforeOffline = old
             tracked.status = Self.offline
             tracked.silenceDeadline = nil
+            let id = tracked.nextEventID()
             sensors[next.topic] = tracked
             dirty.insert(next.topic)
             events.append(
                 SensorEvent(
-                    kind: .silent, sensor: tracked.name, topic: next.topic, oldStatus: old,
+                    id: id, kind: .silent, sensor: tracked.name, topic: next.topic, oldStatus: old,
                     newStatus: Self.offline, time: time))
         }
         // Superseded deadlines pile up under a flood of messages; rebuild when most of the heap is stale.
@@ -351,15 +359,37 @@ public struct SensorTracker: Sendable {
 
     // MARK: Writing back
 
-    /// The statuses changed since the last call, to merge into the store.
-    public mutating func takeDirty() -> [(topic: String, status: String, lastUpdated: Timestamp?)] {
+    /// What changed since the last call, for the journal: each changed sensor's status with `events` (those the
+    /// change caused).
+    public mutating func takeRecords(events: [SensorEvent]) -> [JournalRecord] {
+        guard !dirty.isEmpty else { return [] }
         defer { dirty.removeAll(keepingCapacity: true) }
-        return dirty.compactMap { topic in sensors[topic].map { (topic, $0.status, $0.lastUpdated) } }
+        return dirty.compactMap { topic in
+            sensors[topic].map {
+                JournalRecord(
+                    topic: topic, sensorID: $0.id, status: $0.status, lastUpdated: $0.lastUpdated,
+                    sequence: $0.sequence, events: events.filter { $0.topic == topic })
+            }
+        }
     }
+}
 
-    /// Puts back statuses a failed write could not save, so the next flush tries again.
-    public mutating func markDirty(_ topics: some Sequence<String>) {
-        for topic in topics where sensors[topic] != nil { dirty.insert(topic) }
+extension SensorTracker.Tracked {
+    /// The id of the sensor's next event, which it counts.
+    mutating func nextEventID() -> String {
+        sequence += 1
+        return SensorEvent.id(sensor: id, sequence: sequence)
+    }
+}
+
+extension SensorTracker.Outcome {
+    /// The events the message caused.
+    public var events: [SensorEvent] {
+        switch self {
+        case .event(let event): [event]
+        case .particulate(_, _, let events): events
+        case .unchanged, .rejected: []
+        }
     }
 }
 

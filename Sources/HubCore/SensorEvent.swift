@@ -1,3 +1,5 @@
+import Foundation
+
 /// Something that happened to a sensor: a new status, its silence or return, an air-quality alert.
 ///
 /// The hub's one event type: the tracker makes it, and the router, the outbox, the history and the API take it as
@@ -26,6 +28,9 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         public var description: String { rawValue }
     }
 
+    /// `<sensor id>-<sequence>` for a sensor's events: an event derived again after a crash has the id it had, so
+    /// receivers and the hub's own stores recognise it. Other events (a test) get a random one.
+    public var id: String
     public var kind: Kind
     public var sensor: String
     public var topic: String
@@ -36,9 +41,10 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
     public var value: String?
 
     public init(
-        kind: Kind, sensor: String, topic: String, oldStatus: String, newStatus: String, time: Timestamp,
+        id: String, kind: Kind, sensor: String, topic: String, oldStatus: String, newStatus: String, time: Timestamp,
         value: String? = nil
     ) {
+        self.id = id
         self.kind = kind
         self.sensor = sensor
         self.topic = topic
@@ -49,6 +55,29 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     public var description: String { "\(sensor): \(oldStatus) → \(newStatus) (\(kind.rawValue))" }
+
+    /// The id of the `sequence`th event of the sensor whose id is `sensorID`.
+    public static func id(sensor sensorID: String, sequence: Int) -> String { "\(sensorID)-\(sequence)" }
+
+    /// A random id, for an event that belongs to no sensor's sequence (`hubctl notify test`).
+    public static func randomID() -> String { UUID().uuidString.lowercased() }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, kind, sensor, topic, oldStatus, newStatus, time, value
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Outboxes written before events had ids hold events without one.
+        id = try container.decodeIfPresent(String.self, forKey: .id) ?? ""
+        kind = try container.decode(Kind.self, forKey: .kind)
+        sensor = try container.decode(String.self, forKey: .sensor)
+        topic = try container.decode(String.self, forKey: .topic)
+        oldStatus = try container.decode(String.self, forKey: .oldStatus)
+        newStatus = try container.decode(String.self, forKey: .newStatus)
+        time = try container.decode(Timestamp.self, forKey: .time)
+        value = try container.decodeIfPresent(String.self, forKey: .value)
+    }
 }
 
 extension SensorEvent {
@@ -57,14 +86,18 @@ extension SensorEvent {
         var kind: StaticString
         var oldStatus: StaticString
         var newStatus: StaticString
+        /// Receivers get the event's id as the notification's `id`, so the event does not write it again.
+        var includesID: Bool
 
         /// As Codable reads them: the `event` object of an outbox line.
-        package static let codable = FieldNames(kind: "kind", oldStatus: "oldStatus", newStatus: "newStatus")
+        package static let codable = FieldNames(
+            kind: "kind", oldStatus: "oldStatus", newStatus: "newStatus", includesID: true)
         /// As webhooks, files, commands and MQTT subscribers get them, beside the notification's own fields.
-        package static let receivers = FieldNames(kind: "event", oldStatus: "old_status", newStatus: "status")
+        package static let receivers = FieldNames(
+            kind: "event", oldStatus: "old_status", newStatus: "status", includesID: false)
     }
 
-    /// The event as its Codable form reads it (`kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`, `value`),
+    /// The event as its Codable form reads it (`id`, `kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`, `value`),
     /// written straight into `writer`: the outbox writes one per notification before its first attempt, where
     /// JSONEncoder was 15 % of hubd's time in the fan-out benchmark. A round-trip test keeps the two the same.
     package func write(into writer: inout JSONWriter) {
@@ -76,6 +109,10 @@ extension SensorEvent {
 
     /// The event's fields as members of an object being written (the one place that lists them for the writer).
     package func writeFields(into writer: inout JSONWriter, first: inout Bool, names: FieldNames) {
+        if names.includesID {
+            writer.key("id", first: &first)
+            writer.string(id)
+        }
         writer.key(names.kind, first: &first)
         writer.string(kind.rawValue)
         writer.key("sensor", first: &first)

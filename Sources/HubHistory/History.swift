@@ -49,6 +49,15 @@ public final class History: Sendable {
         migrator.registerMigration("v2") { db in
             try db.execute(sql: "ALTER TABLE events ADD COLUMN topic TEXT NOT NULL DEFAULT ''")
         }
+        // Events have ids (sensor id and sequence): an event replayed from the journal after a crash is one row.
+        // Rows written before keep NULL, which a unique index lets repeat.
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE events ADD COLUMN id TEXT;
+                    CREATE UNIQUE INDEX events_by_id ON events(id);
+                    """)
+        }
         return migrator
     }
 
@@ -98,11 +107,13 @@ public final class History: Sendable {
                         sensor, reading.time.millisecondsSince1970, reading.pm25, reading.pm10,
                     ])
                 }
-                let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (sensor, time, kind, old, new, value, topic) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                let insertEvent = try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"
+                        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                 for event in events {
                     try insertEvent.execute(arguments: [
                         event.sensor, event.time.millisecondsSince1970, event.kind.rawValue, event.oldStatus,
-                        event.newStatus, event.value, event.topic,
+                        event.newStatus, event.value, event.topic, event.id.isEmpty ? nil : event.id,
                     ])
                 }
             }
@@ -184,7 +195,8 @@ public final class History: Sendable {
                     arguments: StatementArguments(arguments)
                 ).map { row in
                     SensorEvent(
-                        kind: SensorEvent.Kind(rawValue: row["kind"]), sensor: row["sensor"], topic: row["topic"],
+                        id: row["id"] ?? "", kind: SensorEvent.Kind(rawValue: row["kind"]), sensor: row["sensor"],
+                        topic: row["topic"],
                         oldStatus: row["old"], newStatus: row["new"],
                         time: Timestamp(millisecondsSince1970: row["time"]), value: row["value"])
                 }

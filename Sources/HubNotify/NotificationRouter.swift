@@ -17,6 +17,8 @@ public final class NotificationRouter: Service, Sendable {
     private let setup: Locked<Setup>
     private let doorbell = Doorbell()
     private let inbox = Locked(Inbox())
+    /// Told the journal position up to which every submitted event is in the outbox (or needed none).
+    private let progress: (@Sendable (Int) -> Void)?
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
@@ -42,6 +44,8 @@ public final class NotificationRouter: Service, Sendable {
 
     struct Inbox {
         var events = Deque<SensorEvent>()
+        /// The journal position of the last events submitted, until reported.
+        var position: Int?
         var limiter = RateLimiter()
         var counters = RouterCounters()
     }
@@ -72,10 +76,12 @@ public final class NotificationRouter: Service, Sendable {
 
     /// - Parameters:
     ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
+    ///   - progress: told, after each outbox write, the journal position up to which events are routed.
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
-        publish: MQTTPublish? = nil
+        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil
     ) throws(ConfigurationError) {
+        self.progress = progress
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
         self.logger = logger
         self.stateDirectory = stateDirectory
@@ -170,21 +176,25 @@ public final class NotificationRouter: Service, Sendable {
 
     /// Hands an event to the router; returns at once.
     public func submit(_ event: SensorEvent) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            inbox.counters.events += 1
-            guard inbox.events.count < Self.inboxCapacity else {
-                inbox.counters.overflowed += 1
-                return false
-            }
-            inbox.events.append(event)
-            return true
+        submit([event], through: nil)
+    }
+
+    /// Hands events to the router, returning at once; `position` is the journal position they come from, reported
+    /// to `progress` once they are in the outbox.
+    public func submit(_ events: [SensorEvent], through position: Int?) {
+        let dropped = inbox.withLock { inbox -> [SensorEvent] in
+            inbox.counters.events += events.count
+            if let position { inbox.position = position }
+            let room = max(0, Self.inboxCapacity - inbox.events.count)
+            inbox.events.append(contentsOf: events.prefix(room))
+            inbox.counters.overflowed += max(0, events.count - room)
+            return Array(events.dropFirst(room))
         }
-        if accepted {
-            doorbell.ring()
-        } else {
+        doorbell.ring()
+        for event in dropped {
             logger.error(
                 "notification router overloaded: event dropped",
-                metadata: ["event": "\(event.sensor): \(event.newStatus)"])
+                metadata: ["event": "\(event.sensor): \(event.newStatus)", "id": "\(event.id)"])
         }
     }
 
@@ -272,12 +282,18 @@ public final class NotificationRouter: Service, Sendable {
         while true {
             // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
             // (the MQTT ingest) waits for this lock.
-            let events = inbox.withLock { inbox -> [SensorEvent] in
+            let (events, through) = inbox.withLock { inbox -> ([SensorEvent], Int?) in
                 let events = Array(inbox.events.prefix(1000))
                 inbox.events.removeFirst(events.count)
-                return events
+                // Everything submitted up to the last position is in this batch, or was routed before it.
+                guard inbox.events.isEmpty else { return (events, nil) }
+                defer { inbox.position = nil }
+                return (events, inbox.position)
             }
-            guard !events.isEmpty else { return }
+            guard !events.isEmpty else {
+                if let through { progress?(through) }
+                return
+            }
             let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
             var batch: [(NotificationRule, SensorEvent)] = []
             var suppressed: [(NotificationRule, SensorEvent)] = []
@@ -301,7 +317,7 @@ public final class NotificationRouter: Service, Sendable {
             var routed = Set<String>()
             var ids: [SensorEvent: String] = [:]
             for (rule, event) in batch {
-                let id = ids[event] ?? UUID().uuidString.lowercased()
+                let id = ids[event] ?? (event.id.isEmpty ? SensorEvent.randomID() : event.id)
                 ids[event] = id
                 let (title, body) = rule.render(event, id: id)
                 for backend in rule.backends {
@@ -321,7 +337,9 @@ public final class NotificationRouter: Service, Sendable {
                 }
             }
             do {
-                try await outbox.append(notifications)
+                // An event the journal handed over again (after a crash) that is in the outbox already stays out.
+                notifications = try await outbox.append(notifications)
+                if let through { progress?(through) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(
@@ -357,7 +375,7 @@ public enum NotificationTest {
             notifiers.append(
                 (spec, try spec.makeNotifier(stateDirectory: stateDirectory, logger: logger, publish: publish)))
         }
-        let id = UUID().uuidString.lowercased()
+        let id = event.id
         return await withTaskGroup(of: Outcome.self) { group in
             for (spec, notifier) in notifiers {
                 group.addTask {

@@ -30,6 +30,9 @@ public final class Outbox: Sendable {
         var pending: [String: [UInt8]] = [:]
         /// Order of `pending`, for a compaction that keeps the original order.
         var order: [String] = []
+        /// Every key the file held when opened, pending or done: an event the journal hands over again after a
+        /// crash is not queued a second time.
+        var seenAtOpen = Set<String>()
         var doneLines = 0
         var unreadableLines = 0
         /// Done marks waiting for the queue.
@@ -60,21 +63,20 @@ public final class Outbox: Sendable {
     }
 
     private func openNow() throws(StoreError) -> [Notification] {
-        try createDirectory(directory)
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
-        takeDirectoryOwner(fd, directory)
-        let data = FileManager.default.contents(atPath: path) ?? Data()
+        let fd = try AppendFile.open(path, in: directory)
+        let data = AppendFile.contents(path)
         let decoder = JSONDecoder()
         var adds: [String: (Notification, [UInt8])] = [:]
         var order: [String] = []
+        var seen = Set<String>()
         var unreadable = 0
         var doneLines = 0
-        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+        for line in AppendFile.lines(data) {
             if let entry = try? decoder.decode(Entry.self, from: line) {
                 if let notification = entry.add {
                     if adds[notification.key] == nil { order.append(notification.key) }
                     adds[notification.key] = (notification, Array(line))
+                    seen.insert(notification.key)
                 } else if let key = entry.done {
                     adds[key] = nil
                     doneLines += 1
@@ -83,16 +85,13 @@ public final class Outbox: Sendable {
                 unreadable += 1
             }
         }
-        // A torn last line (no newline) must not glue itself to the next append.
-        if let last = data.last, last != UInt8(ascii: "\n") {
-            _ = "\n".withCString { Glibc.write(fd, $0, 1) }
-        }
         let pendingOrder = order.filter { adds[$0] != nil }
         state.withLock {
             if $0.fd >= 0 { Glibc.close($0.fd) }
             $0.fd = fd
             $0.pending = adds.mapValues { $0.1 }
             $0.order = pendingOrder
+            $0.seenAtOpen = seen
             $0.doneLines = doneLines
             $0.unreadableLines = unreadable
         }
@@ -100,13 +99,19 @@ public final class Outbox: Sendable {
         return pendingOrder.compactMap { adds[$0]?.0 }
     }
 
-    /// Writes `notifications` and flushes them to disk; returns once they are durable.
-    public func append(_ notifications: [Notification]) async throws(StoreError) {
-        guard !notifications.isEmpty else { return }
+    /// Writes `notifications` and flushes them to disk; returns once they are durable, with those that were new.
+    /// One the outbox already holds (pending, or in the file when it was opened) is left out: the journal hands
+    /// events over again after a crash, and the same event must not be queued twice.
+    @discardableResult
+    public func append(_ notifications: [Notification]) async throws(StoreError) -> [Notification] {
+        let fresh = state.withLock { state in
+            notifications.filter { state.pending[$0.key] == nil && !state.seenAtOpen.contains($0.key) }
+        }
+        guard !fresh.isEmpty else { return [] }
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(notifications.count * 400)
+        buffer.reserveCapacity(fresh.count * 400)
         var encoded: [(String, [UInt8])] = []
-        for notification in notifications {
+        for notification in fresh {
             // JSONWriter, not JSONEncoder (which was 15 % of hubd's time in the fan-out benchmark); JSONDecoder reads
             // it back on a restart.
             let line = Self.line(notification)
@@ -124,6 +129,7 @@ public final class Outbox: Sendable {
                 }
             }
         }
+        return fresh
     }
 
     /// Marks `key` done without waiting: marks are collected and written in one go by the outbox's queue (one
@@ -230,24 +236,11 @@ public final class Outbox: Sendable {
     private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
         var fd = state.withLock { $0.fd }
         if fd < 0 {
-            // Closed after a failed compaction: whichever file is at the path now holds everything.
-            fd = Glibc.open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw .system(path: path, action: "open", errno: errno) }
+            // Closed after a compaction: whichever file is at the path now holds everything.
+            fd = try AppendFile.open(path, in: directory)
             state.withLock { $0.fd = fd }
         }
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                // Don't leave half a line for the next append to continue.
-                if offset > 0 { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
-                throw .system(path: path, action: "write", errno: code)
-            }
-            offset += count
-        }
-        if sync && fsync(fd) != 0 { throw .system(path: path, action: "flush to disk", errno: errno) }
+        try AppendFile.append(bytes, to: fd, path: path, sync: sync)
     }
 
     /// Rewrites the file with only the pending notifications once done lines are most of it.

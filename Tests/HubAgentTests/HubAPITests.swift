@@ -206,7 +206,7 @@ import Yams
             readings: readings.map { ("air quality", $0) },
             events: [
                 SensorEvent(
-                    kind: .changed, sensor: "front door", topic: "front door", oldStatus: "Waiting", newStatus: "open",
+                    id: SensorEvent.randomID(), kind: .changed, sensor: "front door", topic: "front door", oldStatus: "Waiting", newStatus: "open",
                     time: .now)
             ])
         hub.withLock {

@@ -7,12 +7,16 @@ import Testing
     let start = ContinuousClock.now
     let time = Timestamp(millisecondsSince1970: 1_795_341_780_000)
 
-    func tracker(silence: Duration? = nil) throws -> SensorTracker {
+    func registry() throws -> DefaultsDocument {
         var document = DefaultsDocument()
         try document.addSensor(named: "kitchen", at: time)
         try document.addSensor(named: "garage", at: time)
+        return document
+    }
+
+    func tracker(silence: Duration? = nil, following document: DefaultsDocument? = nil) throws -> SensorTracker {
         var tracker = SensorTracker(defaultSilenceTimeout: silence, maximumStatusLength: 10)
-        _ = tracker.follow(document, now: start)
+        _ = tracker.follow(try document ?? registry(), now: start)
         return tracker
     }
 
@@ -33,15 +37,15 @@ import Testing
         #expect(event.kind == .changed)
         #expect(event.oldStatus == "Waiting" && event.newStatus == "open" && event.sensor == "kitchen")
         #expect(ingest(&tracker, "open") == .unchanged)
-        #expect(tracker.takeDirty().map(\.status) == ["open"])
+        #expect(tracker.takeRecords(events: []).map(\.status) == ["open"])
     }
 
     @Test func aRetainedReplayOfTheSameStatusDoesNotTouchTheSensor() throws {
         var tracker = try tracker()
         _ = ingest(&tracker, "open")
-        _ = tracker.takeDirty()
+        _ = tracker.takeRecords(events: [])
         #expect(ingest(&tracker, "open", retained: true) == .unchanged)
-        #expect(tracker.takeDirty().isEmpty)
+        #expect(tracker.takeRecords(events: []).isEmpty)
         // A retained message with another status is news: it changed while the hub was away.
         guard case .event(let event) = ingest(&tracker, "closed", retained: true) else {
             Issue.record("expected an event")
@@ -107,10 +111,11 @@ import Testing
     }
 
     @Test func followingTheRegistrySubscribesUnsubscribesAndRenames() throws {
-        var tracker = try tracker()
+        var document = try registry()
+        var tracker = try tracker(following: document)
         _ = ingest(&tracker, "open")
-        var document = DefaultsDocument()
-        try document.addSensor(named: "kitchen window", topic: "kitchen", at: time)
+        try document.renameSensor("kitchen", to: "kitchen window")
+        try document.removeSensor(named: "garage")
         try document.addSensor(named: "shed", at: time)
         let delta = tracker.follow(document, now: start)
         #expect(delta.subscribe == ["shed"])
@@ -120,17 +125,50 @@ import Testing
         #expect(tracker.status(onTopic: "kitchen")?.status == "open")
     }
 
-    @Test func writtenBackByTopic() throws {
-        var tracker = try tracker()
-        _ = ingest(&tracker, "open")
-        var document = DefaultsDocument()
-        try document.addSensor(named: "kitchen", at: time)
-        for entry in tracker.takeDirty() {
-            let recorded = document.recordStatus(entry.status, lastUpdated: entry.lastUpdated, onTopic: entry.topic)
+    @Test func writtenBackByTopicWithTheSensorsIdAndSequence() throws {
+        var document = try registry()
+        var tracker = try tracker(following: document)
+        let outcome = ingest(&tracker, "open")
+        let records = tracker.takeRecords(events: outcome.events)
+        #expect(records.count == 1)
+        for record in records {
+            #expect(record.events == outcome.events && record.sequence == 1)
+            let recorded = document.recordStatus(
+                record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+                sequence: record.sequence)
             #expect(recorded)
         }
         #expect(document.sensor(named: "kitchen")?.status == "open")
+        #expect(document.sensor(named: "kitchen")?.sequence == 1)
         let gone = document.recordStatus("x", lastUpdated: nil, onTopic: "gone")
         #expect(!gone)
+        // A record of a sensor removed since, with a new one on its topic, changes nothing.
+        try document.removeSensor(named: "kitchen")
+        try document.addSensor(named: "kitchen", at: time)
+        let replaced = document.recordStatus("x", lastUpdated: nil, onTopic: "kitchen", id: records[0].sensorID)
+        #expect(!replaced)
+    }
+
+    /// An event derived again from what the registry holds (after a crash: the journal's replay, or the broker
+    /// sending a message again) has the id it had the first time, and the next one the next id.
+    @Test func eventIdsComeFromTheSensorAndItsSequence() throws {
+        var document = try registry()
+        let id = try #require(document.sensor(named: "kitchen")?.id)
+        var first = try tracker(following: document)
+        let opened = ingest(&first, "open").events
+        #expect(opened.map(\.id) == ["\(id)-1"])
+        for record in first.takeRecords(events: opened) {
+            document.recordStatus(
+                record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+                sequence: record.sequence)
+        }
+        let closed = ingest(&first, "closed").events
+        var second = try tracker(following: document)
+        #expect(ingest(&second, "closed").events == closed)
+        #expect(closed.map(\.id) == ["\(id)-2"] && closed.first?.oldStatus == "open")
+        // An older record (sequence 1) applied after a newer one changes nothing.
+        document.recordStatus("closed", lastUpdated: time, onTopic: "kitchen", id: id, sequence: 2)
+        document.recordStatus("open", lastUpdated: time, onTopic: "kitchen", id: id, sequence: 1)
+        #expect(document.sensor(named: "kitchen")?.status == "closed")
     }
 }

@@ -9,8 +9,8 @@ import Testing
           "schemaVersion": 1,
           "broker": {"host": "broker.lan", "port": 8883, "clientId": "hub", "username": "hub", "passwordFile": "broker-password", "tls": {"caFile": "/etc/ca.pem", "verifyHostname": true}},
           "sensors": [
-            {"name": "kitchen", "topic": "kitchen", "status": "open", "lastUpdated": "2026-11-22T10:03:00.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "status"},
-            {"name": "Küche oben", "topic": "home/küche", "status": "says \\"hi\\"\\n", "added": "2026-11-21T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 600}
+            {"id": "0a1b2c3d4e5f", "name": "kitchen", "topic": "kitchen", "status": "open", "lastUpdated": "2026-11-22T10:03:00.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "status", "sequence": 7},
+            {"id": "00000000abcd", "name": "Küche oben", "topic": "home/küche", "status": "says \\"hi\\"\\n", "added": "2026-11-21T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 600}
           ]
         }
 
@@ -37,6 +37,39 @@ import Testing
 
     @Test func writesWhatItReadsByteForByte() throws {
         #expect(String(decoding: try decode(Self.sample).encode(), as: UTF8.self) == Self.sample)
+        let kitchen = try #require(try decode(Self.sample).sensor(named: "kitchen"))
+        #expect(kitchen.id == "0a1b2c3d4e5f" && kitchen.sequence == 7)
+    }
+
+    /// A registry written before sensors had ids: every reader gives each sensor the same id, the next write keeps
+    /// it, and a rename does not change it.
+    @Test func sensorsWithoutIdsGetOneThatStays() throws {
+        let old = """
+            {"schemaVersion": 1, "broker": {"host": "h", "port": 1883, "clientId": "c"},
+             "sensors": [{"name": "a", "topic": "a", "status": "s", "added": "2026-11-22T10:03:00.000Z", "kind": "status"},
+                         {"name": "b", "topic": "b", "status": "s", "added": "2026-11-22T10:03:00.000Z", "kind": "status"}]}
+            """
+        var first = try decode(old)
+        let ids = first.sensors.map(\.id)
+        #expect(try decode(old).sensors.map(\.id) == ids)
+        #expect(Set(ids).count == 2 && ids.allSatisfy { $0.count == 12 })
+        try first.renameSensor("a", to: "c")
+        let written = try DefaultsDocument.decode(first.encode())
+        #expect(written.sensors.map(\.id) == ids)
+        // A new sensor gets a random id of its own.
+        try first.addSensor(named: "d")
+        #expect(!ids.contains(try #require(first.sensor(named: "d")).id))
+    }
+
+    @Test func anIdIsUniqueAndWellFormed() throws {
+        let twice = """
+            {"schemaVersion": 1, "sensors": [
+              {"id": "0a1b2c3d4e5f", "name": "a", "topic": "a", "added": "2026-11-22T10:03:00.000Z"},
+              {"id": "0a1b2c3d4e5f", "name": "b", "topic": "b", "added": "2026-11-22T10:03:00.000Z"}]}
+            """
+        #expect(throws: JSONSyntaxError.self) { try decode(twice) }
+        let malformed = #"{"schemaVersion": 1, "sensors": [{"id": "x y", "name": "a", "topic": "a", "added": "2026-11-22T10:03:00.000Z"}]}"#
+        #expect(throws: JSONSyntaxError.self) { try decode(malformed) }
     }
 
     @Test func encodedNewDocumentReadsBack() throws {

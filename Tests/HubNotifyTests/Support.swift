@@ -33,5 +33,5 @@ func withRouter<T: Sendable>(
 func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
 ) -> SensorEvent {
-    SensorEvent(kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
+    SensorEvent(id: SensorEvent.randomID(), kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
 }

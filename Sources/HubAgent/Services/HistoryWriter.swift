@@ -5,22 +5,35 @@ import HubSupport
 import Logging
 import ServiceLifecycle
 
-/// Keeps readings and events in the history (SQLite): what ingest hands over is written in one transaction every
-/// flush interval and once more when hubd stops; what is older than `history.retention` is pruned daily.
-final class HistoryWriter: Service, EventSink, Sendable {
+/// Keeps readings and events in the history (SQLite): readings from ingest and events from the journal are written
+/// in one transaction every flush interval (then acknowledged to the journal) and once more when hubd stops; what is
+/// older than `history.retention` is pruned daily. An event the journal hands over again after a crash is one row
+/// (events are unique by id).
+final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
+    /// The name it acknowledges the journal's records under.
+    static let consumerName = "history"
+
     private let history: History
     private let flushInterval: Duration
     /// Read at each prune: SIGHUP can change it.
     private let retention: @Sendable () -> Duration
     private let errors: ErrorRecorder
     private let logger: Logger
-    private let pending = Locked<(readings: [(sensor: String, reading: ParticulateReading)], events: [SensorEvent])>(
-        ([], []))
+    private let journal: Journal
+    private let pending = Locked(Pending())
+
+    struct Pending {
+        var readings: [(sensor: String, reading: ParticulateReading)] = []
+        var events: [SensorEvent] = []
+        /// The journal position the events reach.
+        var through = 0
+    }
 
     init(
-        history: History, flushInterval: Duration, retention: @escaping @Sendable () -> Duration,
+        history: History, journal: Journal, flushInterval: Duration, retention: @escaping @Sendable () -> Duration,
         errors: ErrorRecorder, logger: Logger
     ) {
+        self.journal = journal
         self.history = history
         self.flushInterval = flushInterval
         self.retention = retention
@@ -51,8 +64,11 @@ final class HistoryWriter: Service, EventSink, Sendable {
         return history
     }
 
-    func accept(_ event: SensorEvent) {
-        pending.withLock { $0.events.append(event) }
+    func accept(_ records: [JournalRecord], through position: Int) {
+        pending.withLock { pending in
+            for record in records { pending.events += record.events }
+            pending.through = max(pending.through, position)
+        }
     }
 
     func accept(_ reading: ParticulateReading, of sensor: String) {
@@ -71,12 +87,16 @@ final class HistoryWriter: Service, EventSink, Sendable {
     }
 
     private func write() async {
-        let (readings, events) = pending.withLock { pending in
-            defer { pending = ([], []) }
-            return (pending.readings, pending.events)
+        let (readings, events, through) = pending.withLock { pending in
+            defer {
+                pending.readings = []
+                pending.events = []
+            }
+            return (pending.readings, pending.events, pending.through)
         }
         do {
             try await history.record(readings: readings, events: events)
+            journal.acknowledge(Self.consumerName, through: through)
         } catch {
             errors.record("could not write \(readings.count) readings and \(events.count) events to the history: \(error)")
         }

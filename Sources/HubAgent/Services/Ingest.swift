@@ -5,29 +5,25 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 
-/// Where events go after ingest. Each sink takes them without blocking: the router queues them, the history
-/// batches them. Adding a sink is one service conforming to this, listed in `Hub`.
-protocol EventSink: Sendable {
-    func accept(_ event: SensorEvent)
-    /// A particulate reading of `sensor` (most sinks have no use for it).
+/// Where particulate readings go (the history), without blocking. Statuses and events go through the journal to
+/// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
+protocol ReadingSink: Sendable {
     func accept(_ reading: ParticulateReading, of sensor: String)
 }
 
-extension EventSink {
-    func accept(_ reading: ParticulateReading, of sensor: String) {}
-}
-
 /// Messages become statuses and events: every message of the connected client goes through the tracker (a value
-/// type with the rules), every event it causes goes to the sinks, and silence is checked four times a second.
+/// type with the rules), every status it changes goes to the journal with the events the change caused, and silence
+/// is checked four times a second.
 ///
-/// Owns the tracker: the subscriptions service asks it to follow the registry, the store writer takes what changed,
-/// snapshots read it. One lock, no actor hop per message.
+/// Owns the tracker: the subscriptions service asks it to follow the registry, snapshots read it. One lock, no actor
+/// hop per message.
 final class Ingest: Service, Sendable {
     private let tracker: Locked<SensorTracker>
     private let counters = Locked(Counters())
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
-    private let sinks: [any EventSink]
+    private let journal: Journal
+    private let readings: [any ReadingSink]
     private let logger: Logger
 
     struct Counters {
@@ -37,15 +33,19 @@ final class Ingest: Service, Sendable {
     }
 
     /// - Parameter clients: each client the connection makes, in turn; it finishes the stream when it stops.
-    init(tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, sinks: [any EventSink], logger: Logger) {
+    init(
+        tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
+        logger: Logger
+    ) {
         self.tracker = Locked(tracker)
         self.clients = clients
-        self.sinks = sinks
+        self.journal = journal
+        self.readings = readings
         self.logger = logger
     }
 
     /// Until the connection has closed for good and the service is asked to stop: every message that arrived before
-    /// the client closed is ingested.
+    /// the client closed is ingested, journaled, and handed to the journal's consumers.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await every(.milliseconds(250)) { self.checkSilence() } }
@@ -53,28 +53,31 @@ final class Ingest: Service, Sendable {
             try? await gracefulShutdown()
             group.cancelAll()
         }
+        await journal.flushed()
     }
 
     private func consume(_ client: MosquittoClient) async {
         for await message in client.messages {
-            let outcome = tracker.withLock {
-                $0.ingest(
+            let (outcome, records) = tracker.withLock { tracker in
+                let outcome = tracker.ingest(
                     topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
+                return (outcome, tracker.takeRecords(events: outcome.events))
             }
+            journal.append(records)
             switch outcome {
             case .event(let event):
                 counters.withLock {
                     $0.messages += 1
                     $0.changes += 1
                 }
-                emit(event)
+                log(event)
             case .particulate(let reading, let sensor, let events):
                 counters.withLock {
                     $0.messages += 1
                     $0.changes += events.count
                 }
-                for sink in sinks { sink.accept(reading, of: sensor) }
-                for event in events { emit(event) }
+                for sink in readings { sink.accept(reading, of: sensor) }
+                for event in events { log(event) }
             case .unchanged:
                 counters.withLock { $0.messages += 1 }
             case .rejected(let reason):
@@ -98,21 +101,24 @@ final class Ingest: Service, Sendable {
             ])
     }
 
-    private func emit(_ event: SensorEvent) {
+    private func log(_ event: SensorEvent) {
         logger.info(
             "sensor event",
             metadata: [
                 "sensor": "\(event.sensor)", "event": "\(event.kind.rawValue)", "from": "\(event.oldStatus)",
-                "to": "\(event.newStatus)", "topic": "\(event.topic)",
+                "to": "\(event.newStatus)", "topic": "\(event.topic)", "id": "\(event.id)",
             ])
-        for sink in sinks { sink.accept(event) }
     }
 
     private func checkSilence() {
-        let events = tracker.withLock { $0.checkSilence(now: .now, time: .now) }
+        let (events, records) = tracker.withLock { tracker in
+            let events = tracker.checkSilence(now: .now, time: .now)
+            return (events, tracker.takeRecords(events: events))
+        }
         guard !events.isEmpty else { return }
+        journal.append(records)
         counters.withLock { $0.changes += events.count }
-        for event in events { emit(event) }
+        for event in events { log(event) }
     }
 
     // MARK: - For the other services
@@ -133,16 +139,6 @@ final class Ingest: Service, Sendable {
             $0.maximumStatusLength = configuration.maximumStatusLength
             $0.setDefaultSilenceTimeout(configuration.silenceTimeout, now: .now)
         }
-    }
-
-    /// The statuses changed since the last call, to write back.
-    func takeDirty() -> [(topic: String, status: String, lastUpdated: Timestamp?)] {
-        tracker.withLock { $0.takeDirty() }
-    }
-
-    /// Statuses a failed write could not save: the next flush tries again.
-    func markDirty(_ topics: [String]) {
-        tracker.withLock { $0.markDirty(topics) }
     }
 
     /// Adds what ingest knows to `snapshot`.

@@ -4,13 +4,19 @@ import HubSupport
 import Logging
 import ServiceLifecycle
 
-/// Writes back what hubd learnt: the statuses received since the last flush merged into the registry every flush
-/// interval (under its lock, so a `hubctl` change made meanwhile stays), and the status file `hubctl status` reads,
-/// every 5 s and whenever the connection or the registry changes. Both once more when hubd stops, after every
-/// other service: the last statuses are written.
-final class StoreWriter: Service, Sendable {
+/// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, merged into the
+/// registry every flush interval (under its lock, so a `hubctl` change made meanwhile stays) and then acknowledged
+/// to the journal; and the status file `hubctl status` reads, every 5 s and whenever the connection or the registry
+/// changes. Both once more when hubd stops, after every other service but the journal: the last statuses are
+/// written.
+final class StoreWriter: Service, JournalConsumer, Sendable {
+    /// The name it acknowledges the journal's records under.
+    static let consumerName = "store"
+
     private let store: DefaultsStore
-    private let ingest: Ingest
+    private let journal: Journal
+    /// The newest durable record of each sensor not written yet, and the journal position they reach.
+    private let backlog = Locked<(records: [String: JournalRecord], through: Int)>(([:], 0))
     private let stateDirectory: String
     private let flushInterval: Duration
     private let snapshot: HubSnapshot.Source
@@ -23,17 +29,27 @@ final class StoreWriter: Service, Sendable {
     private let files = DispatchQueue(label: "sensorhub.files")
 
     init(
-        store: DefaultsStore, ingest: Ingest, stateDirectory: String, flushInterval: Duration,
+        store: DefaultsStore, journal: Journal, stateDirectory: String, flushInterval: Duration,
         snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
     ) {
         self.store = store
-        self.ingest = ingest
+        self.journal = journal
         self.stateDirectory = stateDirectory
         self.flushInterval = flushInterval
         self.snapshot = snapshot
         self.statusChanged = statusChanged
         self.errors = errors
         self.logger = logger
+    }
+
+    func accept(_ records: [JournalRecord], through position: Int) {
+        backlog.withLock { backlog in
+            for var record in records {
+                record.events = []
+                backlog.records[record.topic] = record
+            }
+            backlog.through = max(backlog.through, position)
+        }
     }
 
     /// Registry writes since start.
@@ -51,7 +67,7 @@ final class StoreWriter: Service, Sendable {
                 }
             }
         }
-        // Every other service has stopped: whatever arrived until the client closed is in the tracker now.
+        // Every other service but the journal has stopped: whatever arrived until the client closed is here now.
         await files.run {
             self.flush()
             self.writeStatus()
@@ -59,19 +75,26 @@ final class StoreWriter: Service, Sendable {
         logger.info("stopped")
     }
 
-    /// Merges the statuses received since the last flush into the store; a sensor removed meanwhile is skipped.
+    /// Merges the statuses made durable since the last flush into the store; a sensor removed meanwhile is skipped.
     private func flush() {
-        let dirty = ingest.takeDirty()
-        guard !dirty.isEmpty else { return }
+        let (records, through) = backlog.withLock { backlog in
+            defer { backlog.records = [:] }
+            return (backlog.records, backlog.through)
+        }
+        guard !records.isEmpty else { return }
         do {
             try store.update { document throws(RegistryError) in
-                for entry in dirty {
-                    document.recordStatus(entry.status, lastUpdated: entry.lastUpdated, onTopic: entry.topic)
+                for record in records.values {
+                    document.recordStatus(
+                        record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+                        sequence: record.sequence)
                 }
             }
             writes.withLock { $0 += 1 }
+            journal.acknowledge(Self.consumerName, through: through)
         } catch {
-            ingest.markDirty(dirty.map(\.topic))
+            // The next flush tries again, unless a newer status of the sensor has arrived meanwhile.
+            backlog.withLock { backlog in backlog.records.merge(records) { newer, _ in newer } }
             errors.record("could not write statuses to the registry: \(error)")
         }
     }

@@ -8,7 +8,8 @@ import Foundation
 ///   "schemaVersion": 1,
 ///   "broker": {"host": "localhost", "port": 1883, "clientId": "sensorhub"},
 ///   "sensors": [
-///     {"name": "kitchen", "topic": "kitchen", "status": "Waiting", "added": "2026-11-22T10:03:00.000Z", "kind": "status"}
+///     {"id": "3f9a0c1d2e4b", "name": "kitchen", "topic": "kitchen", "status": "open",
+///      "lastUpdated": "2026-11-22T10:04:00.000Z", "added": "2026-11-22T10:03:00.000Z", "kind": "status", "sequence": 4}
 ///   ]
 /// }
 /// ```
@@ -28,6 +29,7 @@ public struct DefaultsDocument: Sendable, Hashable {
     /// Sensor positions by name key and by topic: every change checks both, and must not look through them all.
     private var byName: [String: Int]
     private var byTopic: [String: Int]
+    private var byID: [String: Int] = [:]
     /// The bytes the document was read from, and where each unchanged sensor stands in them: writing copies
     /// those back byte for byte instead of encoding 100,000 sensors again.
     private var source: [UInt8] = []
@@ -76,9 +78,12 @@ public struct DefaultsDocument: Sendable, Hashable {
             topic = try template.topic(for: name)
         }
         if let user = sensor(onTopic: topic) { throw .duplicateTopic(topic: topic, sensor: user.name) }
-        let sensor = Sensor(name: name, topic: topic, added: time, kind: kind, silenceTimeout: silenceTimeout)
+        let id = SensorID.random { byID[$0] != nil }
+        let sensor = Sensor(
+            name: name, topic: topic, added: time, kind: kind, silenceTimeout: silenceTimeout, id: id)
         byName[SensorRules.key(name)] = sensors.count
         byTopic[topic] = sensors.count
+        byID[id] = sensors.count
         sensors.append(sensor)
         sourceRanges.append(nil)
         revision &+= 1
@@ -129,13 +134,26 @@ public struct DefaultsDocument: Sendable, Hashable {
     }
 
     /// Records what the agent knows of the sensor on `topic`; returns false when no sensor uses it any more
-    /// (removed or given another topic since), in which case nothing changes.
+    /// (removed or given another topic since), or when `id` names another sensor (removed, and a new one added on
+    /// the topic), in which case nothing changes. A `sequence` below the stored one is older news: ignored.
     @discardableResult
-    public mutating func recordStatus(_ status: String, lastUpdated: Timestamp?, onTopic topic: String) -> Bool {
-        guard let index = byTopic[topic] else { return false }
-        guard sensors[index].status != status || sensors[index].lastUpdated != lastUpdated else { return true }
+    public mutating func recordStatus(
+        _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil
+    ) -> Bool {
+        guard let index = byTopic[topic], id == nil || sensors[index].id == id else { return false }
+        let sensor = sensors[index]
+        if let sequence {
+            // Older news: an earlier event, or the same status seen before the one stored.
+            if sequence < sensor.sequence { return true }
+            if sequence == sensor.sequence, let stored = sensor.lastUpdated, let lastUpdated, lastUpdated < stored {
+                return true
+            }
+        }
+        guard sensor.status != status || sensor.lastUpdated != lastUpdated || (sequence ?? sensor.sequence) != sensor.sequence
+        else { return true }
         sensors[index].status = status
         sensors[index].lastUpdated = lastUpdated
+        if let sequence { sensors[index].sequence = sequence }
         sourceRanges[index] = nil
         revision &+= 1
         return true
@@ -148,9 +166,11 @@ public struct DefaultsDocument: Sendable, Hashable {
     private mutating func reindex() {
         byName = Dictionary(minimumCapacity: sensors.count)
         byTopic = Dictionary(minimumCapacity: sensors.count)
+        byID = Dictionary(minimumCapacity: sensors.count)
         for (index, sensor) in sensors.enumerated() {
             byName[SensorRules.key(sensor.name)] = index
             byTopic[sensor.topic] = index
+            byID[sensor.id] = index
         }
     }
 
@@ -179,6 +199,7 @@ extension DefaultsDocument {
             // About 150 bytes a sensor: sizing the indices once saves rehashing them as they grow.
             document.byName.reserveCapacity(buffer.count / 150)
             document.byTopic.reserveCapacity(buffer.count / 150)
+            document.byID.reserveCapacity(buffer.count / 150)
             var version: Int?
             let start = reader.index
             try reader.readObject { key, reader throws(JSONSyntaxError) in
@@ -217,13 +238,15 @@ extension DefaultsDocument {
 
     /// A sensor's keys, in the order `appendDecodedSensor` matches them.
     private static let sensorKeys = JSONReader.KnownKeys(
-        ["name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout"])
+        ["name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence"])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
         let position = sensors.count
         var path: String { "sensors[\(position)]" }
         let start = reader.index
-        defer { sourceRanges.append(start..<reader.index) }
+        var needsIDs = false
+        // A sensor read without an id is encoded again, with it, on the next write.
+        defer { sourceRanges.append(needsIDs ? nil : start..<reader.index) }
         var name: String?
         var topic: String?
         var status: String?
@@ -231,9 +254,12 @@ extension DefaultsDocument {
         var added: Timestamp?
         var kind = SensorKind.status
         var silenceTimeout: Duration?
+        var id: String?
+        var sequence = 0
         var unknown = UnknownFields()
         var nameAt = start
         var topicAt = start
+        var idAt = start
         // A loop matching key bytes, not a closure and a string per key: this runs for every sensor.
         var cursor = try reader.beginObject()
         while let key = try reader.nextKey(&cursor, known: Self.sensorKeys) {
@@ -257,6 +283,16 @@ extension DefaultsDocument {
                 added = try reader.timestamp(at: "\(path).added")
             case .known(5):
                 kind = SensorKind(rawValue: try reader.string(at: "\(path).kind"))
+            case .known(7):
+                idAt = at
+                let value = try reader.string(at: "\(path).id")
+                guard SensorID.isValid(value) else {
+                    throw reader.error("\(path).id: '\(value)' is not a sensor id (12 hex digits)", at: at)
+                }
+                id = value
+            case .known(8):
+                sequence = try reader.int(at: "\(path).sequence")
+                guard sequence >= 0 else { throw reader.error("\(path).sequence: below zero", at: at) }
             case .known(_):
                 if let seconds = try reader.optionalDouble(at: "\(path).silenceTimeout") {
                     guard seconds > 0, seconds.isFinite else {
@@ -286,13 +322,21 @@ extension DefaultsDocument {
         if let other = byTopic[topic] {
             throw reader.error("\(path).topic: '\(topic)' is also the topic of sensors[\(other)]", at: topicAt)
         }
+        // A registry written before ids: every reader derives the same id, and the next write stores it.
+        let stored = id != nil
+        let sensorID = id ?? SensorID.derived(topic: topic, added: added)
+        if let other = byID[sensorID] {
+            throw reader.error("\(path).id: '\(sensorID)' is also the id of sensors[\(other)]", at: idAt)
+        }
         var sensor = Sensor(
             name: name, topic: topic, status: status ?? Sensor.waiting, lastUpdated: lastUpdated, added: added,
-            kind: kind, silenceTimeout: silenceTimeout)
+            kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence)
         sensor.unknownFields = unknown
         byName[key] = position
         byTopic[topic] = position
+        byID[sensorID] = position
         sensors.append(sensor)
+        if !stored { needsIDs = true }
     }
 }
 
@@ -394,6 +438,8 @@ extension Sensor {
     func encode(into writer: inout JSONWriter) {
         var first = true
         writer.raw("{" as StaticString)
+        writer.key("id", first: &first)
+        writer.string(id)
         writer.key("name", first: &first)
         writer.string(name)
         writer.key("topic", first: &first)
@@ -411,6 +457,10 @@ extension Sensor {
         if let silenceTimeout {
             writer.key("silenceTimeout", first: &first)
             writer.number(silenceTimeout.seconds)
+        }
+        if sequence > 0 {
+            writer.key("sequence", first: &first)
+            writer.number(sequence)
         }
         writer.unknown(unknownFields, first: &first)
         writer.raw("}")

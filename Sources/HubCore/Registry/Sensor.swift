@@ -6,6 +6,12 @@ public struct Sensor: Sendable, Hashable {
     /// The status a sensor shows until its first message.
     public static let waiting = "Waiting"
 
+    /// Stays the same for the sensor's life, whatever its name or topic become (12 hex digits). Event ids are made
+    /// from it; an empty one is given by the document the sensor joins.
+    public internal(set) var id: String
+    /// The sequence number of the sensor's last event: its next event is `sequence + 1`, so an event derived
+    /// again (a replay after a crash) gets the same id.
+    public var sequence: Int
     /// The name as the user gave it (trimmed, Unicode-normalised).
     public var name: String
     /// The MQTT topic its firmware publishes to.
@@ -30,8 +36,12 @@ public struct Sensor: Sendable, Hashable {
         lastUpdated: Timestamp? = nil,
         added: Timestamp,
         kind: SensorKind = .status,
-        silenceTimeout: Duration? = nil
+        silenceTimeout: Duration? = nil,
+        id: String = "",
+        sequence: Int = 0
     ) {
+        self.id = id
+        self.sequence = sequence
         self.name = name
         self.topic = topic
         self.status = status
@@ -40,6 +50,38 @@ public struct Sensor: Sendable, Hashable {
         self.kind = kind
         self.silenceTimeout = silenceTimeout
         self.unknownFields = UnknownFields()
+    }
+}
+
+/// Sensor ids: random for a new sensor, derived from what never changes for one a registry written before ids
+/// existed holds, so every reader of such a file gives it the same id until one of them writes it.
+enum SensorID {
+    /// A random id not in `taken`.
+    static func random(avoiding taken: (String) -> Bool) -> String {
+        while true {
+            let id = hex(UInt64.random(in: 0...UInt64.max))
+            if !taken(id) { return id }
+        }
+    }
+
+    /// The id of a sensor stored without one: from its topic (unique in a registry) and when it was added.
+    static func derived(topic: String, added: Timestamp) -> String {
+        // FNV-1a, 64 bits: stable across runs and platforms, unlike Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in topic.utf8 + [0] + added.description.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return hex(hash)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let text = String(value & 0xFFFF_FFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: 12 - text.count) + text
+    }
+
+    /// Whether `id` has the form ids have: 12 lowercase hex digits.
+    static func isValid(_ id: String) -> Bool {
+        id.utf8.count == 12 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }
 

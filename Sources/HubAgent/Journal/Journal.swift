@@ -1,0 +1,339 @@
+import DequeModule
+import Foundation
+import HubCore
+import HubSupport
+import Logging
+import ServiceLifecycle
+
+/// The write-ahead journal: every status hubd applies is written here with the events it caused, and flushed to
+/// disk, before the registry, the router or the history sees either. After a crash, hubd replays it at start: the
+/// registry gets the statuses it had not written yet, the router and the history the events they had not made
+/// durable yet. Event ids come from the sensor and its sequence, so an event replayed, or derived again from a
+/// message the broker sends again, is the same event, never a second one.
+///
+/// The file (`journal.jsonl` in the state directory) is JSON lines: records (`{"at":…,"topic":…,"status":…,
+/// "seq":…,"events":[…]}`) and acknowledgements (`{"ack":"router","through":41}`), which say up to where a
+/// consumer has made the records durable itself.
+///
+/// **Group commit.** `append` returns at once; one `write` and one `fsync` take everything appended meanwhile,
+/// on the journal's own serial queue (never a cooperative thread). While one batch is being flushed the next one
+/// gathers, so the delay before a record is durable is about one `fsync`, however high the rate; the longest wait
+/// is measured (`Statistics.longestWait`). Acknowledgements are written without `fsync`: losing one only makes a
+/// replay hand over records again, which every consumer recognises.
+///
+/// **Compaction.** Once the file is larger than `compactionThreshold`, it is emptied when every consumer has
+/// acknowledged everything, and otherwise rewritten (temporary file, `fsync`, `rename`) with only the records some
+/// consumer still needs.
+public final class Journal: Sendable {
+    public static let fileName = "journal.jsonl"
+    /// The file is compacted once it is larger than this.
+    package static let compactionThreshold = 1 << 20
+
+    public let path: String
+    private let directory: String
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "sensorhub.journal")
+    private let state = Locked(State())
+    private let failures = Locked(LogThrottle())
+
+    struct State {
+        var fd: Int32 = -1
+        var nextPosition = 1
+        var pending: [JournalRecord] = []
+        /// When the oldest pending record arrived.
+        var oldestPending: ContinuousClock.Instant?
+        var commitScheduled = false
+        var acknowledgementsScheduled = false
+        var consumers: [(name: String, consumer: any JournalConsumer)] = []
+        var acknowledged: [String: Int] = [:]
+        var acknowledgementsWritten: [String: Int] = [:]
+        /// Records some consumer has not acknowledged, with their lines: what a compaction keeps.
+        var retained = Deque<(position: Int, line: [UInt8])>()
+        /// Bytes in the file.
+        var size = 0
+        var replay: [JournalRecord] = []
+        var statistics = Statistics()
+        var closed = false
+    }
+
+    /// What the journal did since start.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Records written.
+        public var records = 0
+        /// Batches written and flushed (one `fsync` each).
+        public var commits = 0
+        /// Writes or flushes that failed (each logged): those records were handed on, but not durably.
+        public var errors = 0
+        /// The longest a record waited from `append` until it was durable: the window in which a SIGKILL loses a
+        /// status that exists nowhere else (one that is not retained by the broker).
+        public var longestWait: Duration = .zero
+        /// Records read back at start.
+        public var replayed = 0
+        /// Lines that could not be read at start (a torn last line after a crash), skipped.
+        public var unreadable = 0
+        public var compactions = 0
+        public init() {}
+    }
+
+    /// What the journal held at start.
+    public struct Replay: Sendable {
+        /// Every record in the file, oldest first.
+        public var records: [JournalRecord] = []
+        /// Up to where each consumer had acknowledged them.
+        public var acknowledged: [String: Int] = [:]
+        public var unreadable = 0
+    }
+
+    public init(directory: String, logger: Logger) {
+        self.directory = directory
+        self.path = directory + "/" + Self.fileName
+        self.logger = logger
+    }
+
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The position of the last record appended.
+    public var lastPosition: Int { state.withLock { $0.nextPosition - 1 } }
+
+    // MARK: - Start
+
+    /// Opens the journal (creating it) and reads what it holds. A line that can't be read is skipped and counted.
+    public func open() throws(StoreError) -> Replay {
+        let fd = try AppendFile.open(path, in: directory)
+        let contents = AppendFile.contents(path)
+        var replay = Replay()
+        let decoder = JSONDecoder()
+        for line in AppendFile.lines(contents) {
+            guard let entry = try? decoder.decode(JournalRecord.Line.self, from: line) else {
+                replay.unreadable += 1
+                continue
+            }
+            if let record = entry.record {
+                replay.records.append(record)
+            } else if let consumer = entry.ack, let through = entry.through {
+                replay.acknowledged[consumer] = max(replay.acknowledged[consumer] ?? 0, through)
+            } else {
+                replay.unreadable += 1
+            }
+        }
+        if replay.unreadable > 0 {
+            logger.warning(
+                "skipped unreadable journal lines", metadata: ["lines": "\(replay.unreadable)", "path": "\(path)"])
+        }
+        state.withLock {
+            $0.fd = fd
+            $0.size = contents.count
+            $0.nextPosition = (replay.records.map(\.position).max() ?? 0) + 1
+            $0.acknowledged = replay.acknowledged
+            $0.acknowledgementsWritten = replay.acknowledged
+            $0.replay = replay.records
+            $0.statistics.replayed = replay.records.count
+            $0.statistics.unreadable = replay.unreadable
+        }
+        return replay
+    }
+
+    /// Names the consumers, in the order they get each batch, and hands each the records read at start that it
+    /// has not acknowledged.
+    public func attach(_ consumers: [(name: String, consumer: any JournalConsumer)]) {
+        let replay = state.withLock { state -> [JournalRecord] in
+            state.consumers = consumers
+            defer { state.replay = [] }
+            let low = consumers.map { state.acknowledged[$0.name] ?? 0 }.min() ?? 0
+            for record in state.replay where record.position > low {
+                state.retained.append((record.position, record.line))
+            }
+            return state.replay
+        }
+        guard let last = replay.last?.position else { return }
+        for (name, consumer) in consumers {
+            let after = state.withLock { $0.acknowledged[name] ?? 0 }
+            let records = replay.filter { $0.position > after }
+            if !records.isEmpty { consumer.accept(records, through: last) }
+        }
+    }
+
+    // MARK: - Records
+
+    /// Takes `records` for the next commit and returns at once; their positions are given here.
+    public func append(_ records: [JournalRecord]) {
+        guard !records.isEmpty else { return }
+        let now = ContinuousClock.now
+        let schedule = state.withLock { state -> Bool in
+            for var record in records {
+                record.position = state.nextPosition
+                state.nextPosition += 1
+                state.pending.append(record)
+            }
+            if state.oldestPending == nil { state.oldestPending = now }
+            defer { state.commitScheduled = true }
+            return !state.commitScheduled
+        }
+        if schedule { queue.async { self.commit() } }
+    }
+
+    /// Returns once everything appended so far is durable and handed to the consumers.
+    public func flushed() async {
+        await queue.run {}
+    }
+
+    /// Says that `consumer` has made every record up to `position` durable itself.
+    public func acknowledge(_ consumer: String, through position: Int) {
+        let schedule = state.withLock { state -> Bool in
+            guard position > state.acknowledged[consumer] ?? 0 else { return false }
+            state.acknowledged[consumer] = position
+            let low = state.consumers.map { state.acknowledged[$0.name] ?? 0 }.min() ?? position
+            while let first = state.retained.first, first.position <= low { state.retained.removeFirst() }
+            defer { state.acknowledgementsScheduled = true }
+            return !state.acknowledgementsScheduled
+        }
+        if schedule {
+            queue.async {
+                self.state.withLock { $0.acknowledgementsScheduled = false }
+                self.write(self.acknowledgementLines(), sync: false)
+                self.compactIfWorthIt()
+            }
+        }
+    }
+
+    /// Commits what is pending, writes the acknowledgements, empties the file when nothing in it is needed any
+    /// more, and closes it.
+    public func close() async {
+        await queue.run {
+            self.commit()
+            self.write(self.acknowledgementLines(), sync: false)
+            self.compactIfWorthIt(force: true)
+            self.state.withLock {
+                if $0.fd >= 0 { Glibc.close($0.fd) }
+                $0.fd = -1
+                $0.closed = true
+            }
+        }
+    }
+
+    // MARK: - On the journal's queue
+
+    private func commit() {
+        let (batch, oldest) = state.withLock { state in
+            defer {
+                state.pending = []
+                state.oldestPending = nil
+                state.commitScheduled = false
+            }
+            return (state.pending, state.oldestPending)
+        }
+        guard let through = batch.last?.position else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(batch.count * 300)
+        var lines: [(position: Int, line: [UInt8])] = []
+        lines.reserveCapacity(batch.count)
+        for record in batch {
+            let line = record.line
+            bytes += line
+            bytes.append(UInt8(ascii: "\n"))
+            lines.append((record.position, line))
+        }
+        bytes += acknowledgementLines()
+        let durable = write(bytes, sync: true)
+        let waited = oldest.map { .now - $0 } ?? .zero
+        let consumers = state.withLock { state in
+            state.retained.append(contentsOf: lines)
+            state.statistics.records += batch.count
+            if durable { state.statistics.commits += 1 }
+            state.statistics.longestWait = max(state.statistics.longestWait, waited)
+            return state.consumers
+        }
+        // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
+        for (_, consumer) in consumers { consumer.accept(batch, through: through) }
+        compactIfWorthIt()
+    }
+
+    /// Acknowledgements not in the file yet, as lines.
+    private func acknowledgementLines() -> [UInt8] {
+        state.withLock { state in
+            var bytes: [UInt8] = []
+            for (consumer, position) in state.acknowledged where position > state.acknowledgementsWritten[consumer] ?? 0 {
+                bytes += JournalRecord.ackLine(consumer, through: position)
+                state.acknowledgementsWritten[consumer] = position
+            }
+            return bytes
+        }
+    }
+
+    /// Appends `bytes`; false (logged and counted) when that failed.
+    @discardableResult
+    private func write(_ bytes: [UInt8], sync: Bool) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        do throws(StoreError) {
+            var fd = state.withLock { $0.fd }
+            if fd < 0 {
+                guard !state.withLock({ $0.closed }) else { return false }
+                fd = try AppendFile.open(path, in: directory)
+                state.withLock { $0.fd = fd }
+            }
+            try AppendFile.append(bytes, to: fd, path: path, sync: sync)
+            state.withLock { $0.size += bytes.count }
+            return true
+        } catch {
+            state.withLock { $0.statistics.errors += 1 }
+            if let report = failures.withLock({ $0.note() }) {
+                logger.error(
+                    "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
+                    metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
+            }
+            return false
+        }
+    }
+
+    /// Empties the file when every consumer has acknowledged everything in it, or rewrites it with what some
+    /// consumer still needs; only once it is larger than `compactionThreshold`, unless `force`d.
+    private func compactIfWorthIt(force: Bool = false) {
+        let (worth, keep, fd) = state.withLock { state -> (Bool, [UInt8]?, Int32) in
+            guard state.size > (force ? 0 : Self.compactionThreshold), state.pending.isEmpty else {
+                return (false, nil, state.fd)
+            }
+            if state.retained.isEmpty { return (true, nil, state.fd) }
+            // Rewriting most of the file gains nothing.
+            let kept = state.retained.reduce(0) { $0 + $1.line.count + 1 }
+            guard kept < state.size / 2 else { return (false, nil, state.fd) }
+            var bytes: [UInt8] = []
+            for (consumer, position) in state.acknowledged {
+                bytes += JournalRecord.ackLine(consumer, through: position)
+            }
+            for (_, line) in state.retained { bytes += line + [UInt8(ascii: "\n")] }
+            return (true, bytes, state.fd)
+        }
+        guard worth else { return }
+        do throws(StoreError) {
+            if let keep {
+                try replaceFileAtomically(at: path, with: keep)
+                state.withLock {
+                    if $0.fd >= 0 { Glibc.close($0.fd) }
+                    $0.fd = -1
+                    $0.size = keep.count
+                }
+            } else {
+                guard fd >= 0, ftruncate(fd, 0) == 0, fsync(fd) == 0 else {
+                    throw .system(path: path, action: "empty", errno: errno)
+                }
+                state.withLock {
+                    $0.size = 0
+                    $0.acknowledgementsWritten = [:]
+                }
+            }
+            state.withLock { $0.statistics.compactions += 1 }
+        } catch {
+            state.withLock { $0.statistics.errors += 1 }
+            logger.error("cannot compact the journal", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+    }
+}
+
+/// The journal is the first service to start and the last to stop: it closes (compacting what every consumer has
+/// acknowledged) once the registry's last write is done.
+extension Journal: Service {
+    public func run() async {
+        try? await gracefulShutdown()
+        await close()
+    }
+}

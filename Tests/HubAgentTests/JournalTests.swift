@@ -1,0 +1,127 @@
+import Foundation
+import HubCore
+import Logging
+import Testing
+
+@testable import HubAgent
+
+/// The write-ahead journal on a real file: what it hands on, what it gives back after a crash, when it forgets.
+@Suite struct JournalTests {
+    final class Consumer: JournalConsumer, @unchecked Sendable {
+        private let lock = NSLock()
+        private var taken: [JournalRecord] = []
+        private var through = 0
+        func accept(_ records: [JournalRecord], through position: Int) {
+            lock.withLock {
+                taken += records
+                through = position
+            }
+        }
+        var records: [JournalRecord] { lock.withLock { taken } }
+        var position: Int { lock.withLock { through } }
+    }
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID())").path
+    let logger = Logger(label: "test")
+
+    func record(_ topic: String, _ status: String, sequence: Int) -> JournalRecord {
+        let event = SensorEvent(
+            id: SensorEvent.id(sensor: "0a1b2c3d4e5f", sequence: sequence), kind: .changed, sensor: topic,
+            topic: topic, oldStatus: "before \"quoted\"", newStatus: status, time: Timestamp(millisecondsSince1970: 5))
+        return JournalRecord(
+            topic: topic, sensorID: "0a1b2c3d4e5f", status: status, lastUpdated: Timestamp(millisecondsSince1970: 5),
+            sequence: sequence, events: [event])
+    }
+
+    var fileSize: Int {
+        ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + Journal.fileName))?[.size] as? Int) ?? -1
+    }
+
+    @Test func durableRecordsReachEveryConsumerAndComeBackUntilAcknowledged() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal(directory: directory, logger: logger)
+        #expect(try journal.open().records.isEmpty)
+        let (store, router) = (Consumer(), Consumer())
+        journal.attach([("store", store), ("router", router)])
+        journal.append([record("door", "open", sequence: 1)])
+        journal.append([record("door", "closed", sequence: 2), record("window", "open", sequence: 1)])
+        await journal.flushed()
+        #expect(store.records.map(\.status) == ["open", "closed", "open"])
+        #expect(router.records.map(\.position) == [1, 2, 3] && router.position == 3)
+        #expect(journal.statistics.records == 3 && journal.statistics.commits >= 1)
+        journal.acknowledge("store", through: 3)
+        journal.acknowledge("router", through: 1)
+        await journal.flushed()
+
+        // A crash here: the next start reads every record, and the router gets back what it had not acknowledged.
+        let again = Journal(directory: directory, logger: logger)
+        let replay = try again.open()
+        #expect(replay.records.map(\.status) == ["open", "closed", "open"])
+        #expect(replay.records[1] == record("door", "closed", sequence: 2).positioned(2))
+        #expect(replay.acknowledged == ["store": 3, "router": 1])
+        let (store2, router2) = (Consumer(), Consumer())
+        again.attach([("store", store2), ("router", router2)])
+        #expect(store2.records.isEmpty)
+        #expect(router2.records.map(\.position) == [2, 3])
+        again.append([record("door", "open", sequence: 3)])
+        await again.flushed()
+        #expect(router2.records.map(\.position) == [2, 3, 4])
+
+        // Everything acknowledged: closing empties the file.
+        again.acknowledge("store", through: 4)
+        again.acknowledge("router", through: 4)
+        await again.close()
+        #expect(fileSize == 0)
+        #expect(try Journal(directory: directory, logger: logger).open().records.isEmpty)
+    }
+
+    @Test func aTornLastLineIsSkippedAndCounted() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        journal.attach([])
+        journal.append([record("door", "open", sequence: 1)])
+        await journal.flushed()
+        let handle = try #require(FileHandle(forWritingAtPath: directory + "/" + Journal.fileName))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"at":2,"topic":"door","sens"#.utf8))
+        try handle.close()
+        let again = Journal(directory: directory, logger: logger)
+        let replay = try again.open()
+        #expect(replay.records.map(\.status) == ["open"] && replay.unreadable == 1)
+        // The torn line is ended: the next record is a line of its own.
+        again.attach([])
+        again.append([record("door", "closed", sequence: 2)])
+        await again.flushed()
+        #expect(try Journal(directory: directory, logger: logger).open().records.map(\.status) == ["open", "closed"])
+    }
+
+    /// A consumer that falls behind (a registry that can't be written) keeps its records through a compaction;
+    /// what every consumer has is dropped.
+    @Test func compactionKeepsWhatAConsumerStillNeeds() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        let (store, router) = (Consumer(), Consumer())
+        journal.attach([("store", store), ("router", router)])
+        let count = 6000
+        for sequence in 1...count { journal.append([record("door", "s\(sequence)", sequence: sequence)]) }
+        await journal.flushed()
+        #expect(fileSize > Journal.compactionThreshold)
+        journal.acknowledge("router", through: count)
+        journal.acknowledge("store", through: count - 10)
+        await journal.flushed()
+        #expect(fileSize < Journal.compactionThreshold / 10)
+        let replay = try Journal(directory: directory, logger: logger).open()
+        #expect(replay.records.map(\.sequence) == Array(count - 9...count))
+        #expect(replay.acknowledged["router"] == count)
+    }
+}
+
+extension JournalRecord {
+    func positioned(_ position: Int) -> JournalRecord {
+        var record = self
+        record.position = position
+        return record
+    }
+}
