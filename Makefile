@@ -31,12 +31,14 @@ tsan:
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan
 
 ## Faults at length: the broker restarted under 10x the load, hubd SIGKILLed under load, a webhook down for a
-## minute, a full disk, hostile payloads, the SDS011 unplugged. (The quick versions run in `make test`.)
+## minute, a full disk, hostile payloads, the SDS011 unplugged, and hubd SIGKILLed mid-change 100 times (it prints
+## changes lost, ids delivered twice, wrong old statuses and the journal's longest wait). (The quick versions run in
+## `make test`.)
 chaos:
 	scripts/install-deps
 	swift build --build-tests
-	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 swift test --skip-build \
-		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL'
+	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 CHAOS_KILL_RUNS=100 swift test --skip-build \
+		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL|KillDeliveryTests'
 
 ## libFuzzer on the parsers of untrusted input (the SDS011 decoder; MQTT payloads, statuses, names, the registry
 ## file): FUZZ_TIME seconds each (CI runs them briefly). Crashes are saved in Fuzz/ as crash-*.

@@ -199,16 +199,24 @@ public final class Journal: Sendable {
     /// Commits what is pending, writes the acknowledgements, empties the file when nothing in it is needed any
     /// more, and closes it.
     public func close() async {
-        await queue.run {
+        let (statistics, size) = await queue.run {
             self.commit()
             self.write(self.acknowledgementLines(), sync: false)
             self.compactIfWorthIt(force: true)
-            self.state.withLock {
-                if $0.fd >= 0 { Glibc.close($0.fd) }
-                $0.fd = -1
-                $0.closed = true
+            return self.state.withLock { state in
+                if state.fd >= 0 { Glibc.close(state.fd) }
+                state.fd = -1
+                state.closed = true
+                return (state.statistics, state.size)
             }
         }
+        logger.info(
+            "journal closed",
+            metadata: [
+                "records": "\(statistics.records)", "commits": "\(statistics.commits)",
+                "longest_wait_ms": "\(String(format: "%.3f", statistics.longestWait.seconds * 1000))",
+                "errors": "\(statistics.errors)", "bytes_left": "\(size)",
+            ])
     }
 
     // MARK: - On the journal's queue
