@@ -78,6 +78,7 @@ public struct Hub: Sendable {
         let connection = BrokerConnection(
             broker: document.broker, stateDirectory: state, configuration: configuration, clients: clientSink,
             subscribe: { await subscriptionInputs.attach($0) }, detach: { subscriptionInputs.detach() },
+            restored: { subscriptionInputs.restored($0) },
             statusChanged: statusChanged, errors: errors, notifier: notifier, logger: logger)
         let router = try NotificationRouter(
             configuration: notifiers, stateDirectory: state.path, logger: logger,

@@ -173,3 +173,39 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// hubd ends on each sensor's newest status after a long absence, even when the broker's queue for it overflowed
+/// and dropped the retained statuses its subscriptions asked for: once the backlog has drained, hubd subscribes
+/// once more and the broker sends the retained statuses again.
+@Suite struct NewestStatusTests {
+    @Test func theNewestStatusWinsAfterALongAbsence() async throws {
+        // A queue of 5 for an absent client, one message in flight at a time: what a busy broker does to a hub that
+        // was away for long, in miniature.
+        try await withBroker(.init(extraLines: ["max_queued_messages 2", "max_inflight_messages 1"])) { broker in
+            let sensors = ["a", "b", "c"]
+            let hub = try RunningHub()
+            try await hub.prepare(broker, sensors: sensors)
+            try await hub.startAndWaitUntilReady()
+            await hub.stop()
+            var configuration = MosquittoConfiguration(
+                host: broker.host, port: broker.port, clientID: "absence", cleanSession: false)
+            configuration.operationTimeout = .seconds(30)
+            var logger = Logger(label: "publisher")
+            logger.logLevel = .critical
+            let client = MosquittoClient(configuration: configuration, logger: logger)
+            try await client.connect()
+            for round in 1...20 {
+                for sensor in sensors {
+                    try await client.publish(topic: sensor, payload: "v\(round)", qos: .atLeastOnce, retain: true)
+                }
+            }
+            await client.disconnect()
+            try await hub.startAndWaitUntilReady()
+            try await hub.waitForLog("subscribed again for the newest retained statuses", "topics=3")
+            try await eventually("every sensor at v20", within: .seconds(20)) {
+                try hub.registry().sensors.allSatisfy { $0.status == "v20" }
+            }
+            await hub.stop()
+        }
+    }
+}

@@ -21,6 +21,8 @@ final class BrokerConnection: Service, Sendable {
     private let subscribe: @Sendable (MosquittoClient) async -> Void
     /// Says the client is gone (no subscriptions to keep up).
     private let detach: @Sendable () -> Void
+    /// Says the client reconnected and has its subscriptions back.
+    private let restored: @Sendable (MosquittoClient) -> Void
     private let statusChanged: Doorbell
     private let errors: ErrorRecorder
     private let notifier: SystemdNotifier
@@ -44,7 +46,7 @@ final class BrokerConnection: Service, Sendable {
         broker: BrokerSettings, stateDirectory: StateDirectory, configuration: HubConfiguration,
         clients: AsyncStream<MosquittoClient>.Continuation,
         subscribe: @escaping @Sendable (MosquittoClient) async -> Void, detach: @escaping @Sendable () -> Void,
-        statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
+        restored: @escaping @Sendable (MosquittoClient) -> Void, statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
     ) {
         self.state = Locked(State(broker: broker))
         self.stateDirectory = stateDirectory
@@ -52,6 +54,7 @@ final class BrokerConnection: Service, Sendable {
         self.clients = clients
         self.subscribe = subscribe
         self.detach = detach
+        self.restored = restored
         self.statusChanged = statusChanged
         self.errors = errors
         self.notifier = notifier
@@ -211,6 +214,7 @@ final class BrokerConnection: Service, Sendable {
             case .subscriptionsRestored(let count, let refused):
                 logger.info("subscriptions restored", metadata: ["count": "\(count)", "refused": "\(refused)"])
                 if !refused.isEmpty { errors.record("the broker refused the subscriptions to \(refused)") }
+                restored(client)
                 // Connected means following, as after the first connection.
                 state.withLock {
                     $0.connected = true

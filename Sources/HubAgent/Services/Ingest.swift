@@ -133,6 +133,9 @@ final class Ingest: Service, Sendable {
 
     var sensorCount: Int { tracker.withLock { $0.count } }
 
+    /// Messages taken since start.
+    var messageCount: Int { counters.withLock { $0.messages } }
+
     /// Applies the settings that can change while running (SIGHUP).
     func apply(_ configuration: HubConfiguration) {
         tracker.withLock {

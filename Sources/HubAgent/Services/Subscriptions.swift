@@ -8,12 +8,21 @@ import ServiceLifecycle
 /// Keeps the broker's subscriptions equal to the registry's sensors: the only service that subscribes and
 /// unsubscribes, one change at a time, so a new client's "subscribe everything" can't race a removal. It watches
 /// the registry file (inotify), has ingest follow each change, and hands new broker settings to the connection.
+///
+/// After each connection, once the backlog the broker kept has drained, it subscribes to every sensor once more:
+/// the broker sends each retained status again, so hubd ends on the newest one even when the broker dropped the
+/// retained replies to the first subscription (its `max_queued_messages` full of older statuses) or sent again,
+/// after a restart, statuses hubd had already moved past.
 final class Subscriptions: Service, Sendable {
     enum Input: Sendable {
         case storeChanged
         /// A newly connected client: subscribe it to every sensor, then say so.
         case attach(MosquittoClient, ResumeOnce)
         case detach
+        /// A reconnected client has its subscriptions back.
+        case restored(MosquittoClient)
+        /// The backlog after `client` connected has drained: time for the second pass.
+        case settled(MosquittoClient)
     }
 
     /// Where the connection (and the registry watcher) send their inputs; made before either service.
@@ -40,6 +49,8 @@ final class Subscriptions: Service, Sendable {
         }
 
         func detach() { continuation.yield(.detach) }
+
+        func restored(_ client: MosquittoClient) { continuation.yield(.restored(client)) }
     }
 
     private let inputs: Inputs
@@ -83,6 +94,14 @@ final class Subscriptions: Service, Sendable {
                     await applyStore(to: nil)
                     await subscribe(ingest.topics, on: newClient)
                     done.resume()
+                    group.addTask { await self.settle(newClient) }
+                case .restored(let restoredClient):
+                    group.addTask { await self.settle(restoredClient) }
+                case .settled(let settledClient):
+                    guard let client, client === settledClient else { break }
+                    let topics = ingest.topics
+                    await subscribe(topics, on: client)
+                    logger.info("subscribed again for the newest retained statuses", metadata: ["topics": "\(topics.count)"])
                 case .detach:
                     client = nil
                 }
@@ -119,6 +138,24 @@ final class Subscriptions: Service, Sendable {
         }
         connection.follow(document.broker)
         statusChanged.ring()
+    }
+
+    /// Waits until no message has arrived for a second (at most a minute), then asks for the second pass.
+    private func settle(_ client: MosquittoClient) async {
+        var last = ingest.messageCount
+        var quietSince = ContinuousClock.now
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
+            let count = ingest.messageCount
+            if count != last {
+                last = count
+                quietSince = .now
+            } else if ContinuousClock.now - quietSince >= .seconds(1) {
+                break
+            }
+        }
+        inputs.continuation.yield(.settled(client))
     }
 
     private func subscribe(_ topics: [String], on client: MosquittoClient) async {
