@@ -127,6 +127,7 @@ final class ClientCore: Sendable {
         /// Failed attempts since the last successful connection; drives the back-off.
         var reconnectAttempt = 0
         var lastDropLog: ContinuousClock.Instant?
+        var lastUnconfirmedLog: ContinuousClock.Instant?
         var droppedSinceLog: UInt64 = 0
 
         mutating func makeID() -> UInt64 {
@@ -141,6 +142,12 @@ final class ClientCore: Sendable {
     let messageBuffer: MessageBuffer
     let eventContinuation: AsyncStream<ConnectionEvent>.Continuation
     let received = Atomic<UInt64>(0)
+    /// The number of the last message handed to the consumer (`MQTTMessage.number`).
+    let delivered = Atomic<Int>(0)
+    /// Where the network thread waits for the consumer's confirmations (`holdsAcknowledgements`).
+    let gate = AcknowledgementGate()
+    /// Wakes the network thread's own poll (`holdsAcknowledgements`) when another thread queues a packet.
+    let wake = WakeDescriptor()
     /// Set once the client is asked to stop; read by the network thread after every packet.
     let stopRequested = Atomic<Bool>(false)
     /// Set by the CONNACK callback; the network thread then runs `connectionAccepted` outside the callback.
@@ -255,6 +262,8 @@ final class ClientCore: Sendable {
             return
         }
         stopRequested.store(true, ordering: .releasing)
+        gate.release()
+        wake.signal()
         wakeup.signal()
     }
 
@@ -448,7 +457,11 @@ final class ClientCore: Sendable {
             state.activeCalls += 1
             return handle
         }
-        defer { state.withLock { $0.activeCalls -= 1 } }
+        defer {
+            state.withLock { $0.activeCalls -= 1 }
+            // A packet may be queued now: the network thread's own poll must write it.
+            if configuration.holdsAcknowledgements { wake.signal() }
+        }
         return try body(handle)
     }
 

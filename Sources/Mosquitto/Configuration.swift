@@ -51,6 +51,12 @@ public struct MosquittoConfiguration: Sendable {
     public var shutdownTimeout: Duration
     /// How many received messages may wait for the consumer; past it the oldest are dropped, logged and counted.
     public var messageBufferLimit: Int
+    /// Hold each received QoS 1/2 message's acknowledgement until the consumer confirms it
+    /// (`MosquittoClient.confirm(through:)`): the broker then counts as delivered only what the application has
+    /// kept. Off by default: libmosquitto acknowledges before the consumer has even seen the message.
+    public var holdsAcknowledgements = false
+    /// How long the network thread waits for a confirmation before acknowledging anyway (logged).
+    public var confirmationTimeout: Duration = .seconds(2)
 
     /// A configuration with sensible defaults for a broker on this machine.
     public init(
@@ -135,6 +141,7 @@ public struct MosquittoConfiguration: Sendable {
         }
         if operationTimeout <= .zero { throw invalid("the operation timeout must be above zero") }
         if messageBufferLimit < 1 { throw invalid("the message buffer limit must be at least 1") }
+        if confirmationTimeout <= .zero { throw invalid("the confirmation timeout must be above zero") }
         if let will {
             if let problem = TopicRules.problemWithPublishTopic(will.topic) {
                 throw invalid("will topic: \(problem)")

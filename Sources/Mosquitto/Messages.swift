@@ -5,12 +5,15 @@ public struct MQTTMessage: Sendable, Hashable {
     public var qos: MQTTQoS
     /// True when the broker sent a stored retained message (typically right after subscribing).
     public var retain: Bool
+    /// Counts the messages a client received, from 1: what `MosquittoClient.confirm(through:)` takes.
+    public var number: Int
 
-    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) {
+    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, number: Int = 0) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
+        self.number = number
     }
 
     /// The payload as text when it is valid UTF-8.

@@ -114,6 +114,12 @@ public final class MosquittoClient: Sendable {
         try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain)
     }
 
+    /// Says that every message up to `number` (`MQTTMessage.number`) is kept: with `holdsAcknowledgements`, the
+    /// broker gets their acknowledgements now. Call it in order; a lower number than before changes nothing.
+    public func confirm(through number: Int) {
+        core.gate.confirm(through: number)
+    }
+
     /// The subscription set: what the client restores after every reconnect.
     public var subscriptions: [String: MQTTQoS] { core.subscriptions }
 

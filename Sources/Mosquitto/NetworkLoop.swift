@@ -96,7 +96,7 @@ extension ClientCore {
         var libraryLogging = true
         while true {
             // A stop request can't wake select() (see `requestStop`), so select() waits 100 ms at most.
-            rc = mosquitto_loop(m, 100, 1)
+            rc = configuration.holdsAcknowledgements ? loopPassHoldingAcknowledgements(m) : mosquitto_loop(m, 100, 1)
             let savedErrno = errno
             if connackArrived.load(ordering: .acquiring) { connectionAccepted() }
             // Wake the consumer at the end of a burst, not for every message of it.
@@ -181,7 +181,7 @@ extension ClientCore {
     }
 
     /// Whether the broker's socket holds bytes libmosquitto has not read yet (so more messages are coming now).
-    private func hasUnreadBytes(_ m: OpaquePointer) -> Bool {
+    func hasUnreadBytes(_ m: OpaquePointer) -> Bool {
         let fd = mosquitto_socket(m)
         guard fd >= 0 else { return false }
         var count: Int32 = 0
@@ -462,10 +462,11 @@ extension ClientCore {
             payload = []
         }
         received.add(1, ordering: .relaxed)
+        let number = delivered.add(1, ordering: .relaxed).newValue
         let kept = messageBuffer.push(
             MQTTMessage(
                 topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
-                retain: message.retain))
+                retain: message.retain, number: number))
         if !kept { noteDrop() }
     }
 

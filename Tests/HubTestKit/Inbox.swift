@@ -3,6 +3,8 @@ import Foundation
 /// Collects what an `AsyncSequence` yields so a test can wait for an element with a deadline — never sleep.
 public actor Inbox<Element: Sendable> {
     private var buffer: [Element] = []
+    /// Elements that arrived and were not taken yet.
+    public var waiting: Int { buffer.count }
     private var finished = false
     private var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     private var consumer: Task<Void, Never>?

@@ -43,6 +43,10 @@ public final class Journal: Sendable {
         /// When the oldest pending record arrived.
         var oldestPending: ContinuousClock.Instant?
         var commitScheduled = false
+        /// The last position written and flushed (or handed on after a failed write).
+        var durable = 0
+        /// What waits for a position to be durable, in order.
+        var waiting = Deque<(position: Int, action: @Sendable () -> Void)>()
         var acknowledgementsScheduled = false
         var consumers: [(name: String, consumer: any JournalConsumer)] = []
         var acknowledged: [String: Int] = [:]
@@ -172,6 +176,18 @@ public final class Journal: Sendable {
         if schedule { queue.async { self.commit() } }
     }
 
+    /// Runs `action` once every record up to `position` is durable: at once when they are, else on the journal's
+    /// queue after the commit that makes them so. Ingest confirms messages to the MQTT client this way, which only
+    /// then acknowledges them to the broker.
+    public func whenDurable(_ position: Int, _ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard position > state.durable else { return true }
+            state.waiting.append((position, action))
+            return false
+        }
+        if now { action() }
+    }
+
     /// Returns once everything appended so far is durable and handed to the consumers.
     public func flushed() async {
         await queue.run {}
@@ -244,13 +260,19 @@ public final class Journal: Sendable {
         bytes += acknowledgementLines()
         let durable = write(bytes, sync: true)
         let waited = oldest.map { .now - $0 } ?? .zero
-        let consumers = state.withLock { state in
+        let (consumers, ready) = state.withLock { state in
+            state.durable = through
+            var ready: [@Sendable () -> Void] = []
+            while let first = state.waiting.first, first.position <= through {
+                ready.append(state.waiting.removeFirst().action)
+            }
             state.retained.append(contentsOf: lines)
             state.statistics.records += batch.count
             if durable { state.statistics.commits += 1 }
             state.statistics.longestWait = max(state.statistics.longestWait, waited)
-            return state.consumers
+            return (state.consumers, ready)
         }
+        for action in ready { action() }
         // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
         for (_, consumer) in consumers { consumer.accept(batch, through: through) }
         compactIfWorthIt()

@@ -64,6 +64,11 @@ final class Ingest: Service, Sendable {
                 return (outcome, tracker.takeRecords(events: outcome.events))
             }
             journal.append(records)
+            // The client acknowledges the message to the broker once what it changed is durable.
+            if message.qos != .atMostOnce {
+                let number = message.number
+                journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
+            }
             switch outcome {
             case .event(let event):
                 counters.withLock {

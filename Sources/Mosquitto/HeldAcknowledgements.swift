@@ -1,0 +1,141 @@
+import CMosquitto
+import Foundation
+import Logging
+
+/// Acknowledgements held until the application says it has kept the messages.
+///
+/// libmosquitto queues a QoS 1 message's PUBACK (a QoS 2 message's PUBREC) before it calls back with the message,
+/// and `mosquitto_loop` writes it in the same pass: the broker's at-least-once guarantee ends inside the library,
+/// and a message an application loses in a crash right after is gone. With
+/// `MosquittoConfiguration.holdsAcknowledgements`, the network thread runs its own pass instead, with the calls
+/// `mosquitto_loop` makes (poll, `mosquitto_loop_read`, `mosquitto_loop_write`, `mosquitto_loop_misc`) and one step
+/// between reading and writing: it hands the messages read to the consumer and waits until the consumer has
+/// confirmed them (`MosquittoClient.confirm(through:)`), at most `confirmationTimeout`. The acknowledgements then go
+/// out. Everything read in one pass is confirmed together, so a consumer that makes messages durable in batches
+/// (one `fsync` each) keeps up with any rate.
+final class AcknowledgementGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var confirmed = 0
+    private var released = false
+
+    /// Messages up to `number` (their `MQTTMessage.number`) are kept.
+    func confirm(through number: Int) {
+        condition.lock()
+        if number > confirmed {
+            confirmed = number
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
+    /// Waits until messages up to `number` are confirmed; false when `deadline` came first.
+    func wait(for number: Int, until deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while confirmed < number && !released {
+            if !condition.wait(until: deadline) { return confirmed >= number || released }
+        }
+        return true
+    }
+
+    /// Stops every wait: the client is stopping.
+    func release() {
+        condition.lock()
+        released = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+extension ClientCore {
+    /// One pass of the network loop holding acknowledgements (see `AcknowledgementGate`); returns what
+    /// `mosquitto_loop` would.
+    func loopPassHoldingAcknowledgements(_ m: OpaquePointer) -> Int32 {
+        let fd = mosquitto_socket(m)
+        guard fd >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        var fds = [
+            pollfd(fd: fd, events: Int16(POLLIN) | (mosquitto_want_write(m) ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        // The wake descriptor ends the wait when another thread queues a packet (a publish, a subscribe) or asks
+        // the client to stop, as libmosquitto's own socket pair does for `mosquitto_loop`.
+        if poll(&fds, 2, 1000) < 0 {
+            return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
+        }
+        if fds[1].revents != 0 { wake.clear() }
+        let before = delivered.load(ordering: .relaxed)
+        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+            // Everything that has arrived, so that one confirmation covers the whole burst.
+            var packets = 0
+            repeat {
+                let rc = mosquitto_loop_read(m, 1)
+                if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
+                if mosquitto_socket(m) < 0 { return MOSQ_ERR_NO_CONN.rawValue }
+                packets += 1
+            } while packets < 1000 && hasUnreadBytes(m)
+        }
+        let last = delivered.load(ordering: .relaxed)
+        if last > before {
+            messageBuffer.flush()
+            let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
+            if !gate.wait(for: last, until: deadline) { noteUnconfirmed(last) }
+        }
+        if mosquitto_want_write(m) {
+            let rc = mosquitto_loop_write(m, 1)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
+        }
+        return mosquitto_loop_misc(m)
+    }
+
+    /// Logs, at most every ten seconds, that acknowledgements went out without the consumer's confirmation.
+    private func noteUnconfirmed(_ number: Int) {
+        let report = state.withLock { state -> Bool in
+            let now = ContinuousClock.now
+            if let last = state.lastUnconfirmedLog, now - last < .seconds(10) { return false }
+            state.lastUnconfirmedLog = now
+            return true
+        }
+        guard report else { return }
+        logger.warning(
+            "the consumer did not confirm messages in time; acknowledging them anyway",
+            metadata: ["message": "\(number)", "timeout": "\(configuration.confirmationTimeout)"])
+    }
+}
+
+/// A non-blocking pipe that wakes the network thread's poll.
+final class WakeDescriptor: Sendable {
+    /// The end to poll.
+    let descriptor: Int32
+    private let writeEnd: Int32
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            ends = [-1, -1]
+        }
+        descriptor = ends[0]
+        writeEnd = ends[1]
+    }
+
+    func signal() {
+        guard writeEnd >= 0 else { return }
+        var byte: UInt8 = 1
+        // A full pipe already wakes the poll.
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    func clear() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(descriptor, &buffer, buffer.count) > 0 {}
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        if writeEnd >= 0 { close(writeEnd) }
+    }
+}

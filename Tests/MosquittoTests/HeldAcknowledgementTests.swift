@@ -1,0 +1,56 @@
+import Foundation
+import HubTestKit
+import Mosquitto
+import Testing
+
+/// `holdsAcknowledgements`: the broker gets a message's PUBACK only once the consumer confirmed it. Seen through
+/// the broker's in-flight window of one: the next message comes only after the acknowledgement of the last.
+@Suite struct HeldAcknowledgementTests {
+    @Test(arguments: [MQTTQoS.atLeastOnce, .exactlyOnce])
+    func theNextMessageWaitsForTheConfirmationOfTheLast(qos: MQTTQoS) async throws {
+        try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
+            let held = MosquittoConfiguration.test(broker) {
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            try await withClient(held) { receiver in
+                try await receiver.client.subscribe("door", qos: qos)
+                try await withClient(.test(broker)) { sender in
+                    for status in ["open", "closed", "open"] {
+                        try await sender.client.publish(topic: "door", payload: status, qos: qos)
+                    }
+                }
+                let first = try await receiver.messages.take(1)
+                #expect(first.map(\.number) == [1] && first.first?.payloadString == "open")
+                // Unconfirmed, so unacknowledged: the broker holds the second one back.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(await receiver.messages.waiting == 0)
+                receiver.client.confirm(through: 1)
+                let second = try await receiver.messages.take(1)
+                #expect(second.map(\.number) == [2] && second.first?.payloadString == "closed")
+                receiver.client.confirm(through: 2)
+                #expect(try await receiver.messages.take(1).map(\.payloadString) == ["open"])
+                receiver.client.confirm(through: 3)
+            }
+        }
+    }
+
+    /// A consumer that never confirms delays the acknowledgements by the timeout, not forever.
+    @Test func anUnconfirmedMessageIsAcknowledgedAfterTheTimeout() async throws {
+        try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
+            let held = MosquittoConfiguration.test(broker) {
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .milliseconds(300)
+            }
+            try await withClient(held) { receiver in
+                try await receiver.client.subscribe("door", qos: .atLeastOnce)
+                try await withClient(.test(broker)) { sender in
+                    for status in ["open", "closed"] {
+                        try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                    }
+                }
+                #expect(try await receiver.messages.take(2).map(\.payloadString) == ["open", "closed"])
+            }
+        }
+    }
+}
