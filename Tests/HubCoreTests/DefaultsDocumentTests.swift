@@ -41,10 +41,10 @@ import Testing
 
     @Test func encodedNewDocumentReadsBack() throws {
         var document = DefaultsDocument()
-        try document.addSensor(named: "Küche", topic: "t/\u{1}ctl \"q\" \\", at: Timestamp(millisecondsSince1970: 5))
+        try document.addSensor(named: "Küche", topic: "t/ctl \"q\" \\", at: Timestamp(millisecondsSince1970: 5))
         document.recordStatus(
             "line\nbreak\t\"quoted\" \\ \u{7f}", lastUpdated: Timestamp(millisecondsSince1970: 6),
-            onTopic: "t/\u{1}ctl \"q\" \\")
+            onTopic: "t/ctl \"q\" \\")
         document.broker = BrokerSettings(host: "h", port: 1, username: "u")
         let again = try DefaultsDocument.decode(document.encode())
         #expect(again == document)
