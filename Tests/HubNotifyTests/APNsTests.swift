@@ -132,11 +132,12 @@ import Testing
                 "notifiers.backends.a.levle: unknown key"))
         #expect(
             message("notifiers:\n  rules:\n    r: { backends: [phone] }").hasPrefix(
-                "notifiers.rules.r.backends: no backend is named 'phone'"))
+                "notifiers.rules.r.backends[0]: no backend is named 'phone'"))
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], title: '{sensr}' }"
-            ).hasPrefix("notifiers.rules.r.title (or $HUB_NOTIFIERS_RULES_R_TITLE) is '{sensr}': unknown placeholder {sensr}"))
+            ).hasPrefix(
+                "notifiers.rules.r.title (or $HUB_NOTIFIERS_RULES_R_TITLE) is '{sensr}': unknown placeholder {sensr}"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: log, timeout: soon }").hasPrefix(
                 "notifiers.backends.a.timeout (or $HUB_NOTIFIERS_BACKENDS_A_TIMEOUT) is 'soon': a duration like"))
@@ -146,10 +147,11 @@ import Testing
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], events: [exploded] }"
-            ).hasPrefix("notifiers.rules.r.events: 'exploded' is not an event"))
+            ).hasPrefix("notifiers.rules.r.events[0]: 'exploded' is not an event"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: webhook, url: 'http://x', batch: 0 }").hasPrefix(
-                "notifiers.backends.a.batch (or $HUB_NOTIFIERS_BACKENDS_A_BATCH) is '0': a whole number from 1 to 1000"))
+                "notifiers.backends.a.batch (or $HUB_NOTIFIERS_BACKENDS_A_BATCH) is '0': a whole number from 1 to 1000")
+        )
         #expect(message("sensors:\n  qos: 1\n") == "no error")
     }
 

@@ -75,6 +75,17 @@ public struct ConfigNode: Sendable {
         guard let text = String(data: data, encoding: .utf8), !text.contains("\0") else {
             throw .invalidFile(path: path, reason: "not UTF-8 text (is it a binary file?)")
         }
+        // Control characters other than tabs and line breaks are never in YAML text: said so, the cause is clear.
+        let lineBreaks: Set<Unicode.Scalar> = ["\t", "\n", "\r", "\u{85}"]
+        if let scalar = text.unicodeScalars.first(where: {
+            $0.properties.generalCategory == .control && !lineBreaks.contains($0)
+        }) {
+            let line = text.unicodeScalars.prefix { $0 != scalar }.filter { $0 == "\n" }.count + 1
+            throw .invalidFile(
+                path: path,
+                reason: "not text: line \(line) holds the control character \(UnsafeText.codePoint(scalar))"
+                    + " (is it a binary file?)")
+        }
         return try parse(text, file: path, environment: environment)
     }
 
@@ -222,18 +233,24 @@ public struct ConfigNode: Sendable {
 
     /// A list of texts; a single text counts as a list of one, and the environment's is split at commas.
     public func strings() throws(ConfigurationError) -> [String]? {
+        try stringItems()?.map(\.text)
+    }
+
+    /// `strings()` with the node each text came from: the list item (`backends[2]`) when the file has a list, so
+    /// that a message about one names it; this node for a single text or the environment's.
+    public func stringItems() throws(ConfigurationError) -> [(text: String, node: ConfigNode)]? {
         if let override {
             return try override.split(separator: ",").map { part throws(ConfigurationError) in
                 let text = part.trimmingCharacters(in: .whitespaces)
                 if let problem = UnsafeText.problem(in: text) { throw invalidValue(text, problem) }
-                return text
+                return (text, self)
             }
         }
-        if case .scalar = value { return [try string()!] }
+        if case .scalar = value { return [(try string()!, self)] }
         guard isSet else { return nil }
         return try list().map { item throws(ConfigurationError) in
             guard let text = try item.string() else { throw item.invalid("expected text, got nothing") }
-            return text
+            return (text, item)
         }
     }
 

@@ -313,7 +313,11 @@ extension BrokerSettings {
             }
             switch key {
             case "host": settings.host = try checked(try reader.string(at: "broker.host"), Self.problem(withHost:))
-            case "port": settings.port = try reader.int(at: "broker.port")
+            case "port":
+                settings.port = try reader.int(at: "broker.port")
+                guard (1...65535).contains(settings.port) else {
+                    throw reader.error("broker.port: \(settings.port) is outside 1–65535", at: at)
+                }
             case "clientId":
                 settings.clientID = try checked(
                     try reader.string(at: "broker.clientId"), { Self.problem(with: $0, field: "the client id") })
