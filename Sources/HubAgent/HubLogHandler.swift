@@ -1,7 +1,11 @@
+import HubSupport
 import Logging
 import Synchronization
 
 /// Logs to standard error at a level SIGHUP can change (a reloaded `log.level` applies to every logger).
+///
+/// Messages and metadata are escaped (`UnsafeText`): a topic, a status or a receiver's answer with a line break or
+/// an escape sequence in it can neither forge a log line nor act on the terminal that shows the log.
 struct HubLogHandler: LogHandler {
     static let level = Atomic<UInt8>(Logger.Level.info.index)
 
@@ -32,7 +36,19 @@ struct HubLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        var event = event
+        event.message = "\(UnsafeText.escaped(event.message.description))"
+        event.metadata = event.metadata?.mapValues(Self.escaped)
         inner.log(event: event)
+    }
+
+    static func escaped(_ value: Logger.MetadataValue) -> Logger.MetadataValue {
+        switch value {
+        case .string(let text): .string(UnsafeText.escaped(text))
+        case .stringConvertible(let value): .string(UnsafeText.escaped(value.description))
+        case .dictionary(let values): .dictionary(values.mapValues(escaped))
+        case .array(let values): .array(values.map(escaped))
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import HeapModule
 import HubCore
+import HubSupport
 
 /// Why a message did not become a status. Counted, and logged at a bounded rate.
 public enum Rejection: String, Sendable, CaseIterable {
@@ -212,11 +213,9 @@ public struct SensorTracker: Sendable {
         guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
         let status = text.trimmingWhitespace
         if status.isEmpty { return .rejected(.empty) }
-        // A status is shown in terminals and on the dashboard: no escape sequences, NULs or line breaks in it.
-        if status.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || (0x7F...0x9F).contains($0.value) }
-        ) {
-            return .rejected(.controlCharacters)
-        }
+        // A status is shown in terminals and on the dashboard: no escape sequences, NULs, line breaks or bidi
+        // overrides in it (tabs pass, as they always have).
+        if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .rejected(.controlCharacters) }
         if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
             return .rejected(.tooLong)
         }

@@ -20,8 +20,12 @@ struct BrokerOptions: ParsableArguments {
     @Option(help: "Host name or address of the broker.")
     var host: String?
 
-    @Option(help: "TCP port of the broker (1883; 8883 for TLS by convention).")
-    var port: Int?
+    /// Text, checked in `validate()`: "-1" would be taken for an option, and "abc" refused, without the range.
+    @Option(parsing: .unconditional, help: "TCP port of the broker, 1–65535 (1883; 8883 for TLS by convention).")
+    var port: String?
+
+    /// `--port` as a number (once `validate()` has passed).
+    var portNumber: Int? { port.flatMap { Int($0) } }
 
     @Option(name: .customLong("client-id"), help: "MQTT client id of the hub (default: sensorhub).")
     var clientID: String?
@@ -81,7 +85,11 @@ struct BrokerOptions: ParsableArguments {
         if noAuthentication && (username != nil || passwordFile != nil) {
             throw ValidationError("--no-authentication does not go with --username or --password-file")
         }
-        if let port, !(1...65535).contains(port) { throw ValidationError("--port \(port) is outside 1–65535") }
+        if let port, !(Int(port).map { (1...65535).contains($0) } ?? false) {
+            throw ValidationError(
+                "--port '\(Output.shown(port))' is not a port: it is a whole number from 1 to 65535 (1883, or 8883 for TLS)"
+            )
+        }
         for (option, path) in [("--tls-ca", tlsCA), ("--tls-cert", tlsCertificate), ("--tls-key", tlsKey)] {
             if let path, !FileManager.default.isReadableFile(atPath: path) {
                 throw ValidationError("\(option): cannot read '\(path)'")
@@ -95,7 +103,7 @@ struct BrokerOptions: ParsableArguments {
     func applied(to settings: BrokerSettings) -> BrokerSettings {
         var settings = settings
         if let host { settings.host = host }
-        if let port { settings.port = port }
+        if let port = portNumber { settings.port = port }
         if let clientID { settings.clientID = clientID }
         if let username { settings.username = username }
         if noAuthentication {

@@ -176,19 +176,25 @@ extension Output {
 
     static func eventsTable(_ events: [SensorEvent]) -> String {
         guard !events.isEmpty else { return "No events in that time.\n" }
-        let rows = events.map { [absolute($0.time), $0.sensor, $0.kind.rawValue, $0.oldStatus, $0.newStatus, $0.value ?? ""] }
+        let rows = events.map {
+            [absolute($0.time), $0.sensor, $0.kind.rawValue, $0.oldStatus, $0.newStatus, $0.value ?? ""]
+        }
         return table(header: ["TIME", "SENSOR", "EVENT", "FROM", "TO", "DETAIL"], rows: rows)
     }
 
     static func eventsCSV(_ events: [SensorEvent]) -> String {
-        func field(_ text: String) -> String {
-            text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
+        func field(_ raw: String) -> String {
+            let text = shown(raw)
+            return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
                 ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         }
         var text = "time,sensor,event,from,to,detail\n"
         for event in events {
             text +=
-                [event.time.iso8601, event.sensor, event.kind.rawValue, event.oldStatus, event.newStatus, event.value ?? ""]
+                [
+                    event.time.iso8601, event.sensor, event.kind.rawValue, event.oldStatus, event.newStatus,
+                    event.value ?? "",
+                ]
                 .map(field).joined(separator: ",") + "\n"
         }
         return text

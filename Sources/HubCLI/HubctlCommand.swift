@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubSupport
 
 /// `hubctl`, the command line for the hub.
 public struct HubctlCommand: AsyncParsableCommand {
@@ -108,8 +109,9 @@ enum Failure {
         return ExitCode(invalidInput)
     }
 
+    /// Prints `message` escaped (values in it may come from a file or a server), keeping its line breaks.
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("hubctl: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("hubctl: \(UnsafeText.escaped(message, keepingLineBreaks: true))\n".utf8))
     }
 }
 

@@ -59,7 +59,8 @@ extension HubctlCommand.Notify {
             }
             let names = configuration.backends.map(\.name)
             if let backend, !names.contains(backend) {
-                Failure.printError("no backend is named '\(backend)'; configured: \(names.sorted().joined(separator: ", "))")
+                Failure.printError(
+                    "no backend is named '\(backend)'; configured: \(names.sorted().joined(separator: ", "))")
                 throw ExitCode(Failure.invalidInput)
             }
             let selected = configuration.backends.filter { backend == nil || $0.name == backend }
@@ -96,7 +97,10 @@ extension HubctlCommand.Notify {
                 for (target, result) in outcome.results {
                     if result != .delivered { allDelivered = false }
                     let device = target.map { " device \($0)" } ?? ""
-                    print("\(outcome.backend) (\(outcome.type))\(device): \(result) in \(milliseconds) ms")
+                    // The receiver's own words: escaped, a server must not be able to rewrite the terminal.
+                    print(
+                        "\(outcome.backend) (\(outcome.type))\(device): \(Output.shown("\(result)")) in \(milliseconds) ms"
+                    )
                 }
             }
             if !allDelivered { throw ExitCode(Failure.unavailable) }

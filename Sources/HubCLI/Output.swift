@@ -1,7 +1,11 @@
 import Foundation
 import HubCore
+import HubSupport
 
 /// How hubctl shows sensors and settings: tables and details for people, JSON for scripts.
+///
+/// What people read goes through `table(header:rows:)` or `aligned(_:)`, which escape every value (`UnsafeText`):
+/// a status or a receiver's answer must not be able to rewrite the terminal. JSON escapes the same characters.
 enum Output {
     // MARK: Sensors for people
 
@@ -29,12 +33,16 @@ enum Output {
         return aligned(fields).map { $0 + "\n" }.joined()
     }
 
-    /// "Label:  value" lines, the values lined up one space after the longest label.
+    /// "Label:  value" lines, the values lined up one space after the longest label, labels and values escaped.
     static func aligned(_ fields: [(String, String)]) -> [String] {
+        let fields = fields.map { (shown($0.0), shown($0.1)) }
         let width = (fields.map(\.0.count).max() ?? 0) + 2
         return fields.map { label, value in label + ":" + String(repeating: " ", count: width - label.count - 1) + value
         }
     }
+
+    /// `text` as a terminal may show it: control and formatting characters written as `\u{1B}`.
+    static func shown(_ text: String) -> String { UnsafeText.escaped(text) }
 
     static func lastUpdated(_ sensor: Sensor, now: Timestamp) -> String {
         guard let time = sensor.lastUpdated else { return "never" }
@@ -57,8 +65,9 @@ enum Output {
         return formatter
     }()
 
-    /// Columns padded to their widest cell (counting characters, not bytes).
+    /// Columns padded to their widest cell (counting characters, not bytes), every cell escaped.
     static func table(header: [String], rows: [[String]]) -> String {
+        let rows = rows.map { $0.map(shown) }
         var widths = header.map(\.count)
         for row in rows {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }

@@ -6,13 +6,13 @@ extension HubctlCommand {
     /// `hubctl sensors …`
     struct Sensors: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add, list, show, rename and remove sensors.",
+            abstract: "Add, list, show, rename, remove, import and export sensors.",
             discussion: """
                 A sensor is a name (1–64 letters, digits, spaces, '-', '_' or '.'; unique regardless of case) \
                 and the MQTT topic its firmware publishes its status to. It shows 'Waiting' until its first \
                 message.
                 """,
-            subcommands: [Add.self, List.self, Show.self, Rename.self, Remove.self],
+            subcommands: [Add.self, List.self, Show.self, Rename.self, Remove.self, Import.self, Export.self],
             defaultSubcommand: List.self
         )
     }

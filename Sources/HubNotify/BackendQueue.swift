@@ -223,6 +223,9 @@ final class BackendQueue: Sendable {
         case .failed(let reason):
             giveUp(item, reason: reason)
             await outbox.markDone([notification.key])
+        case .retired(let reason):
+            giveUp(item, reason: reason, level: .notice)
+            await outbox.markDone([notification.key])
         case .retry(let reason, let after):
             let age = Duration.milliseconds(
                 Timestamp.now.millisecondsSince1970 - notification.created.millisecondsSince1970)
@@ -248,13 +251,14 @@ final class BackendQueue: Sendable {
         }
     }
 
-    private func giveUp(_ item: Item, reason: String) {
+    /// Counts `item` as failed and logs it: an error, unless the failure is routine (`level`).
+    private func giveUp(_ item: Item, reason: String, level: Logger.Level = .error) {
         state.withLock {
             $0.statistics.failed += 1
             $0.statistics.lastError = reason
         }
-        logger.error(
-            "notification failed",
+        logger.log(
+            level: level, "notification failed",
             metadata: [
                 "id": "\(item.notification.id)", "sensor": "\(item.notification.event.sensor)",
                 "title": "\(item.notification.title)", "error": "\(reason)", "attempts": "\(item.attempts)",

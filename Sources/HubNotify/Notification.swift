@@ -66,15 +66,18 @@ public enum DeliveryResult: Sendable, Hashable, CustomStringConvertible {
     case delivered
     /// Not now: try again, after `after` when the receiver said how long (HTTP `Retry-After`).
     case retry(reason: String, after: Duration? = nil)
-    /// Never going to work (a 4xx, a retired device token, a command that exits with an error): give up.
+    /// Never going to work (a 4xx, a command that exits with an error): give up.
     case failed(reason: String)
+    /// The receiver is gone for good, as receivers routinely go (APNs retired the device's token): given up and
+    /// counted like a failure, but logged at notice, not as an error.
+    case retired(reason: String)
 
     public var description: String {
         switch self {
         case .delivered: return "delivered"
         case .retry(let reason, let after):
             return "will retry: \(reason)" + (after.map { " (retry after \(DurationText.format($0)))" } ?? "")
-        case .failed(let reason): return "failed: \(reason)"
+        case .failed(let reason), .retired(let reason): return "failed: \(reason)"
         }
     }
 }

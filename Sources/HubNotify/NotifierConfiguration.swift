@@ -62,19 +62,20 @@ public struct NotifierConfiguration: Sendable {
     {
         try node.allow(["events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"])
         let backendNode = node["backends"]
-        guard let targets = try backendNode.strings() else {
+        guard let targets = try backendNode.stringItems() else {
             throw backendNode.invalid("say which backends this rule sends to")
         }
-        for target in targets where !backends.contains(target) {
+        // A message about one item names it: notifiers.rules.doors.backends[2].
+        for (target, item) in targets where !backends.contains(target) {
             let known = backends.sorted().joined(separator: ", ")
-            throw backendNode.invalid("no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
+            throw item.invalid("no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
         }
-        var rule = NotificationRule(name: name, backends: targets)
+        var rule = NotificationRule(name: name, backends: targets.map(\.text))
         let aliases = ["status": "changed", "change": "changed", "silence": "silent", "recovery": "recovered"]
-        for text in try node["events"].strings() ?? [] {
+        for (text, item) in try node["events"].stringItems() ?? [] {
             let kind = SensorEvent.Kind(rawValue: aliases[text] ?? text)
             guard SensorEvent.Kind.all.contains(kind), kind != .test else {
-                throw node["events"].invalid(
+                throw item.invalid(
                     "'\(text)' is not an event; use changed, silent, offline, recovered or air_quality")
             }
             rule.events.insert(kind)

@@ -10,7 +10,8 @@ package enum TopicRules {
         for byte in utf8 {
             switch byte {
             case UInt8(ascii: "+"), UInt8(ascii: "#"):
-                return "topic '\(topic)' contains a wildcard (+ or #), which only subscriptions may use"
+                return
+                    "topic '\(UnsafeText.escaped(topic))' contains a wildcard (+ or #), which only subscriptions may use"
             case 0:
                 return "topic contains a NUL character"
             default:
@@ -28,10 +29,10 @@ package enum TopicRules {
         let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
         for (index, level) in levels.enumerated() {
             if level.contains("#") && (level != "#" || index != levels.count - 1) {
-                return "in topic filter '\(filter)', '#' must be a whole level and the last one"
+                return "in topic filter '\(UnsafeText.escaped(filter))', '#' must be a whole level and the last one"
             }
             if level.contains("+") && level != "+" {
-                return "in topic filter '\(filter)', '+' must be a whole level"
+                return "in topic filter '\(UnsafeText.escaped(filter))', '+' must be a whole level"
             }
         }
         return nil

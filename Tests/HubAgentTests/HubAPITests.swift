@@ -126,6 +126,54 @@ import Yams
         }
     }
 
+    /// Issue 16: names and topics with control or bidi characters are refused naming the field; a status that got
+    /// in anyway (an old registry file) is escaped in the JSON and on the dashboard, whose script escapes too.
+    @Test func controlAndBidiCharactersAreRefusedAndEscaped() async throws {
+        var document = DefaultsDocument()
+        try document.addSensor(named: "door")
+        document.recordStatus("\u{1B}[2Jopen\u{202E}", lastUpdated: .now, onTopic: "door")
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        try Data(document.encode()).write(to: URL(fileURLWithPath: store.path))
+        try await withClient { client in
+            let bad: [(String, String)] = [
+                (
+                    #"{"name":"x","topic":"a\u001b[31m"}"#,
+                    #"'a\u{1B}[31m' is not a valid sensor topic: it contains a control character (U+001B)"#
+                ),
+                (
+                    #"{"name":"x","topic":"home/\u202edoor"}"#,
+                    #"'home/\u{202E}door' is not a valid sensor topic: it contains an invisible formatting character (U+202E)"#
+                ),
+                (
+                    #"{"name":"x\u0007"}"#,
+                    #"'x\u{7}' is not a valid sensor name: it contains a control character (U+0007)"#
+                ),
+                (
+                    #"{"name":"\ufeffx"}"#,
+                    #"'\u{FEFF}x' is not a valid sensor name: it contains an invisible formatting character (U+FEFF)"#
+                ),
+            ]
+            for (body, message) in bad {
+                try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: body)) {
+                    #expect($0.status == .badRequest, "\(body)")
+                    #expect(error($0.body)?.hasPrefix(message) == true, "\(body): \(error($0.body) ?? "-")")
+                }
+            }
+            #expect(try store.read().sensors.map(\.name) == ["door"])
+            try await client.execute(uri: "/api/v1/sensors", method: .get) {
+                let text = String(buffer: $0.body)
+                #expect(text.contains(#""status":"\u001b[2Jopen\u202e""#), "\(text)")
+                #expect(UnsafeText.firstUnsafe(in: text) == nil)
+            }
+            try await client.execute(uri: "/", method: .get) {
+                let html = String(buffer: $0.body)
+                #expect(html.contains(#"<td class="status">\u{1B}[2Jopen\u{202E}</td>"#))
+                #expect(UnsafeText.firstUnsafe(in: html, allowing: ["\n"]) == nil)
+                #expect(html.contains(#"[\p{Cc}\p{Cf}\u2028\u2029]/gu"#))
+            }
+        }
+    }
+
     @Test func writesNeedTheTokenWhenOneIsSet() async throws {
         let token = "0123456789abcdef0123"
         try await withClient(token: token) { client in

@@ -68,6 +68,16 @@ import Testing
                 == .rejected(.unknownTopic))
     }
 
+    /// Control characters, and the bidi and invisible formatting characters that reorder or hide what is shown
+    /// around them (issue 16), never become a status; a tab still does, as it always has.
+    @Test(arguments: ["o\u{1B}[2J", "a\u{7}", "x\u{9B}y", "\u{202E}nepo", "\u{FEFF}open", "a\u{2066}b", "o\u{200B}k"])
+    func statusesWithControlOrFormattingCharactersAreRejected(payload: String) throws {
+        var tracker = try tracker()
+        #expect(ingest(&tracker, payload) == .rejected(.controlCharacters))
+        #expect(ingest(&tracker, "a\tb") != .rejected(.controlCharacters))
+        #expect(ingest(&tracker, "🏳️‍🌈") != .rejected(.controlCharacters))  // a joiner, in an emoji sequence
+    }
+
     @Test func offlineAndOnlineFromTheFirmware() throws {
         var tracker = try tracker()
         _ = ingest(&tracker, "open")

@@ -112,7 +112,10 @@ import Testing
         ("sensors:\n  silence_timout: 10m\n", "sensors.silence_timout: unknown key"),
         ("air:\n  alert: [pm25]\n", "air.alert: expected a mapping"),
         ("store: {flush_interval: {seconds: 1}}\n", "store.flush_interval: expected a single value, got a mapping"),
-        ("sensors: {max_status_length: long}\n", "sensors.max_status_length (or $HUB_SENSORS_MAX_STATUS_LENGTH) is 'long'"),
+        (
+            "sensors: {max_status_length: long}\n",
+            "sensors.max_status_length (or $HUB_SENSORS_MAX_STATUS_LENGTH) is 'long'"
+        ),
         ("- a\n- b\n", "(top): expected a mapping of sections"),
         ("sensor:\n  qos: 1\n", "sensor: unknown key"),
     ])
@@ -138,12 +141,29 @@ import Testing
         #expect(configuration.httpToken == "0123456789abcdef0123")
     }
 
-    @Test func aBinaryFileSaysSo() throws {
+    /// UTF-8, but with control bytes no YAML text has: said to be binary, not a YAML position (issue 16, item 4).
+    @Test func aFileWithControlBytesSaysItIsNotText() throws {
         let directory = try TemporaryDirectory(prefix: "config")
-        try Data([0x7F, 0x45, 0x4C, 0x46, 0x00, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: directory.file("hubd.yaml")))
+        try Data("sensors:\n  qos: 1\n\u{1}\u{2}\u{3}\u{1B}garbage\n".utf8).write(
+            to: URL(fileURLWithPath: directory.file("hubd.yaml")))
         let error = #expect(throws: ConfigurationError.self) {
             try HubConfiguration.load(option: directory.file("hubd.yaml"), environment: [:])
         }
-        #expect(error == .invalidFile(path: directory.file("hubd.yaml"), reason: "not UTF-8 text (is it a binary file?)"))
+        #expect(
+            error
+                == .invalidFile(
+                    path: directory.file("hubd.yaml"),
+                    reason: "not text: line 3 holds the control character U+0001 (is it a binary file?)"))
+    }
+
+    @Test func aBinaryFileSaysSo() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        try Data([0x7F, 0x45, 0x4C, 0x46, 0x00, 0xFF, 0xFE]).write(
+            to: URL(fileURLWithPath: directory.file("hubd.yaml")))
+        let error = #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.load(option: directory.file("hubd.yaml"), environment: [:])
+        }
+        #expect(
+            error == .invalidFile(path: directory.file("hubd.yaml"), reason: "not UTF-8 text (is it a binary file?)"))
     }
 }

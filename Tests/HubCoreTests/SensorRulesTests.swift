@@ -28,8 +28,11 @@ import Testing
         ("a+b", "'+' is an MQTT wildcard and can't be part of a name"),
         ("all#", "'#' is an MQTT wildcard and can't be part of a name"),
         ("$SYS", "names can't start with '$', which MQTT reserves for the broker's own topics"),
-        ("tab\there", "control characters (such as tabs or line breaks) can't be part of a name"),
-        ("bell\u{07}", "control characters (such as tabs or line breaks) can't be part of a name"),
+        ("tab\there", "it " + controlCharacter("U+0009")),
+        ("bell\u{07}", "it " + controlCharacter("U+0007")),
+        ("evil\u{202E}txt.exe", "it " + formattingCharacter("U+202E")),
+        ("\u{FEFF}kitchen", "it " + formattingCharacter("U+FEFF")),
+        ("a\u{2066}b", "it " + formattingCharacter("U+2066")),
         ("smile😀", "'😀' can't be part of a name; use letters, digits, spaces, '-', '_' and '.'"),
         ("a:b", "':' can't be part of a name; use letters, digits, spaces, '-', '_' and '.'"),
     ])

@@ -39,7 +39,8 @@ import Testing
               rules:
                 all: { backends: [iphone], title: "{sensor} is {new}" }
             """
-        try await withRouter(yaml, directory: directory) { router in
+        let log = LogRecorder()
+        try await withRouter(yaml, directory: directory, log: log) { router in
             router.submit(event("front door"))
             try await eventually("one delivered, one retired") {
                 router.statistics.backends["iphone"]?.delivered == 1
@@ -76,6 +77,11 @@ import Testing
 
             #expect(router.statistics.backends["iphone"]?.lastError?.contains("Unregistered") == true)
         }
+        // A retired token is routine: a notice, not an error (issue 16, item 5).
+        let retired = log.all.filter { $0.metadata["error"]?.contains("Unregistered") == true }
+        #expect(retired.map(\.level) == [.notice], "\(retired)")
+        #expect(retired.first?.message == "notification failed")
+        #expect(!log.all.contains { $0.level >= .error })
         #expect(try devices.devices().map(\.token) == [live])
     }
 
@@ -132,11 +138,12 @@ import Testing
                 "notifiers.backends.a.levle: unknown key"))
         #expect(
             message("notifiers:\n  rules:\n    r: { backends: [phone] }").hasPrefix(
-                "notifiers.rules.r.backends: no backend is named 'phone'"))
+                "notifiers.rules.r.backends[0]: no backend is named 'phone'"))
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], title: '{sensr}' }"
-            ).hasPrefix("notifiers.rules.r.title (or $HUB_NOTIFIERS_RULES_R_TITLE) is '{sensr}': unknown placeholder {sensr}"))
+            ).hasPrefix(
+                "notifiers.rules.r.title (or $HUB_NOTIFIERS_RULES_R_TITLE) is '{sensr}': unknown placeholder {sensr}"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: log, timeout: soon }").hasPrefix(
                 "notifiers.backends.a.timeout (or $HUB_NOTIFIERS_BACKENDS_A_TIMEOUT) is 'soon': a duration like"))
@@ -146,11 +153,37 @@ import Testing
         #expect(
             message(
                 "notifiers:\n  backends:\n    a: { type: log }\n  rules:\n    r: { backends: [a], events: [exploded] }"
-            ).hasPrefix("notifiers.rules.r.events: 'exploded' is not an event"))
+            ).hasPrefix("notifiers.rules.r.events[0]: 'exploded' is not an event"))
         #expect(
             message("notifiers:\n  backends:\n    a: { type: webhook, url: 'http://x', batch: 0 }").hasPrefix(
-                "notifiers.backends.a.batch (or $HUB_NOTIFIERS_BACKENDS_A_BATCH) is '0': a whole number from 1 to 1000"))
+                "notifiers.backends.a.batch (or $HUB_NOTIFIERS_BACKENDS_A_BATCH) is '0': a whole number from 1 to 1000")
+        )
         #expect(message("sensors:\n  qos: 1\n") == "no error")
+    }
+
+    /// conf/hubd.yaml's commented notifiers section, switched on, parses, and shows the apns backend's every key,
+    /// server and ca_file too (issue 16, item 5).
+    @Test func theDefaultConfigurationsNotifiersExampleWorks() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("conf/hubd.yaml"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex(of: "# notifiers:"))
+        let block = lines[start...].prefix { $0.hasPrefix("# ") || $0 == "#" }
+            .filter { !$0.hasPrefix("#   Every backend") && !$0.hasPrefix("#   timeout") }
+            .map { $0.dropFirst(2) }.joined(separator: "\n")
+        let directory = try TemporaryDirectory()
+        try P256.Signing.PrivateKey().pemRepresentation.write(
+            toFile: directory.file("key.p8"), atomically: true, encoding: .utf8)
+        let yaml = block.replacingOccurrences(
+            of: "/etc/sensorhub/AuthKey_KEY1234567.p8", with: directory.file("key.p8"))
+        let configuration = try NotifierConfiguration.parse(yaml)
+        let apns = try #require(configuration.backends.first { $0.type == "apns" }?.settings as? APNsNotifier.Settings)
+        #expect(apns.server == "https://api.push.apple.com")
+        #expect(apns.caFile == "/etc/sensorhub/apns-ca.pem")
+        for key in APNsNotifier.Settings.keys where key != "collapse_id" && key != "expiration" {
+            #expect(block.contains("  \(key): "), "conf/hubd.yaml does not show \(key)")
+        }
     }
 
     /// The shipped configuration parses, and its commented example, switched on, does too.

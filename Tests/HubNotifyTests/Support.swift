@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 import HubTestKit
 import Logging
 import Testing
@@ -9,10 +10,10 @@ import Testing
 /// A router built from a `notifiers:` YAML section, running until `body` returns.
 func withRouter<T: Sendable>(
     _ yaml: String, directory: TemporaryDirectory, before: (NotificationRouter) -> Void = { _ in },
-    publish: MQTTPublish? = nil, _ body: (NotificationRouter) async throws -> T
+    publish: MQTTPublish? = nil, log: LogRecorder? = nil, _ body: (NotificationRouter) async throws -> T
 ) async throws -> T {
     let configuration = try NotifierConfiguration.parse(yaml, file: directory.file("hubd.yaml"))
-    var logger = Logger(label: "test")
+    var logger = log.map { recorder in Logger(label: "test") { _ in recorder.handler() } } ?? Logger(label: "test")
     logger.logLevel = .debug
     let router = try NotificationRouter(
         configuration: configuration, stateDirectory: directory.path, logger: logger, publish: publish)
@@ -34,4 +35,37 @@ func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
 ) -> SensorEvent {
     SensorEvent(id: SensorEvent.randomID(), kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
+}
+
+/// Keeps every log line a logger made, with its level, for tests that check what was logged how.
+final class LogRecorder: Sendable {
+    struct Line: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let lines = Locked<[Line]>([])
+
+    var all: [Line] { lines.withLock { $0 } }
+
+    func handler() -> some LogHandler { Handler(recorder: self) }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let metadata = self.metadata.merging(event.metadata ?? [:]) { $1 }.mapValues(\.description)
+            recorder.lines.withLock {
+                $0.append(Line(level: event.level, message: event.message.description, metadata: metadata))
+            }
+        }
+    }
 }

@@ -292,9 +292,21 @@ struct HubctlSensorsTests {
         let cleared = try await hubctl.run("broker", "set", "--no-authentication", "--host", "localhost")
         #expect(cleared.status == 0)
         #expect(!FileManager.default.fileExists(atPath: passwordFile))
-        let invalid = try await hubctl.run("broker", "set", "--port", "70000")
-        #expect(invalid.status == 64)
-        #expect(invalid.standardError.contains("--port 70000 is outside 1–65535"))
+    }
+
+    /// Every wrong port says the range, "-1" too (which a parser takes for an option) and text (issue 16, item 4).
+    @Test(arguments: ["-1", "0", "70000", "abc", "1883.5", ""])
+    func aWrongPortSaysTheRange(port: String) async throws {
+        let result = try await hubctl.run("broker", "set", "--port", port)
+        #expect(result.status == 64)
+        #expect(
+            result.standardError.contains(
+                "--port '\(port)' is not a port: it is a whole number from 1 to 65535 (1883, or 8883 for TLS)"),
+            "\(result.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: hubctl.storePath))
+        let check = try await hubctl.run("broker", "check", "--port", port)
+        #expect(
+            check.status == 64 && check.standardError.contains("is not a port: it is a whole number from 1 to 65535"))
     }
 
     @Test func brokerCheckUsesTheSavedSettings() async throws {

@@ -216,20 +216,21 @@ struct HubdTests {
                         all: { backends: [audit] }
                     """)
             try await hub.prepare(broker, sensors: ["kitchen"])
-            try await hub.startAndWaitUntilReady(["HUB_NOTIFIERS_BACKENDS_HOOK_URL": "http://127.0.0.1:\(server.port)/"])
+            try await hub.startAndWaitUntilReady(["HUB_NOTIFIERS_BACKENDS_HOOK_URL": "http://127.0.0.1:\(server.port)/"]
+            )
             try await publish(broker, "kitchen", "open")
             try await eventually("the first audit line") {
                 (try? String(contentsOfFile: audit, encoding: .utf8))?.contains(#""status": "open""#) == true
             }
             #expect(server.requests.isEmpty)
             try """
-                notifiers:
-                  backends:
-                    audit: { type: file, path: \(audit) }
-                    hook: { type: webhook, url: "http://127.0.0.1:1/overridden" }
-                  rules:
-                    all: { backends: [audit, hook] }
-                """.write(toFile: hub.configFile, atomically: true, encoding: .utf8)
+            notifiers:
+              backends:
+                audit: { type: file, path: \(audit) }
+                hook: { type: webhook, url: "http://127.0.0.1:1/overridden" }
+              rules:
+                all: { backends: [audit, hook] }
+            """.write(toFile: hub.configFile, atomically: true, encoding: .utf8)
             hub.child?.send(SIGHUP)
             try await hub.waitForLog("configuration reloaded", "backends_added=hook")
             try await publish(broker, "kitchen", "closed")
@@ -250,6 +251,39 @@ struct HubdTests {
         let broken = try await runProcess(yaml.hubd, [], environment: yaml.environment)
         #expect(broken.status == 78)
         #expect(broken.standardError.hasPrefix("hubd: the configuration \(yaml.configFile) is not valid YAML"))
+    }
+
+    /// Wrong shapes anywhere in the file, the notifiers section too, stop hubd with exit 78 and the key path; list
+    /// items by their index (issue 16, item 4).
+    @Test(arguments: [
+        ("sensors:\n  - kitchen\n", "sensors: expected a mapping"),
+        (
+            "notifiers:\n  backends:\n    a: {type: log, timout: 5s}\n",
+            "notifiers.backends.a.timout: unknown key (known here:"
+        ),
+        (
+            "notifiers:\n  backends:\n    a: {type: webhook, url: 'http://x', timeout: fast}\n",
+            "notifiers.backends.a.timeout (or $HUB_NOTIFIERS_BACKENDS_A_TIMEOUT) is 'fast': a duration like"
+        ),
+        (
+            "notifiers:\n  backends:\n    a: {type: log, queue_size: lots}\n",
+            "notifiers.backends.a.queue_size (or $HUB_NOTIFIERS_BACKENDS_A_QUEUE_SIZE) is 'lots': a whole number"
+        ),
+        (
+            "notifiers:\n  backends:\n    a: {type: log}\n  rules:\n    r: {backends: [a, a, b]}\n",
+            "notifiers.rules.r.backends[2]: no backend is named 'b' (backends: a)"
+        ),
+        (
+            "notifiers:\n  backends:\n    a: {type: log}\n  rules:\n    r: {backends: [a], events: [changed, exploded]}\n",
+            "notifiers.rules.r.events[1]: 'exploded' is not an event"
+        ),
+        ("notifiers:\n  backends:\n    - {type: log}\n", "notifiers.backends: expected a mapping"),
+    ])
+    func wrongShapesStopStartUpNamingTheKeyPath(yaml: String, message: String) async throws {
+        let hub = try RunningHub(configuration: yaml)
+        let result = try await runProcess(hub.hubd, [], environment: hub.environment)
+        #expect(result.status == 78)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
     }
 
     @Test func aDamagedRegistryStopsStartUpAndIsLeftAlone() async throws {

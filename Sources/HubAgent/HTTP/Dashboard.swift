@@ -1,6 +1,7 @@
 import Foundation
 import HubCore
 import HubHistory
+import HubSupport
 import Hummingbird
 import NIOCore
 
@@ -65,7 +66,9 @@ extension HubAPI {
         html += """
             <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             <script>
-            const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+            const esc = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
+                c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}')
+              .replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
             function ago(t) {
               if (!t) return 'never';
               const s = Math.max(0, Math.floor((Date.now() - Date.parse(t)) / 1000));
@@ -147,8 +150,7 @@ extension HubAPI {
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
         var points: [(Int64, Double)] = []
-        if !name.isEmpty, let history = try? History(directory: stateDirectory, create: false)
-        {
+        if !name.isEmpty, let history = try? History(directory: stateDirectory, create: false) {
             let since = Timestamp(millisecondsSince1970: start)
             if let period {
                 points = ((try? history.aggregates(of: name, since: since, per: period)) ?? []).compactMap { row in
@@ -208,11 +210,12 @@ extension HubAPI {
     }
 }
 
-/// Text safe inside HTML and SVG.
+/// Text safe inside HTML and SVG: markup characters as entities, control and formatting characters (`UnsafeText`)
+/// as visible `\u{202E}`, so that a status can't reorder or hide what the page shows around it.
 func escape(_ text: String) -> String {
     var result = ""
     result.reserveCapacity(text.count)
-    for character in text {
+    for character in UnsafeText.escaped(text) {
         switch character {
         case "&": result += "&amp;"
         case "<": result += "&lt;"

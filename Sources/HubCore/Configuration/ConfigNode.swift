@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 import Yams
 
 /// One place in `hubd.yaml`: what the file holds there (or nothing), its key path, and the environment that may
@@ -73,6 +74,17 @@ public struct ConfigNode: Sendable {
         }
         guard let text = String(data: data, encoding: .utf8), !text.contains("\0") else {
             throw .invalidFile(path: path, reason: "not UTF-8 text (is it a binary file?)")
+        }
+        // Control characters other than tabs and line breaks are never in YAML text: said so, the cause is clear.
+        let lineBreaks: Set<Unicode.Scalar> = ["\t", "\n", "\r", "\u{85}"]
+        if let scalar = text.unicodeScalars.first(where: {
+            $0.properties.generalCategory == .control && !lineBreaks.contains($0)
+        }) {
+            let line = text.unicodeScalars.prefix { $0 != scalar }.filter { $0 == "\n" }.count + 1
+            throw .invalidFile(
+                path: path,
+                reason: "not text: line \(line) holds the control character \(UnsafeText.codePoint(scalar))"
+                    + " (is it a binary file?)")
         }
         return try parse(text, file: path, environment: environment)
     }
@@ -178,21 +190,31 @@ public struct ConfigNode: Sendable {
                 "{" + entries.map { "\"\($0.key)\":" + text($0.value) }.joined(separator: ",") + "}"
             }
         }
-        let overrides = context.environment.filter { $0.key.hasPrefix(environmentName + "_") }.sorted { $0.key < $1.key }
+        let overrides = context.environment.filter { $0.key.hasPrefix(environmentName + "_") }.sorted {
+            $0.key < $1.key
+        }
         return text(value) + overrides.map { "|\($0.key)=\($0.value)" }.joined()
     }
 
     // MARK: Values
 
-    /// The text at this key (the environment's when it overrides the file), `nil` when not set.
+    /// The text at this key (the environment's when it overrides the file), `nil` when not set. Text with control
+    /// or invisible formatting characters (`UnsafeText`) other than tabs and line breaks is refused: every value
+    /// may end up in a log line, a terminal or a notification.
     public func string() throws(ConfigurationError) -> String? {
-        if let override { return override.trimmingCharacters(in: .whitespaces) }
-        switch value {
-        case nil, .null: return nil
-        case .scalar(let text, _): return text.trimmingCharacters(in: .whitespaces)
-        case .mapping: throw invalid("expected a single value, got a mapping")
-        case .sequence: throw invalid("expected a single value, got a list")
+        let text: String
+        if let override {
+            text = override.trimmingCharacters(in: .whitespaces)
+        } else {
+            switch value {
+            case nil, .null: return nil
+            case .scalar(let scalar, _): text = scalar.trimmingCharacters(in: .whitespaces)
+            case .mapping: throw invalid("expected a single value, got a mapping")
+            case .sequence: throw invalid("expected a single value, got a list")
+            }
         }
+        if let problem = UnsafeText.problem(in: text, allowing: ["\t", "\n"]) { throw invalidValue(text, problem) }
+        return text
     }
 
     /// The value made by `convert` from the text here; `nil` when not set. `convert` returns `nil` for text it
@@ -211,14 +233,24 @@ public struct ConfigNode: Sendable {
 
     /// A list of texts; a single text counts as a list of one, and the environment's is split at commas.
     public func strings() throws(ConfigurationError) -> [String]? {
+        try stringItems()?.map(\.text)
+    }
+
+    /// `strings()` with the node each text came from: the list item (`backends[2]`) when the file has a list, so
+    /// that a message about one names it; this node for a single text or the environment's.
+    public func stringItems() throws(ConfigurationError) -> [(text: String, node: ConfigNode)]? {
         if let override {
-            return override.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return try override.split(separator: ",").map { part throws(ConfigurationError) in
+                let text = part.trimmingCharacters(in: .whitespaces)
+                if let problem = UnsafeText.problem(in: text) { throw invalidValue(text, problem) }
+                return (text, self)
+            }
         }
-        if case .scalar = value { return [try string()!] }
+        if case .scalar = value { return [(try string()!, self)] }
         guard isSet else { return nil }
         return try list().map { item throws(ConfigurationError) in
             guard let text = try item.string() else { throw item.invalid("expected text, got nothing") }
-            return text
+            return (text, item)
         }
     }
 
@@ -334,7 +366,12 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
     /// A key is missing, unknown, or of the wrong shape (a list where a mapping goes).
     case invalid(file: String?, key: String, line: Int?, reason: String)
 
+    /// The message, every value in it escaped (`UnsafeText`): the file may hold what the terminal must not get.
     public var description: String {
+        UnsafeText.escaped(text, keepingLineBreaks: true)
+    }
+
+    private var text: String {
         switch self {
         case .unreadable(let path, let reason):
             return "cannot read the configuration \(path): \(reason)"
@@ -343,7 +380,7 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidValue(let file, let key, let value, let reason):
             let environment = "HUB_" + String(key.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
             let source = file.map { "\($0): " } ?? ""
-            return "\(source)\(key) (or $\(environment)) is '\(value)': \(reason)"
+            return "\(source)\(key) (or $\(environment)) is '\(UnsafeText.escaped(value))': \(reason)"
         case .invalid(let file, let key, let line, let reason):
             let source = file.map { file in line.map { "\(file):\($0): " } ?? "\(file): " } ?? ""
             return "\(source)\(key): \(reason)"

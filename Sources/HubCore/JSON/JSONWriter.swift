@@ -1,3 +1,5 @@
+import HubSupport
+
 /// Writes JSON text into a byte buffer: the counterpart of `JSONReader`, fast enough for a 100,000-sensor store.
 package struct JSONWriter {
     package private(set) var bytes: [UInt8] = []
@@ -29,18 +31,42 @@ package struct JSONWriter {
 
     mutating func raw(_ slice: ArraySlice<UInt8>) { bytes.append(contentsOf: slice) }
 
+    /// A string, with control and invisible formatting characters (`UnsafeText`) as `\u` escapes: the same text
+    /// to a JSON reader, and nothing a terminal acts on when the JSON is printed.
     package mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { utf8 in
+        let plain = value.withUTF8 { utf8 in
             // Most strings need no escaping: copy them in one go.
-            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            if !utf8.contains(where: {
+                $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 >= 0x7F
+            }) {
                 bytes.append(contentsOf: utf8)
-            } else {
-                for byte in utf8 { escape(byte) }
+                return true
+            }
+            return false
+        }
+        if !plain {
+            for scalar in value.unicodeScalars {
+                if scalar.value < 0x7F {
+                    escape(UInt8(scalar.value))
+                } else if UnsafeText.isUnsafe(scalar) {
+                    unicodeEscape(scalar)
+                } else {
+                    bytes.append(contentsOf: String(scalar).utf8)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `\u00XX`, or a surrogate pair beyond the Basic Multilingual Plane.
+    private mutating func unicodeEscape(_ scalar: Unicode.Scalar) {
+        let hex = Array("0123456789abcdef".utf8)
+        for unit in String(scalar).utf16 {
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u")])
+            for shift in [12, 8, 4, 0] { bytes.append(hex[Int(unit >> UInt16(shift)) & 0xF]) }
+        }
     }
 
     package mutating func number(_ value: Int) { raw(String(value)) }

@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// The defaults store's document: keyed values like a defaults domain — the sensors, the broker settings, and
 /// any key a newer version wrote, kept as it was.
@@ -308,7 +309,7 @@ extension DefaultsDocument {
         guard let topic else { throw reader.error("\(path) has no \"topic\"", at: start) }
         guard let added else { throw reader.error("\(path) has no \"added\" time", at: start) }
         if let problem = SensorRules.problem(withStoredName: name) {
-            throw reader.error("\(path).name: '\(name)' \(problem)", at: nameAt)
+            throw reader.error("\(path).name: '\(UnsafeText.escaped(name))' \(problem)", at: nameAt)
         }
         do {
             _ = try SensorRules.topic(topic)
@@ -317,10 +318,12 @@ extension DefaultsDocument {
         }
         let key = SensorRules.key(name)
         if let other = byName[key] {
-            throw reader.error("\(path).name: '\(name)' is also the name of sensors[\(other)]", at: nameAt)
+            throw reader.error(
+                "\(path).name: '\(UnsafeText.escaped(name))' is also the name of sensors[\(other)]", at: nameAt)
         }
         if let other = byTopic[topic] {
-            throw reader.error("\(path).topic: '\(topic)' is also the topic of sensors[\(other)]", at: topicAt)
+            throw reader.error(
+                "\(path).topic: '\(UnsafeText.escaped(topic))' is also the topic of sensors[\(other)]", at: topicAt)
         }
         // A registry written before ids: every reader derives the same id, and the next write stores it.
         let stored = id != nil
@@ -341,14 +344,31 @@ extension DefaultsDocument {
 }
 
 extension BrokerSettings {
+    /// Reads the `broker` object. A host, client id or user name that `validate()` would refuse for what it holds
+    /// (control characters, a host that is no host name) is refused here too, rather than passed on to the
+    /// connection and its log lines.
     static func decode(_ reader: inout JSONReader) throws(JSONSyntaxError) -> BrokerSettings {
         var settings = BrokerSettings()
         try reader.readObject { key, reader throws(JSONSyntaxError) in
+            let at = reader.index
+            func checked(_ text: String, _ problem: (String) -> String?) throws(JSONSyntaxError) -> String {
+                guard let problem = problem(text) else { return text }
+                throw reader.error("broker.\(key): \(problem)", at: at)
+            }
             switch key {
-            case "host": settings.host = try reader.string(at: "broker.host")
-            case "port": settings.port = try reader.int(at: "broker.port")
-            case "clientId": settings.clientID = try reader.string(at: "broker.clientId")
-            case "username": settings.username = try reader.optionalString(at: "broker.username")
+            case "host": settings.host = try checked(try reader.string(at: "broker.host"), Self.problem(withHost:))
+            case "port":
+                settings.port = try reader.int(at: "broker.port")
+                guard (1...65535).contains(settings.port) else {
+                    throw reader.error("broker.port: \(settings.port) is outside 1–65535", at: at)
+                }
+            case "clientId":
+                settings.clientID = try checked(
+                    try reader.string(at: "broker.clientId"), { Self.problem(with: $0, field: "the client id") })
+            case "username":
+                if let name = try reader.optionalString(at: "broker.username") {
+                    settings.username = try checked(name, { Self.problem(with: $0, field: "the user name") })
+                }
             case "passwordFile": settings.passwordFile = try reader.optionalString(at: "broker.passwordFile")
             case "tls":
                 if reader.nextIsNull {

@@ -1,4 +1,7 @@
-/// What is wrong with a change to the registry, said so that the user knows what to do.
+import HubSupport
+
+/// What is wrong with a change to the registry, said so that the user knows what to do. Values are shown escaped
+/// (`UnsafeText`): a refused name may be the very text that must not reach the terminal.
 public enum RegistryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The name breaks the naming rules; the second value says which.
     case invalidName(String, String)
@@ -16,22 +19,23 @@ public enum RegistryError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidSetting(String)
 
     public var description: String {
+        func shown(_ text: String) -> String { UnsafeText.escaped(text) }
         switch self {
         case .invalidName(let name, let reason):
-            return "'\(name)' is not a valid sensor name: \(reason)"
+            return "'\(shown(name))' is not a valid sensor name: \(reason)"
         case .invalidTopic(let topic, let reason):
-            return "'\(topic)' is not a valid sensor topic: \(reason)"
+            return "'\(shown(topic))' is not a valid sensor topic: \(reason)"
         case .invalidTopicTemplate(let template, let reason):
-            return "the topic template '\(template)' is not valid: \(reason)"
+            return "the topic template '\(shown(template))' is not valid: \(reason)"
         case .duplicateName(let new, let existing):
-            if new == existing { return "a sensor named '\(existing)' already exists" }
-            return "a sensor named '\(existing)' already exists — names are case-insensitive"
+            if new == existing { return "a sensor named '\(shown(existing))' already exists" }
+            return "a sensor named '\(shown(existing))' already exists — names are case-insensitive"
         case .duplicateTopic(let topic, let sensor):
-            return "sensor '\(sensor)' already uses the topic '\(topic)'; two sensors can't share a topic"
+            return "sensor '\(shown(sensor))' already uses the topic '\(shown(topic))'; two sensors can't share a topic"
                 + " (give this one another with --topic)"
         case .unknownSensor(let name, let suggestion):
-            let hint = suggestion.map { " — did you mean '\($0)'?" } ?? ""
-            return "there is no sensor named '\(name)'\(hint) ('hubctl sensors list' shows them all)"
+            let hint = suggestion.map { " — did you mean '\(shown($0))'?" } ?? ""
+            return "there is no sensor named '\(shown(name))'\(hint) ('hubctl sensors list' shows them all)"
         case .invalidSetting(let message):
             return message
         }

@@ -132,12 +132,11 @@ public enum SensorRules {
         if name.hasPrefix("$") {
             throw .invalidName(name, "names can't start with '$', which MQTT reserves for the broker's own topics")
         }
+        if let problem = UnsafeText.problem(in: name) { throw .invalidName(name, "it " + problem) }
         for scalar in name.unicodeScalars where !isAllowed(scalar) {
             switch scalar {
             case "/": throw .invalidName(name, "'/' separates MQTT topic levels and can't be part of a name")
             case "+", "#": throw .invalidName(name, "'\(scalar)' is an MQTT wildcard and can't be part of a name")
-            case _ where scalar.properties.generalCategory == .control:
-                throw .invalidName(name, "control characters (such as tabs or line breaks) can't be part of a name")
             default:
                 throw .invalidName(
                     name, "'\(scalar)' can't be part of a name; use letters, digits, spaces, '-', '_' and '.'")
@@ -206,9 +205,11 @@ public enum SensorRules {
     /// The key that makes names unique regardless of case ("Kitchen" and "kitchen" are one sensor).
     public static func key(_ name: String) -> String { name.lowercased() }
 
-    /// A valid topic, or an error saying what is wrong.
+    /// A valid topic, or an error saying what is wrong. MQTT allows control and formatting characters in topics;
+    /// the hub refuses them, because its topics are shown in terminals, logs and the dashboard.
     public static func topic(_ topic: String) throws(RegistryError) -> String {
         if let problem = TopicRules.problemWithPublishTopic(topic) { throw .invalidTopic(topic, problem) }
+        if let problem = UnsafeText.problem(in: topic) { throw .invalidTopic(topic, "it " + problem) }
         if topic.hasPrefix("$") {
             throw .invalidTopic(topic, "topics starting with '$' are reserved for the broker")
         }

@@ -65,7 +65,7 @@ struct APNsNotifier: HTTPBacked {
             return .delivered
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             _ = try? devices.remove(device.id)
-            return .failed(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
+            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
         case (403, "ExpiredProviderToken"):
             settings.signer.invalidate(token)
             return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
@@ -150,7 +150,8 @@ extension APNsNotifier {
     struct Settings: BackendSettings {
         static let type = "apns"
         static let keys = [
-            "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id", "ca_file",
+            "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id",
+            "ca_file",
         ]
         /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
         var server: String

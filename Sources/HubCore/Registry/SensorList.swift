@@ -1,0 +1,194 @@
+import Foundation
+import HubSupport
+import Yams
+
+/// The registry's sensors as a file to import or export: CSV, JSON or YAML, with the fields a user sets —
+/// `name` (required), `topic`, `kind` and `silenceTimeout` (optional). Statuses and times are the hub's, not part
+/// of it. Value types and no I/O: the command reads and writes the files.
+///
+/// ```
+/// name,topic,kind,silenceTimeout                       [{"name": "kitchen", "topic": "kitchen",      - name: "kitchen"
+/// kitchen,kitchen,status,                                "kind": "status", "silenceTimeout": null}]     topic: "kitchen"
+/// front door,home/front-door/status,status,15m                                                          kind: "status"
+/// ```
+public enum SensorList {
+    /// The fields, in the order CSV writes them.
+    public static let fields = ["name", "topic", "kind", "silenceTimeout"]
+
+    /// A way of writing the list.
+    public enum Format: String, Sendable, CaseIterable {
+        case csv, json, yaml
+
+        /// The format a file name's extension says (`.csv`, `.json`, `.yaml` or `.yml`), if any.
+        public init?(fileName: String) {
+            switch (fileName as NSString).pathExtension.lowercased() {
+            case "csv": self = .csv
+            case "json": self = .json
+            case "yaml", "yml": self = .yaml
+            default: return nil
+            }
+        }
+
+        /// The format `text` looks like: JSON starts with `[`, CSV with its header line; anything else is YAML.
+        public init(sniffing text: String) {
+            let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+            if start.hasPrefix("[") {
+                self = .json
+            } else if start.prefix(while: { $0 != "\n" && $0 != "\r" }).hasPrefix("name") && !start.hasPrefix("name:") {
+                self = .csv
+            } else {
+                self = .yaml
+            }
+        }
+    }
+
+    /// One sensor as the file gives it, and where: `line 4` or `[3]`; or, in `problem`, why it could not be read
+    /// (kept in its place, so that every problem is reported in the file's order).
+    public struct Entry: Sendable, Hashable {
+        public var name: String
+        public var topic: String?
+        public var kind: SensorKind?
+        public var silenceTimeout: Duration?
+        public var location: String
+        public var problem: String?
+
+        public init(
+            name: String, topic: String? = nil, kind: SensorKind? = nil, silenceTimeout: Duration? = nil,
+            location: String, problem: String? = nil
+        ) {
+            self.problem = problem
+            self.name = name
+            self.topic = topic
+            self.kind = kind
+            self.silenceTimeout = silenceTimeout
+            self.location = location
+        }
+    }
+
+    // MARK: Writing
+
+    /// `sensors`, in the order given, as `format`: every field written, so that importing it makes the same
+    /// sensors again.
+    public static func render(_ sensors: [Sensor], as format: Format) -> String {
+        var writer = JSONWriter(capacity: sensors.count * 120)
+        switch format {
+        case .csv:
+            var text = fields.joined(separator: ",") + "\n"
+            for sensor in sensors {
+                let timeout = sensor.silenceTimeout.map(DurationText.format) ?? ""
+                text += [sensor.name, sensor.topic, sensor.kind.rawValue, timeout].map(csvField).joined(separator: ",")
+                text += "\n"
+            }
+            return text
+        case .json:
+            writer.raw("[")
+            for (index, sensor) in sensors.enumerated() {
+                var first = true
+                writer.raw(index == 0 ? "\n  {" : ",\n  {")
+                writer.key("name", first: &first)
+                writer.string(sensor.name)
+                writer.key("topic", first: &first)
+                writer.string(sensor.topic)
+                writer.key("kind", first: &first)
+                writer.string(sensor.kind.rawValue)
+                writer.key("silenceTimeout", first: &first)
+                if let timeout = sensor.silenceTimeout {
+                    writer.string(DurationText.format(timeout))
+                } else {
+                    writer.raw("null")
+                }
+                writer.raw("}")
+            }
+            writer.raw(sensors.isEmpty ? "]\n" : "\n]\n")
+        case .yaml:
+            // Values as JSON strings, which YAML reads as double-quoted scalars: nothing in a name or topic can
+            // be taken for YAML syntax.
+            if sensors.isEmpty { writer.raw("[]\n") }
+            for sensor in sensors {
+                writer.raw("- name: ")
+                writer.string(sensor.name)
+                writer.raw("\n  topic: ")
+                writer.string(sensor.topic)
+                writer.raw("\n  kind: ")
+                writer.string(sensor.kind.rawValue)
+                if let timeout = sensor.silenceTimeout {
+                    writer.raw("\n  silenceTimeout: ")
+                    writer.string(DurationText.format(timeout))
+                }
+                writer.raw("\n")
+            }
+        }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) || text.hasPrefix(" ") else {
+            return text
+        }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: Reading
+
+    /// The entries of `text`, those that could not be read with their `problem` ("line 4: …"); and what is wrong
+    /// with the file as a whole, if anything (then there are no entries).
+    public static func parse(_ text: String, as format: Format) -> (entries: [Entry], problems: [String]) {
+        switch format {
+        case .csv: return parseCSV(text)
+        case .json: return parseJSON(text)
+        case .yaml: return parseYAML(text)
+        }
+    }
+
+    /// One entry from a record's fields by name, or what is wrong with it.
+    static func entry(_ values: [String: String?], location: String) -> Result<Entry, Problem> {
+        if let unknown = values.keys.filter({ !fields.contains($0) }).sorted().first {
+            return .failure(
+                Problem(
+                    "\(location): unknown field '\(UnsafeText.escaped(unknown))' (fields: \(fields.joined(separator: ", ")))"
+                ))
+        }
+        guard let name = values["name"] ?? nil, !name.isEmpty else {
+            return .failure(Problem("\(location): no name (every sensor needs one)"))
+        }
+        var entry = Entry(name: name, location: location)
+        if let topic = values["topic"] ?? nil, !topic.isEmpty { entry.topic = topic }
+        if let kind = values["kind"] ?? nil, !kind.isEmpty {
+            guard SensorKind.known.map(\.rawValue).contains(kind) else {
+                let known = SensorKind.known.map(\.rawValue).joined(separator: " or ")
+                return .failure(Problem("\(location): kind '\(UnsafeText.escaped(kind))' is not \(known)"))
+            }
+            entry.kind = SensorKind(rawValue: kind)
+        }
+        if let text = values["silenceTimeout"] ?? nil, !text.isEmpty {
+            guard let timeout = DurationText.parse(text) ?? Double(text).flatMap(seconds) else {
+                return .failure(
+                    Problem(
+                        "\(location): silenceTimeout '\(UnsafeText.escaped(text))' is not a duration like 90s, 10m or 2h"
+                    ))
+            }
+            entry.silenceTimeout = timeout
+        }
+        return .success(entry)
+    }
+
+    private static func seconds(_ value: Double) -> Duration? {
+        value > 0 && value < 1e12 ? .milliseconds(Int64((value * 1000).rounded())) : nil
+    }
+
+    struct Problem: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    static func collect(_ results: [Result<Entry, Problem>]) -> (entries: [Entry], problems: [String]) {
+        let entries = results.map { result in
+            switch result {
+            case .success(let entry): entry
+            case .failure(let problem): Entry(name: "", location: "", problem: problem.message)
+            }
+        }
+        return (entries, [])
+    }
+}
