@@ -64,6 +64,7 @@ public struct Hub: Sendable {
         try? FileManager.default.createDirectory(
             atPath: state.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let started = Date()
+        let storeWrites = Locked(0)
         let current = Locked(configuration)
         let errors = ErrorRecorder(logger: logger)
         let statusChanged = Doorbell()
@@ -109,6 +110,8 @@ public struct Hub: Sendable {
             var snapshot = HubSnapshot()
             snapshot.started = started
             ingest.fill(&snapshot, statuses: statuses)
+            snapshot.counters.journal = journal.counters
+            snapshot.counters.storeWrites = storeWrites.withLock { $0 }
             (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
             snapshot.counters.sds011 = sds011?.serialLine
             snapshot.lastError = errors.lastError
@@ -117,7 +120,7 @@ public struct Hub: Sendable {
             return snapshot
         }
         let storeWriter = StoreWriter(
-            store: store, journal: journal, stateDirectory: state.path, flushInterval: configuration.flushInterval,
+            store: store, journal: journal, writes: storeWrites, stateDirectory: state.path, flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,

@@ -149,7 +149,8 @@ public struct SensorTracker: Sendable {
                 if sensors[sensor.topic] == nil { delta.subscribe.append(sensor.topic) }
                 let offline = sensor.status == Self.offline
                 sensors[sensor.topic] = Tracked(
-                    id: sensor.id, sequence: sensor.sequence, name: sensor.name, status: sensor.status, statusBeforeOffline: nil,
+                    id: sensor.id, sequence: sensor.sequence, name: sensor.name, status: sensor.status,
+                    statusBeforeOffline: nil,
                     lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
                     kind: sensor.kind,
                     air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil)
@@ -263,7 +264,8 @@ public struct SensorTracker: Sendable {
                 var events: [SensorEvent] = []
                 func change(_ kind: SensorEvent.Kind) -> SensorEvent {
                     SensorEvent(
-                        id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: level, time: time)
+                        id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old,
+                        newStatus: level, time: time)
                 }
                 if tracked.isOffline {
                     tracked.isOffline = false

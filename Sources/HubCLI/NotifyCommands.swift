@@ -68,7 +68,8 @@ extension HubctlCommand.Notify {
             handler.logLevel = .warning
             let logger = Logger(label: "hubctl") { _ in handler }
             let event = SensorEvent(
-                id: SensorEvent.randomID(), kind: .test, sensor: sensor, topic: "sensorhub/test", oldStatus: "before", newStatus: status, time: .now
+                id: SensorEvent.randomID(), kind: .test, sensor: sensor, topic: "sensorhub/test", oldStatus: "before",
+                newStatus: status, time: .now
             )
 
             let client = selected.contains { $0.type == "mqtt" } ? try await connect(directory, logger) : nil

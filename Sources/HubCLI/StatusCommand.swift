@@ -76,6 +76,16 @@ extension Output {
                     "Messages",
                     "\(status.counters.messages) received, \(status.counters.changes) changes, \(rejected) rejected"
                 ))
+            if let journal = status.counters.journal {
+                fields.append(
+                    (
+                        "Journal",
+                        "\(journal.records) statuses in \(journal.commits) flushes, longest wait "
+                            + String(format: "%.1f ms", journal.longestWait * 1000)
+                            + (journal.errors > 0 ? ", \(journal.errors) failed writes" : "")
+                            + (journal.replayed > 0 ? ", \(journal.replayed) replayed at start" : "")
+                    ))
+            }
             if let line = status.counters.sds011 {
                 fields.append(
                     (

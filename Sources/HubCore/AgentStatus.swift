@@ -45,6 +45,25 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var storeWrites: Int = 0
         /// What the SDS011's serial line carried that was not a frame; `nil` when no SDS011 is read.
         public var sds011: SerialLine?
+        /// The write-ahead journal's work; `nil` from a hub that has none.
+        public var journal: JournalCounters?
+
+        public init() {}
+    }
+
+    /// What the write-ahead journal did since start.
+    public struct JournalCounters: Codable, Sendable, Hashable {
+        /// Records written (a status and the events it caused).
+        public var records = 0
+        /// Batches written and flushed, one `fsync` each.
+        public var commits = 0
+        /// Writes that failed: what they held was handed on, but not durably.
+        public var errors = 0
+        /// Records read back at start, from before a crash.
+        public var replayed = 0
+        /// The longest a record waited for its commit, in seconds: the window in which a SIGKILL loses a QoS 0
+        /// status.
+        public var longestWait = 0.0
 
         public init() {}
     }

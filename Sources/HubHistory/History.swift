@@ -183,7 +183,9 @@ public final class History: Sendable {
     }
 
     /// Status events since `time` (of one sensor, or all), oldest first.
-    public func events(of sensor: String?, since time: Timestamp, limit: Int = 10_000) throws(HistoryError) -> [SensorEvent] {
+    public func events(of sensor: String?, since time: Timestamp, limit: Int = 10_000) throws(HistoryError)
+        -> [SensorEvent]
+    {
         do {
             return try writer.read { db in
                 let filter = sensor == nil ? "" : "sensor = ? AND "

@@ -153,7 +153,9 @@ public final class NotificationRouter: Service, Sendable {
                 setup.unstarted.append((queue, replaced))
                 if replaced == nil {
                     result.added.append(name)
-                } else if old[name]?.fingerprint != configuration.backends.first(where: { $0.name == name })?.fingerprint {
+                } else if old[name]?.fingerprint
+                    != configuration.backends.first(where: { $0.name == name })?.fingerprint
+                {
                     result.changed.append(name)
                 }
             }

@@ -254,7 +254,8 @@ import Yams
             readings: readings.map { ("air quality", $0) },
             events: [
                 SensorEvent(
-                    id: SensorEvent.randomID(), kind: .changed, sensor: "front door", topic: "front door", oldStatus: "Waiting", newStatus: "open",
+                    id: SensorEvent.randomID(), kind: .changed, sensor: "front door", topic: "front door",
+                    oldStatus: "Waiting", newStatus: "open",
                     time: .now)
             ])
         hub.withLock {
@@ -304,12 +305,19 @@ import Yams
                 $0.counters.sds011 = .init()
                 $0.counters.sds011?.discardedBytes = 19
                 $0.counters.sds011?.badChecksums = 1
+                $0.counters.journal = .init()
+                $0.counters.journal?.records = 5
+                $0.counters.journal?.longestWait = 0.0042
+                $0.counters.storeWrites = 2
             }
             try await client.execute(uri: "/metrics", method: .get) {
                 let text = String(buffer: $0.body)
                 #expect(text.contains("sensorhub_sds011_skipped_bytes_total 19"))
                 #expect(text.contains("sensorhub_sds011_bad_checksums_total 1"))
                 #expect(text.contains("sensorhub_messages_total 3"))
+                #expect(text.contains("sensorhub_journal_records_total 5"))
+                #expect(text.contains("sensorhub_journal_longest_wait_seconds 0.0042"))
+                #expect(text.contains("sensorhub_store_writes_total 2"))
                 #expect(text.contains("sensorhub_sensors 2"))
                 #expect(text.contains("sensorhub_pm25_ugm3{sensor=\"air quality\"} 27.4"))
             }

@@ -150,7 +150,8 @@ import Testing
             readings: readings,
             events: [
                 SensorEvent(
-                    id: SensorEvent.randomID(), kind: .changed, sensor: "door", topic: "home/door", oldStatus: "closed", newStatus: "open",
+                    id: SensorEvent.randomID(), kind: .changed, sensor: "door", topic: "home/door", oldStatus: "closed",
+                    newStatus: "open",
                     time: .now)
             ])
         let reader = try History(directory: directory.path, create: false)

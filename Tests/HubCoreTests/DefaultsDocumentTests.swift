@@ -68,7 +68,8 @@ import Testing
               {"id": "0a1b2c3d4e5f", "name": "b", "topic": "b", "added": "2026-11-22T10:03:00.000Z"}]}
             """
         #expect(throws: JSONSyntaxError.self) { try decode(twice) }
-        let malformed = #"{"schemaVersion": 1, "sensors": [{"id": "x y", "name": "a", "topic": "a", "added": "2026-11-22T10:03:00.000Z"}]}"#
+        let malformed =
+            #"{"schemaVersion": 1, "sensors": [{"id": "x y", "name": "a", "topic": "a", "added": "2026-11-22T10:03:00.000Z"}]}"#
         #expect(throws: JSONSyntaxError.self) { try decode(malformed) }
     }
 

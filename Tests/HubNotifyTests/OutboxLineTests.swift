@@ -12,7 +12,8 @@ import Testing
         var plain = HubNotify.Notification(
             id: "3f1c", backend: "hook", rule: "all",
             event: SensorEvent(
-                id: SensorEvent.randomID(), kind: .changed, sensor: "kitchen", topic: "home/kitchen", oldStatus: "closed", newStatus: "open",
+                id: SensorEvent.randomID(), kind: .changed, sensor: "kitchen", topic: "home/kitchen",
+                oldStatus: "closed", newStatus: "open",
                 time: time),
             title: "kitchen is open", body: "kitchen: closed → open", priority: 4, created: time)
         var full = plain

@@ -34,7 +34,9 @@ func withRouter<T: Sendable>(
 func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
 ) -> SensorEvent {
-    SensorEvent(id: SensorEvent.randomID(), kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new, time: .now)
+    SensorEvent(
+        id: SensorEvent.randomID(), kind: kind, sensor: sensor, topic: "home/\(sensor)", oldStatus: old, newStatus: new,
+        time: .now)
 }
 
 /// Keeps every log line a logger made, with its level, for tests that check what was logged how.

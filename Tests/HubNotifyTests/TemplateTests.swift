@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct TemplateTests {
     let event = SensorEvent(
-        id: SensorEvent.randomID(), kind: .changed, sensor: "kitchen", topic: "home/kitchen", oldStatus: "closed", newStatus: "open",
+        id: SensorEvent.randomID(), kind: .changed, sensor: "kitchen", topic: "home/kitchen", oldStatus: "closed",
+        newStatus: "open",
         time: Timestamp(iso8601: "2026-11-22T10:00:00Z")!)
 
     @Test func fillsEveryPlaceholder() throws {

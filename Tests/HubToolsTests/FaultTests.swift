@@ -9,18 +9,6 @@ import Testing
 @Suite struct FaultTests {
     static var scale: Int { Int(ProcessInfo.processInfo.environment["CHAOS_SCALE"] ?? "") ?? 1 }
 
-    /// A publisher that reconnects by itself, acknowledging each QoS 1 message.
-    func publisher(_ broker: MosquittoBroker, id: String) async throws -> MosquittoClient {
-        var configuration = MosquittoConfiguration(
-            host: broker.host, port: broker.port, clientID: id, cleanSession: false)
-        configuration.operationTimeout = .seconds(60)
-        var logger = Logger(label: "publisher")
-        logger.logLevel = .critical
-        let client = MosquittoClient(configuration: configuration, logger: logger)
-        try await client.connect()
-        return client
-    }
-
     /// The broker stopped and started again while statuses pour in: every status a QoS 1 PUBACK confirmed
     /// reaches hubd (each is a change, so each is an event in the history), and the registry ends on the last.
     @Test func brokerRestartUnderLoadLosesNoQoS1Status() async throws {

@@ -312,6 +312,11 @@ struct HubdTests {
             #expect(running.status == 0, "\(running.standardOutput)")
             #expect(running.standardOutput.contains("Broker:     connected to \(broker.host):\(broker.port)"))
             #expect(running.standardOutput.contains("Sensors:    1 (0 reporting, 0 offline, 1 waiting)"))
+            #expect(running.standardOutput.contains("Journal:    0 statuses in 0 flushes, longest wait 0.0 ms"))
+            try await publish(broker, "kitchen", "open")
+            try await eventually("the status file counts the journaled status") {
+                hub.status?.counters.journal?.records == 1
+            }
             let json = try await hub.hubctl.run("status", "--json")
             #expect(json.standardOutput.contains(#""running": true"#))
             await hub.stop()

@@ -64,13 +64,7 @@ import Testing
             let sensors = ["a", "b", "c"]
             try await hub.prepare(broker, sensors: sensors)
             try await hub.startAndWaitUntilReady()
-            var configuration = MosquittoConfiguration(
-                host: broker.host, port: broker.port, clientID: "kill-\(seed)", cleanSession: false)
-            configuration.operationTimeout = .seconds(60)
-            var logger = Logger(label: "publisher")
-            logger.logLevel = .critical
-            let client = MosquittoClient(configuration: configuration, logger: logger)
-            try await client.connect()
+            let client = try await publisher(broker, id: "kill-\(seed)")
             var generator = SeededGenerator(seed: UInt64(seed))
             var published: [String: [String]] = [:]
             func publish(_ index: Int) async throws {
@@ -177,13 +171,7 @@ struct SeededGenerator: RandomNumberGenerator {
             try await hub.prepare(broker, sensors: sensors)
             try await hub.startAndWaitUntilReady()
             await hub.stop()
-            var configuration = MosquittoConfiguration(
-                host: broker.host, port: broker.port, clientID: "absence", cleanSession: false)
-            configuration.operationTimeout = .seconds(30)
-            var logger = Logger(label: "publisher")
-            logger.logLevel = .critical
-            let client = MosquittoClient(configuration: configuration, logger: logger)
-            try await client.connect()
+            let client = try await publisher(broker, id: "absence")
             for round in 1...20 {
                 for sensor in sensors {
                     try await client.publish(topic: sensor, payload: "v\(round)", qos: .atLeastOnce, retain: true)

@@ -112,6 +112,18 @@ final class RunningHub: Sendable {
     }
 }
 
+/// A connected publisher with a session of its own that reconnects by itself, acknowledging each QoS 1 message: a
+/// sensor's firmware under test load.
+func publisher(_ broker: MosquittoBroker, id: String) async throws -> MosquittoClient {
+    var configuration = MosquittoConfiguration(host: broker.host, port: broker.port, clientID: id, cleanSession: false)
+    configuration.operationTimeout = .seconds(60)
+    var logger = Logger(label: "publisher")
+    logger.logLevel = .critical
+    let client = MosquittoClient(configuration: configuration, logger: logger)
+    try await client.connect()
+    return client
+}
+
 /// Publishes with a client of our own wrapper, as sensor firmware would.
 func publish(
     _ broker: MosquittoBroker,

@@ -32,6 +32,17 @@ final class MetricsExporter: Sendable {
                 notifications.router.suppressed
             ),
         ]
+        if let journal = counters.journal {
+            totals += [
+                ("sensorhub_journal_records_total", [], "Statuses and their events written to the journal", journal.records),
+                ("sensorhub_journal_commits_total", [], "Journal batches written and flushed to disk", journal.commits),
+                ("sensorhub_journal_errors_total", [], "Journal writes that failed", journal.errors),
+            ]
+            registry.makeGauge(
+                name: "sensorhub_journal_longest_wait_seconds",
+                help: "The longest a status waited for the journal's fsync since start"
+            ).set(journal.longestWait)
+        }
         if let line = counters.sds011 {
             totals.append(
                 (

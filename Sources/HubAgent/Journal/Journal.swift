@@ -96,6 +96,18 @@ public final class Journal: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// The statistics as the status file and `/metrics` show them.
+    public var counters: AgentStatus.JournalCounters {
+        let statistics = self.statistics
+        var counters = AgentStatus.JournalCounters()
+        counters.records = statistics.records
+        counters.commits = statistics.commits
+        counters.errors = statistics.errors
+        counters.replayed = statistics.replayed
+        counters.longestWait = statistics.longestWait.seconds
+        return counters
+    }
+
     /// The position of the last record appended.
     public var lastPosition: Int { state.withLock { $0.nextPosition - 1 } }
 
@@ -282,7 +294,8 @@ public final class Journal: Sendable {
     private func acknowledgementLines() -> [UInt8] {
         state.withLock { state in
             var bytes: [UInt8] = []
-            for (consumer, position) in state.acknowledged where position > state.acknowledgementsWritten[consumer] ?? 0 {
+            for (consumer, position) in state.acknowledged where position > state.acknowledgementsWritten[consumer] ?? 0
+            {
                 bytes += JournalRecord.ackLine(consumer, through: position)
                 state.acknowledgementsWritten[consumer] = position
             }

@@ -46,7 +46,8 @@ final class BrokerConnection: Service, Sendable {
         broker: BrokerSettings, stateDirectory: StateDirectory, configuration: HubConfiguration,
         clients: AsyncStream<MosquittoClient>.Continuation,
         subscribe: @escaping @Sendable (MosquittoClient) async -> Void, detach: @escaping @Sendable () -> Void,
-        restored: @escaping @Sendable (MosquittoClient) -> Void, statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
+        restored: @escaping @Sendable (MosquittoClient) -> Void, statusChanged: Doorbell, errors: ErrorRecorder,
+        notifier: SystemdNotifier, logger: Logger
     ) {
         self.state = Locked(State(broker: broker))
         self.stateDirectory = stateDirectory
@@ -85,7 +86,8 @@ final class BrokerConnection: Service, Sendable {
             return true
         }
         guard changed else { return }
-        logger.notice("the broker settings changed; reconnecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
+        logger.notice(
+            "the broker settings changed; reconnecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
         wake()
     }
 

@@ -98,7 +98,8 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
             try await history.record(readings: readings, events: events)
             journal.acknowledge(Self.consumerName, through: through)
         } catch {
-            errors.record("could not write \(readings.count) readings and \(events.count) events to the history: \(error)")
+            errors.record(
+                "could not write \(readings.count) readings and \(events.count) events to the history: \(error)")
         }
     }
 

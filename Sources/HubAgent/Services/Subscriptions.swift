@@ -101,7 +101,8 @@ final class Subscriptions: Service, Sendable {
                     guard let client, client === settledClient else { break }
                     let topics = ingest.topics
                     await subscribe(topics, on: client)
-                    logger.info("subscribed again for the newest retained statuses", metadata: ["topics": "\(topics.count)"])
+                    logger.info(
+                        "subscribed again for the newest retained statuses", metadata: ["topics": "\(topics.count)"])
                 case .detach:
                     client = nil
                 }

@@ -150,7 +150,9 @@ public struct DefaultsDocument: Sendable, Hashable {
                 return true
             }
         }
-        guard sensor.status != status || sensor.lastUpdated != lastUpdated || (sequence ?? sensor.sequence) != sensor.sequence
+        guard
+            sensor.status != status || sensor.lastUpdated != lastUpdated
+                || (sequence ?? sensor.sequence) != sensor.sequence
         else { return true }
         sensors[index].status = status
         sensors[index].lastUpdated = lastUpdated
