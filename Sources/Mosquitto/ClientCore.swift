@@ -144,6 +144,9 @@ final class ClientCore: Sendable {
     let received = Atomic<UInt64>(0)
     /// The number of the last message handed to the consumer (`MQTTMessage.number`).
     let delivered = Atomic<Int>(0)
+    /// The number of the last QoS 1/2 message handed to the consumer: what the network thread waits to be confirmed
+    /// (a QoS 0 message has no acknowledgement to hold).
+    let deliveredHeld = Atomic<Int>(0)
     /// Where the network thread waits for the consumer's confirmations (`holdsAcknowledgements`).
     let gate = AcknowledgementGate()
     /// Wakes the network thread's own poll (`holdsAcknowledgements`) when another thread queues a packet.

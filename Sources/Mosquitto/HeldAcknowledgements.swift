@@ -63,7 +63,7 @@ extension ClientCore {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }
-        let before = delivered.load(ordering: .relaxed)
+        let before = deliveredHeld.load(ordering: .relaxed)
         if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
             // Everything that has arrived, so that one confirmation covers the whole burst.
             var packets = 0
@@ -74,7 +74,8 @@ extension ClientCore {
                 packets += 1
             } while packets < 1000 && hasUnreadBytes(m)
         }
-        let last = delivered.load(ordering: .relaxed)
+        // Only QoS 1/2 messages have acknowledgements to hold; confirming one confirms the QoS 0 ones before it.
+        let last = deliveredHeld.load(ordering: .relaxed)
         if last > before {
             messageBuffer.flush()
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)

@@ -115,7 +115,8 @@ public final class MosquittoClient: Sendable {
     }
 
     /// Says that every message up to `number` (`MQTTMessage.number`) is kept: with `holdsAcknowledgements`, the
-    /// broker gets their acknowledgements now. Call it in order; a lower number than before changes nothing.
+    /// broker gets their acknowledgements now. Call it in order; a lower number than before changes nothing. Only
+    /// QoS 1/2 messages need it (QoS 0 ones have no acknowledgement).
     public func confirm(through number: Int) {
         core.gate.confirm(through: number)
     }

@@ -463,6 +463,7 @@ extension ClientCore {
         }
         received.add(1, ordering: .relaxed)
         let number = delivered.add(1, ordering: .relaxed).newValue
+        if message.qos > 0 { deliveredHeld.store(number, ordering: .relaxed) }
         let kept = messageBuffer.push(
             MQTTMessage(
                 topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
