@@ -12,7 +12,8 @@ import Logging
 /// between reading and writing: it hands the messages read to the consumer and waits until the consumer has
 /// confirmed them (`MosquittoClient.confirm(through:)`), at most `confirmationTimeout`. The acknowledgements then go
 /// out. Everything read in one pass is confirmed together, so a consumer that makes messages durable in batches
-/// (one `fsync` each) keeps up with any rate.
+/// (one `fsync` each) keeps up with any rate. While it waits, the network thread reads nothing, not even the answer
+/// to the client's own publish: a consumer must not wait on the same client before it confirms.
 final class AcknowledgementGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var confirmed = 0

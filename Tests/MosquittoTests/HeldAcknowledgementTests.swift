@@ -74,4 +74,51 @@ import Testing
             }
         }
     }
+
+    /// The network thread's own pass over TLS: the handshake, a burst read whole, the acknowledgements after the
+    /// confirmations; and a certificate that does not verify still fails the connect, with OpenSSL's words.
+    @Test func overTLS() async throws {
+        let certificates = try TestCertificates.shared()
+        try await withBroker(.init(tls: certificates.localhost)) { broker in
+            let held = MosquittoConfiguration.test(broker) {
+                $0.host = "localhost"
+                $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.caFile))
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            let sender = MosquittoConfiguration.test(broker) {
+                $0.host = "localhost"
+                $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.caFile))
+            }
+            try await withClient(held) { client in
+                try await client.client.subscribe("tls/held", qos: .atLeastOnce)
+                // While the network thread waits for a confirmation it reads nothing, not even the answer to its
+                // own publish: the messages come from another client, as a sensor's would.
+                let publishing = Task {
+                    try await withClient(sender) { sender in
+                        for index in 0..<200 {
+                            try await sender.client.publish(topic: "tls/held", payload: "s\(index)", qos: .atLeastOnce)
+                        }
+                    }
+                }
+                var received: [String] = []
+                while received.count < 200 {
+                    let message = try await client.messages.next()
+                    received.append(message.payloadString ?? "")
+                    client.client.confirm(through: message.number)
+                }
+                try await publishing.value
+                #expect(received == (0..<200).map { "s\($0)" })
+            }
+            let wrong = MosquittoClient(
+                configuration: .test(broker) {
+                    $0.host = "localhost"
+                    $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.otherCAFile))
+                    $0.holdsAcknowledgements = true
+                },
+                logger: testLogger())
+            await #expect(throws: MosquittoError.self) { try await wrong.connect() }
+            await wrong.disconnect()
+        }
+    }
 }
