@@ -65,7 +65,7 @@ import Testing
             try await hub.prepare(broker, sensors: sensors)
             try await hub.startAndWaitUntilReady()
             let client = try await publisher(broker, id: "kill-\(seed)")
-            var generator = SeededGenerator(seed: UInt64(seed))
+            var generator = SplitMix64(seed: UInt64(seed))
             var published: [String: [String]] = [:]
             func publish(_ index: Int) async throws {
                 let sensor = sensors[index % sensors.count]
@@ -142,19 +142,6 @@ import Testing
         outcome.twoIDs = ids.filter { $0.value.count > 1 }.map { "\($0.key) as \($0.value.sorted())" }.sorted()
         outcome.repeats = deliveries.values.reduce(0) { $0 + max(0, $1 - 1) }
         return outcome
-    }
-}
-
-/// Reproducible randomness for a run (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
