@@ -332,7 +332,8 @@ public final class Journal: Sendable {
     /// consumer still needs; only once it is larger than `compactionThreshold`, unless `force`d.
     private func compactIfWorthIt(force: Bool = false) {
         let (worth, keep, fd) = state.withLock { state -> (Bool, [UInt8]?, Int32) in
-            guard state.size > (force ? 0 : Self.compactionThreshold), state.pending.isEmpty else {
+            // Records still pending are not in the file yet: the next commit appends them to whatever is there.
+            guard state.size > (force ? 0 : Self.compactionThreshold) else {
                 return (false, nil, state.fd)
             }
             if state.retained.isEmpty { return (true, nil, state.fd) }
