@@ -29,6 +29,13 @@ final class AcknowledgementGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The last number confirmed.
+    var confirmedNumber: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return confirmed
+    }
+
     /// Waits until messages up to `number` are confirmed; false when `deadline` came first.
     func wait(for number: Int, until deadline: Date) -> Bool {
         condition.lock()
@@ -64,7 +71,6 @@ extension ClientCore {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }
-        let before = deliveredHeld.load(ordering: .relaxed)
         if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
             // Everything that has arrived, so that one confirmation covers the whole burst.
             var packets = 0
@@ -77,8 +83,12 @@ extension ClientCore {
         }
         // Only QoS 1/2 messages have acknowledgements to hold; confirming one confirms the QoS 0 ones before it.
         let last = deliveredHeld.load(ordering: .relaxed)
-        if last > before {
+        if last > gate.confirmedNumber {
             messageBuffer.flush()
+            // A CONNACK in this burst comes first: handling it completes `connect()`, and only then does the consumer
+            // take the client's messages (a broker sends what it kept for the session right after the CONNACK).
+            // The acknowledgements wait for the next pass.
+            if connackArrived.load(ordering: .acquiring) { return MOSQ_ERR_SUCCESS.rawValue }
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
             if !gate.wait(for: last, until: deadline) { noteUnconfirmed(last) }
         }

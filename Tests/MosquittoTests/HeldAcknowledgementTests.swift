@@ -56,6 +56,33 @@ import Testing
         }
     }
 
+    /// A broker sends what it kept for a session right after the CONNACK, often in the same read: `connect()`
+    /// completes first (the consumer only takes the client then), and the kept messages wait for confirmation.
+    /// (hubd's `connect()` waited the whole confirmation timeout when this pass waited first.)
+    @Test func aSessionsKeptMessagesDoNotHoldUpTheConnect() async throws {
+        try await withBroker { broker in
+            let held = MosquittoConfiguration.test(broker, clientID: "held-session") {
+                $0.cleanSession = false
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            try await withClient(held) { try await $0.client.subscribe("door", qos: .atLeastOnce) }
+            try await withClient(.test(broker)) { sender in
+                for status in ["open", "closed"] {
+                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                }
+            }
+            let started = ContinuousClock.now
+            try await withClient(held) { receiver in
+                #expect(receiver.sessionPresent)
+                #expect(ContinuousClock.now - started < .seconds(5))
+                let kept = try await receiver.messages.take(2)
+                #expect(kept.map(\.payloadString) == ["open", "closed"])
+                receiver.client.confirm(through: kept[1].number)
+            }
+        }
+    }
+
     /// A consumer that never confirms delays the acknowledgements by the timeout, not forever.
     @Test func anUnconfirmedMessageIsAcknowledgedAfterTheTimeout() async throws {
         try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
