@@ -24,12 +24,12 @@ bench:
 	bench/store.sh
 	bench/hub.sh
 
-## The tests once more under ThreadSanitizer (separate build folder).
+## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
+## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their
+## 15 s waits, run first, on their own.
 tsan:
 	scripts/install-deps
 	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
-	# The suites that start hubd and hubctl processes (HubToolsTests) keep both cores busy under ThreadSanitizer for
-	# two minutes; the in-process suites, with their 15 s waits, run first, on their own.
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --skip HubToolsTests
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --filter HubToolsTests
 
