@@ -120,7 +120,8 @@ public struct Hub: Sendable {
             return snapshot
         }
         let storeWriter = StoreWriter(
-            store: store, journal: journal, writes: storeWrites, stateDirectory: state.path, flushInterval: configuration.flushInterval,
+            store: store, journal: journal, writes: storeWrites, stateDirectory: state.path,
+            flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,

@@ -23,6 +23,8 @@ enum Output {
         let silence = sensor.silenceTimeout.map(DurationText.format) ?? "the hub's default"
         let fields = [
             ("Name", sensor.name),
+            // Event ids are `<id>-<sequence>`: what a receiver gets names the sensor by this.
+            ("Id", sensor.sequence > 0 ? "\(sensor.id) (last event \(sensor.id)-\(sensor.sequence))" : sensor.id),
             ("Topic", sensor.topic),
             ("Status", sensor.status),
             ("Last updated", lastUpdated(sensor, now: now)),
@@ -107,6 +109,8 @@ enum Output {
     private static func write(_ sensor: Sensor, into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
+        writer.key("id", first: &first)
+        writer.string(sensor.id)
         writer.key("name", first: &first)
         writer.string(sensor.name)
         writer.key("topic", first: &first)
@@ -121,6 +125,8 @@ enum Output {
         writer.string(sensor.kind.rawValue)
         writer.key("silenceTimeout", first: &first)
         if let timeout = sensor.silenceTimeout { writer.number(timeout.seconds) } else { writer.raw("null") }
+        writer.key("sequence", first: &first)
+        writer.number(sensor.sequence)
         writer.raw("}")
     }
 

@@ -67,7 +67,7 @@ struct HubctlSensorsTests {
     @Test func listAndShowWithTimes() async throws {
         try writeStore([
             #"{"name": "kitchen", "topic": "kitchen", "status": "open", "lastUpdated": "2026-11-22T10:00:00.000Z", "added": "2026-11-01T08:00:00.000Z", "kind": "status"}"#,
-            #"{"name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900}"#,
+            #"{"id": "f8e916479db8", "name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900, "sequence": 0}"#,
             #"{"name": "Bedroom", "topic": "bedroom", "status": "Waiting", "added": "2026-11-22T10:02:58.000Z", "kind": "status"}"#,
         ])
         let now = "2026-11-22T10:03:00Z"
@@ -84,6 +84,7 @@ struct HubctlSensorsTests {
         #expect(
             show.standardOutput == """
                 Name:          air
+                Id:            f8e916479db8
                 Topic:         sensorhub/sds011/a160/state
                 Status:        Good
                 Last updated:  5 min ago (2026-11-22 09:57:30)
@@ -95,7 +96,7 @@ struct HubctlSensorsTests {
         let json = try await hubctl.run("sensors", "show", "air", "--json")
         #expect(
             json.standardOutput == """
-                {"name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900}
+                {"id": "f8e916479db8", "name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900, "sequence": 0}
 
                 """)
         let all = try await hubctl.run("sensors", "list", "--json")

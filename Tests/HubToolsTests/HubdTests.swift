@@ -21,7 +21,11 @@ struct HubdTests {
             try await eventually("kitchen shows open") { try hub.sensor("kitchen")?.status == "open" }
             let show = try await hub.hubctl.run("sensors", "show", "kitchen", "--json")
             #expect(show.standardOutput.contains(#""status": "open""#))
-            try await hub.waitForLog("sensor event", "sensor=kitchen", "from=Waiting", "to=open")
+            // The event's id is the sensor's id and its first sequence number, in the log and in `show`.
+            let id = try #require(try hub.sensor("kitchen")?.id)
+            try await hub.waitForLog("sensor event", "sensor=kitchen", "from=Waiting", "to=open", "id=\(id)-1")
+            let text = try await hub.hubctl.run("sensors", "show", "kitchen")
+            #expect(text.standardOutput.contains("Id:            \(id) (last event \(id)-1)"))
             #expect(await hub.stop() == 0)
         }
     }

@@ -34,7 +34,10 @@ final class MetricsExporter: Sendable {
         ]
         if let journal = counters.journal {
             totals += [
-                ("sensorhub_journal_records_total", [], "Statuses and their events written to the journal", journal.records),
+                (
+                    "sensorhub_journal_records_total", [], "Statuses and their events written to the journal",
+                    journal.records
+                ),
                 ("sensorhub_journal_commits_total", [], "Journal batches written and flushed to disk", journal.commits),
                 ("sensorhub_journal_errors_total", [], "Journal writes that failed", journal.errors),
             ]
