@@ -15,6 +15,10 @@ public struct HubConfiguration: Sendable, Hashable {
     public var topicTemplate: TopicTemplate = .default
     /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
     public var qos: Int = 1
+    /// `sensors.acknowledge_when_journaled`: hold each QoS 1 status's acknowledgement to the broker until the journal
+    /// has it, so that a crash loses none. Off by default: Mosquitto 2.0.11, restarted while its queue for the hub
+    /// overflows, sent the hub nothing more once it held acknowledgements (see the README).
+    public var acknowledgeWhenJournaled = false
     /// `sensors.silence_timeout`: how long a sensor may stay silent before it counts as offline; `nil` is off.
     public var silenceTimeout: Duration?
     /// `sensors.max_status_length`: longer payloads are rejected (and counted), not stored.
@@ -139,7 +143,8 @@ public struct HubConfiguration: Sendable, Hashable {
         if let directory = try state["directory"].string(), !directory.isEmpty { result.stateDirectory = directory }
 
         let sensors = root["sensors"]
-        try sensors.allow(["topic_template", "qos", "silence_timeout", "max_status_length"])
+        try sensors.allow(["topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled"])
+        if let hold = try sensors["acknowledge_when_journaled"].bool() { result.acknowledgeWhenJournaled = hold }
         if let template = try sensors["topic_template"].value("a topic template", { try TopicTemplate($0) }) {
             result.topicTemplate = template
         }

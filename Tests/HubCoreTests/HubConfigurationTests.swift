@@ -30,7 +30,8 @@ import Testing
         let configuration = try load(
             """
             state: {directory: /srv/hub}
-            sensors: {topic_template: "home/{name}/status", qos: 0, silence_timeout: 15m, max_status_length: 32}
+            sensors: {topic_template: "home/{name}/status", qos: 0, silence_timeout: 15m, max_status_length: 32,
+                      acknowledge_when_journaled: true}
             hub: {availability_topic: home/hub}
             store: {flush_interval: 500ms}
             log: {level: DEBUG}
@@ -40,6 +41,7 @@ import Testing
         #expect(configuration.qos == 0)
         #expect(configuration.silenceTimeout == .seconds(900))
         #expect(configuration.maximumStatusLength == 32)
+        #expect(configuration.acknowledgeWhenJournaled)
         #expect(configuration.availabilityTopic == "home/hub")
         #expect(configuration.flushInterval == .milliseconds(500))
         #expect(configuration.logLevel == "debug")

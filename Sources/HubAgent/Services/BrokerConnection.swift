@@ -187,9 +187,9 @@ final class BrokerConnection: Service, Sendable {
         mqtt.will = .init(topic: configuration.availabilityTopic, payload: "offline", qos: .atLeastOnce, retain: true)
         // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
         mqtt.messageBufferLimit = 1_000_000
-        // A status is acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
-        // counts as delivered.
-        mqtt.holdsAcknowledgements = true
+        // A status acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
+        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`).
+        mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
         return mqtt
     }
 
