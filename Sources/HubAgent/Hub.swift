@@ -110,7 +110,7 @@ public struct Hub: Sendable {
             var snapshot = HubSnapshot()
             snapshot.started = started
             ingest.fill(&snapshot, statuses: statuses)
-            snapshot.counters.journal = journal.counters
+            snapshot.counters.journal = journal.statistics
             snapshot.counters.storeWrites = storeWrites.withLock { $0 }
             (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
             snapshot.counters.sds011 = sds011?.serialLine

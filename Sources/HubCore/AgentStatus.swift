@@ -61,8 +61,11 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var errors = 0
         /// Records read back at start, from before a crash.
         public var replayed = 0
-        /// The longest a record waited for its commit, in seconds: the window in which a SIGKILL loses a QoS 0
-        /// status.
+        /// Lines that could not be read at start (a torn last line after a crash), skipped.
+        public var unreadable = 0
+        public var compactions = 0
+        /// The longest a record waited from `append` until it was durable, in seconds: the window in which a
+        /// SIGKILL loses a status the broker counts as delivered (unless acknowledgements are held) or a QoS 0 one.
         public var longestWait = 0.0
 
         public init() {}

@@ -18,7 +18,7 @@ import ServiceLifecycle
 /// **Group commit.** `append` returns at once; one `write` and one `fsync` take everything appended meanwhile,
 /// on the journal's own serial queue (never a cooperative thread). While one batch is being flushed the next one
 /// gathers, so the delay before a record is durable is about one `fsync`, however high the rate; the longest wait
-/// is measured (`Statistics.longestWait`). Acknowledgements are written without `fsync`: losing one only makes a
+/// is measured (`AgentStatus.JournalCounters.longestWait`). Acknowledgements are written without `fsync`: losing one only makes a
 /// replay hand over records again, which every consumer recognises.
 ///
 /// **Compaction.** Once the file is larger than `compactionThreshold`, it is emptied when every consumer has
@@ -56,27 +56,8 @@ public final class Journal: Sendable {
         /// Bytes in the file.
         var size = 0
         var replay: [JournalRecord] = []
-        var statistics = Statistics()
+        var statistics = AgentStatus.JournalCounters()
         var closed = false
-    }
-
-    /// What the journal did since start.
-    public struct Statistics: Sendable, Hashable, Codable {
-        /// Records written.
-        public var records = 0
-        /// Batches written and flushed (one `fsync` each).
-        public var commits = 0
-        /// Writes or flushes that failed (each logged): those records were handed on, but not durably.
-        public var errors = 0
-        /// The longest a record waited from `append` until it was durable: the window in which a SIGKILL loses a
-        /// status that exists nowhere else (one that is not retained by the broker).
-        public var longestWait: Duration = .zero
-        /// Records read back at start.
-        public var replayed = 0
-        /// Lines that could not be read at start (a torn last line after a crash), skipped.
-        public var unreadable = 0
-        public var compactions = 0
-        public init() {}
     }
 
     /// What the journal held at start.
@@ -94,19 +75,8 @@ public final class Journal: Sendable {
         self.logger = logger
     }
 
-    public var statistics: Statistics { state.withLock { $0.statistics } }
-
-    /// The statistics as the status file and `/metrics` show them.
-    public var counters: AgentStatus.JournalCounters {
-        let statistics = self.statistics
-        var counters = AgentStatus.JournalCounters()
-        counters.records = statistics.records
-        counters.commits = statistics.commits
-        counters.errors = statistics.errors
-        counters.replayed = statistics.replayed
-        counters.longestWait = statistics.longestWait.seconds
-        return counters
-    }
+    /// What the journal did since start, as the status file and `/metrics` show it.
+    public var statistics: AgentStatus.JournalCounters { state.withLock { $0.statistics } }
 
     /// The position of the last record appended.
     public var lastPosition: Int { state.withLock { $0.nextPosition - 1 } }
@@ -242,7 +212,7 @@ public final class Journal: Sendable {
             "journal closed",
             metadata: [
                 "records": "\(statistics.records)", "commits": "\(statistics.commits)",
-                "longest_wait_ms": "\(String(format: "%.3f", statistics.longestWait.seconds * 1000))",
+                "longest_wait_ms": "\(String(format: "%.3f", statistics.longestWait * 1000))",
                 "errors": "\(statistics.errors)", "bytes_left": "\(size)",
             ])
     }
@@ -281,7 +251,7 @@ public final class Journal: Sendable {
             state.retained.append(contentsOf: lines)
             state.statistics.records += batch.count
             if durable { state.statistics.commits += 1 }
-            state.statistics.longestWait = max(state.statistics.longestWait, waited)
+            state.statistics.longestWait = max(state.statistics.longestWait, waited.seconds)
             return (state.consumers, ready)
         }
         for action in ready { action() }
