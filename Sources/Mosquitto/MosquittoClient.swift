@@ -114,6 +114,9 @@ public final class MosquittoClient: Sendable {
         try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain)
     }
 
+    /// Whether the client holds acknowledgements until `confirm(through:)` (`holdsAcknowledgements`).
+    public var holdsAcknowledgements: Bool { core.configuration.holdsAcknowledgements }
+
     /// Says that every message up to `number` (`MQTTMessage.number`) is kept: with `holdsAcknowledgements`, the
     /// broker gets their acknowledgements now. Call it in order; a lower number than before changes nothing. Only
     /// QoS 1/2 messages need it (QoS 0 ones have no acknowledgement).

@@ -57,6 +57,7 @@ final class Ingest: Service, Sendable {
     }
 
     private func consume(_ client: MosquittoClient) async {
+        let confirms = client.holdsAcknowledgements
         for await message in client.messages {
             let (outcome, records) = tracker.withLock { tracker in
                 let outcome = tracker.ingest(
@@ -65,7 +66,7 @@ final class Ingest: Service, Sendable {
             }
             journal.append(records)
             // The client acknowledges the message to the broker once what it changed is durable.
-            if message.qos != .atMostOnce {
+            if confirms && message.qos != .atMostOnce {
                 let number = message.number
                 journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
             }
