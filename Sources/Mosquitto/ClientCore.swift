@@ -127,7 +127,7 @@ final class ClientCore: Sendable {
         /// Failed attempts since the last successful connection; drives the back-off.
         var reconnectAttempt = 0
         var lastDropLog: ContinuousClock.Instant?
-        var lastUnconfirmedLog: ContinuousClock.Instant?
+        var unconfirmedLog = LogThrottle()
         var droppedSinceLog: UInt64 = 0
 
         mutating func makeID() -> UInt64 {

@@ -101,16 +101,13 @@ extension ClientCore {
 
     /// Logs, at most every ten seconds, that acknowledgements went out without the consumer's confirmation.
     private func noteUnconfirmed(_ number: Int) {
-        let report = state.withLock { state -> Bool in
-            let now = ContinuousClock.now
-            if let last = state.lastUnconfirmedLog, now - last < .seconds(10) { return false }
-            state.lastUnconfirmedLog = now
-            return true
-        }
-        guard report else { return }
+        guard let report = state.withLock({ $0.unconfirmedLog.note() }) else { return }
         logger.warning(
             "the consumer did not confirm messages in time; acknowledging them anyway",
-            metadata: ["message": "\(number)", "timeout": "\(configuration.confirmationTimeout)"])
+            metadata: [
+                "message": "\(number)", "timeout": "\(configuration.confirmationTimeout)",
+                "times_since_last_report": "\(report)",
+            ])
     }
 }
 
