@@ -345,63 +345,6 @@ extension DefaultsDocument {
     }
 }
 
-extension BrokerSettings {
-    /// Reads the `broker` object. A host, client id or user name that `validate()` would refuse for what it holds
-    /// (control characters, a host that is no host name) is refused here too, rather than passed on to the
-    /// connection and its log lines.
-    static func decode(_ reader: inout JSONReader) throws(JSONSyntaxError) -> BrokerSettings {
-        var settings = BrokerSettings()
-        try reader.readObject { key, reader throws(JSONSyntaxError) in
-            let at = reader.index
-            func checked(_ text: String, _ problem: (String) -> String?) throws(JSONSyntaxError) -> String {
-                guard let problem = problem(text) else { return text }
-                throw reader.error("broker.\(key): \(problem)", at: at)
-            }
-            switch key {
-            case "host": settings.host = try checked(try reader.string(at: "broker.host"), Self.problem(withHost:))
-            case "port":
-                settings.port = try reader.int(at: "broker.port")
-                guard (1...65535).contains(settings.port) else {
-                    throw reader.error("broker.port: \(settings.port) is outside 1–65535", at: at)
-                }
-            case "clientId":
-                settings.clientID = try checked(
-                    try reader.string(at: "broker.clientId"), { Self.problem(with: $0, field: "the client id") })
-            case "username":
-                if let name = try reader.optionalString(at: "broker.username") {
-                    settings.username = try checked(name, { Self.problem(with: $0, field: "the user name") })
-                }
-            case "passwordFile": settings.passwordFile = try reader.optionalString(at: "broker.passwordFile")
-            case "tls":
-                if reader.nextIsNull {
-                    try reader.readNull()
-                } else {
-                    settings.tls = try TLS.decode(&reader)
-                }
-            default: settings.unknownFields.members.append((key, try reader.readRaw()))
-            }
-        }
-        return settings
-    }
-}
-
-extension BrokerSettings.TLS {
-    static func decode(_ reader: inout JSONReader) throws(JSONSyntaxError) -> Self {
-        var tls = Self()
-        try reader.readObject { key, reader throws(JSONSyntaxError) in
-            switch key {
-            case "caFile": tls.caFile = try reader.optionalString(at: "broker.tls.caFile")
-            case "caDirectory": tls.caDirectory = try reader.optionalString(at: "broker.tls.caDirectory")
-            case "certificateFile": tls.certificateFile = try reader.optionalString(at: "broker.tls.certificateFile")
-            case "keyFile": tls.keyFile = try reader.optionalString(at: "broker.tls.keyFile")
-            case "verifyHostname": tls.verifyHostname = try reader.bool(at: "broker.tls.verifyHostname")
-            default: tls.unknownFields.members.append((key, try reader.readRaw()))
-            }
-        }
-        return tls
-    }
-}
-
 // MARK: - Encoding
 
 extension DefaultsDocument {
@@ -448,104 +391,10 @@ extension JSONWriter {
         raw(": ")
     }
 
-    fileprivate mutating func unknown(_ fields: UnknownFields, first: inout Bool) {
+    mutating func unknown(_ fields: UnknownFields, first: inout Bool) {
         for member in fields.members {
             key(member.key, first: &first)
             raw(member.value)
         }
-    }
-}
-
-extension Sensor {
-    func encode(into writer: inout JSONWriter) {
-        var first = true
-        writer.raw("{" as StaticString)
-        writer.key("id", first: &first)
-        writer.string(id)
-        writer.key("name", first: &first)
-        writer.string(name)
-        writer.key("topic", first: &first)
-        writer.string(topic)
-        writer.key("status", first: &first)
-        writer.string(status)
-        if let lastUpdated {
-            writer.key("lastUpdated", first: &first)
-            writer.timestamp(lastUpdated)
-        }
-        writer.key("added", first: &first)
-        writer.timestamp(added)
-        writer.key("kind", first: &first)
-        writer.string(kind.rawValue)
-        if let silenceTimeout {
-            writer.key("silenceTimeout", first: &first)
-            writer.number(silenceTimeout.seconds)
-        }
-        if sequence > 0 {
-            writer.key("sequence", first: &first)
-            writer.number(sequence)
-        }
-        writer.unknown(unknownFields, first: &first)
-        writer.raw("}")
-    }
-}
-
-extension BrokerSettings {
-    func encode(into writer: inout JSONWriter) {
-        var first = true
-        writer.raw("{")
-        writer.key("host", first: &first)
-        writer.string(host)
-        writer.key("port", first: &first)
-        writer.number(port)
-        writer.key("clientId", first: &first)
-        writer.string(clientID)
-        if let username {
-            writer.key("username", first: &first)
-            writer.string(username)
-        }
-        if let passwordFile {
-            writer.key("passwordFile", first: &first)
-            writer.string(passwordFile)
-        }
-        if let tls {
-            writer.key("tls", first: &first)
-            tls.encode(into: &writer)
-        }
-        writer.unknown(unknownFields, first: &first)
-        writer.raw("}")
-    }
-}
-
-extension BrokerSettings.TLS {
-    func encode(into writer: inout JSONWriter) {
-        var first = true
-        writer.raw("{")
-        for (key, value) in [
-            ("caFile", caFile), ("caDirectory", caDirectory), ("certificateFile", certificateFile),
-            ("keyFile", keyFile),
-        ] {
-            guard let value else { continue }
-            writer.key(key, first: &first)
-            writer.string(value)
-        }
-        writer.key("verifyHostname", first: &first)
-        writer.bool(verifyHostname)
-        writer.unknown(unknownFields, first: &first)
-        writer.raw("}")
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-
-extension String {
-    /// Unicode canonical composition (NFC), so "Küche" typed two ways is one name.
-    var precomposedNFC: String {
-        // ASCII is already NFC: skip Foundation's normalisation for it.
-        utf8.allSatisfy { $0 < 0x80 } ? self : precomposedStringWithCanonicalMapping
     }
 }
