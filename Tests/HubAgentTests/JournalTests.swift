@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 import Logging
 import Testing
 
@@ -59,6 +60,10 @@ import Testing
         #expect(replay.records.map(\.status) == ["open", "closed", "open"])
         #expect(replay.records[1] == record("door", "closed", sequence: 2).positioned(2))
         #expect(replay.acknowledged == ["store": 3, "router": 1])
+        // Everything read back is durable: nothing waits on it.
+        let ran = Locked(false)
+        again.whenDurable(again.lastPosition) { ran.withLock { $0 = true } }
+        #expect(ran.withLock { $0 })
         let (store2, router2) = (Consumer(), Consumer())
         again.attach([("store", store2), ("router", router2)])
         #expect(store2.records.isEmpty)

@@ -110,6 +110,8 @@ public final class Journal: Sendable {
             $0.fd = fd
             $0.size = contents.count
             $0.nextPosition = (replay.records.map(\.position).max() ?? 0) + 1
+            // What the file holds is durable: a confirmation waits for nothing read back.
+            $0.durable = $0.nextPosition - 1
             $0.acknowledged = replay.acknowledged
             $0.acknowledgementsWritten = replay.acknowledged
             $0.replay = replay.records
