@@ -114,6 +114,9 @@ public final class MosquittoClient: Sendable {
         try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain)
     }
 
+    /// Whether the client is connected to the broker now.
+    public var isConnected: Bool { core.state.withLock { $0.isConnected } }
+
     /// Whether the client holds acknowledgements until `confirm(through:)` (`holdsAcknowledgements`).
     public var holdsAcknowledgements: Bool { core.configuration.holdsAcknowledgements }
 

@@ -39,6 +39,10 @@ import Testing
                 try hub.registry().sensors.allSatisfy { $0.status == last }
             }
             await hub.stop()
+            // The second subscribe pass waits for a connection: none is tried while the broker is down.
+            let lines = try await hub.log.end()
+            #expect(
+                !lines.contains { $0.contains("could not subscribe") }, "\(lines.filter { $0.contains("could not") })")
             let events = try await hub.hubctl.run("events", "--since", "1h", "--csv")
             // Each acknowledged status must be in the history. Counting events would not do: QoS 1 is at least once,
             // and the restarted broker sends again what it had not seen acknowledged, as changes of their own.

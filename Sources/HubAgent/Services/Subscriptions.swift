@@ -98,7 +98,8 @@ final class Subscriptions: Service, Sendable {
                 case .restored(let restoredClient):
                     group.addTask { await self.settle(restoredClient) }
                 case .settled(let settledClient):
-                    guard let client, client === settledClient else { break }
+                    // Disconnected since (quiet because the broker is gone): the reconnect's own pass follows.
+                    guard let client, client === settledClient, client.isConnected else { break }
                     let topics = ingest.topics
                     await subscribe(topics, on: client)
                     logger.info(
