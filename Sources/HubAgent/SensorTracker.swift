@@ -375,25 +375,6 @@ public struct SensorTracker: Sendable {
     }
 }
 
-extension SensorTracker.Tracked {
-    /// The id of the sensor's next event, which it counts.
-    mutating func nextEventID() -> String {
-        sequence += 1
-        return SensorEvent.id(sensor: id, sequence: sequence)
-    }
-}
-
-extension SensorTracker.Outcome {
-    /// The events the message caused.
-    public var events: [SensorEvent] {
-        switch self {
-        case .event(let event): [event]
-        case .particulate(_, _, let events): events
-        case .unchanged, .rejected: []
-        }
-    }
-}
-
 extension String {
     /// Without leading and trailing white space and line breaks.
     fileprivate var trimmingWhitespace: String {

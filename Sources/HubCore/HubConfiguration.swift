@@ -143,12 +143,16 @@ public struct HubConfiguration: Sendable, Hashable {
         if let directory = try state["directory"].string(), !directory.isEmpty { result.stateDirectory = directory }
 
         let sensors = root["sensors"]
-        try sensors.allow(["topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled"])
+        try sensors.allow([
+            "topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled",
+        ])
         if let hold = try sensors["acknowledge_when_journaled"].bool() { result.acknowledgeWhenJournaled = hold }
         if let template = try sensors["topic_template"].value("a topic template", { try TopicTemplate($0) }) {
             result.topicTemplate = template
         }
-        if let qos = try sensors["qos"].value("the QoS is 0, 1 or 2", { Int($0).flatMap { (0...2).contains($0) ? $0 : nil } }) {
+        if let qos = try sensors["qos"].value(
+            "the QoS is 0, 1 or 2", { Int($0).flatMap { (0...2).contains($0) ? $0 : nil } })
+        {
             result.qos = qos
         }
         if let timeout = try sensors["silence_timeout"].value(
@@ -173,7 +177,8 @@ public struct HubConfiguration: Sendable, Hashable {
         let store = root["store"]
         try store.allow(["flush_interval"])
         if let interval = try store["flush_interval"].value(
-            "a duration up to 60s, like 1s or 500ms", { DurationText.parse($0).flatMap { $0 <= .seconds(60) ? $0 : nil } })
+            "a duration up to 60s, like 1s or 500ms",
+            { DurationText.parse($0).flatMap { $0 <= .seconds(60) ? $0 : nil } })
         {
             result.flushInterval = interval
         }
@@ -216,7 +221,8 @@ public struct HubConfiguration: Sendable, Hashable {
         let air = root["air"]
         try air.allow(["scale", "alert"])
         if let scale = try air["scale"].value(
-            "aqi (the EPA category) or light (green, yellow, red)", { AirQualityPolicy.Scale(rawValue: $0.lowercased()) })
+            "aqi (the EPA category) or light (green, yellow, red)",
+            { AirQualityPolicy.Scale(rawValue: $0.lowercased()) })
         {
             result.air.scale = scale
         }

@@ -1,0 +1,20 @@
+import HubCore
+
+extension SensorTracker.Tracked {
+    /// The id of the sensor's next event, which it counts.
+    mutating func nextEventID() -> String {
+        sequence += 1
+        return SensorEvent.id(sensor: id, sequence: sequence)
+    }
+}
+
+extension SensorTracker.Outcome {
+    /// The events the message caused.
+    public var events: [SensorEvent] {
+        switch self {
+        case .event(let event): [event]
+        case .particulate(_, _, let events): events
+        case .unchanged, .rejected: []
+        }
+    }
+}
