@@ -55,7 +55,7 @@ public struct Hub: Sendable {
         for record in replay.records {
             document.recordStatus(
                 record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                sequence: record.sequence)
+                sequence: record.sequence, attributes: record.attributes)
         }
         if !replay.records.isEmpty {
             logger.notice(

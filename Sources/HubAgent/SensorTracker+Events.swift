@@ -13,7 +13,7 @@ extension SensorTracker.Outcome {
     public var events: [SensorEvent] {
         switch self {
         case .event(let event): [event]
-        case .particulate(_, _, let events): events
+        case .reading(_, _, let events), .events(let events): events
         case .unchanged, .rejected: []
         }
     }

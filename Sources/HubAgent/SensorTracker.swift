@@ -10,6 +10,23 @@ public enum Rejection: String, Sendable, CaseIterable {
     case empty = "empty"
     case unknownTopic = "on a topic no sensor uses (any more)"
     case invalidReading = "not a particulate reading (the hub's JSON, Tasmota's, or a number)"
+    case notJSON = "not JSON, for a sensor with a value path"
+    case missingValue = "the value path is not in the payload"
+    case wrongType = "the value is not of the sensor's type"
+    case notANumber = "not a number, for a numeric sensor"
+    case outOfRange = "a number outside the sensor's range"
+    case invalidAvailability = "not an availability (online/offline, true/false or {\"state\":…})"
+
+    init(_ problem: ValueFormat.Problem) {
+        switch problem {
+        case .notJSON: self = .notJSON
+        case .missingValue: self = .missingValue
+        case .wrongType: self = .wrongType
+        case .notANumber: self = .notANumber
+        case .outOfRange: self = .outOfRange
+        case .controlCharacters: self = .controlCharacters
+        }
+    }
 }
 
 /// The agent's view of the registry and of every sensor's status: what a message changes, when a sensor goes
@@ -35,11 +52,18 @@ public struct SensorTracker: Sendable {
         var kind: SensorKind = .status
         /// Particulate sensors: recent readings and the alert state.
         var air: AirQualityMonitor?
+        /// How its payloads are read; the other fields of the last one; the topic of its device's availability.
+        var format = ValueFormat()
+        var attributes: SensorAttributes = []
+        var availability: String?
     }
 
-    private var sensors: [String: Tracked] = [:]
+    var sensors: [String: Tracked] = [:]
+    /// The sensors (by topic) each availability topic speaks for: one ESPHome node's `status` covers all of its
+    /// sensors.
+    var availabilityTopics: [String: [String]] = [:]
     private var deadlines = Heap<Deadline>()
-    private(set) var dirty: Set<String> = []
+    var dirty: Set<String> = []
     /// The hub-wide silence timeout, for sensors without their own.
     public var defaultSilenceTimeout: Duration?
     /// Longer statuses are rejected.
@@ -59,8 +83,8 @@ public struct SensorTracker: Sendable {
         self.maximumStatusLength = maximumStatusLength
     }
 
-    /// The topics the hub must be subscribed to.
-    public var topics: [String] { Array(sensors.keys) }
+    /// The topics the hub must be subscribed to: the sensors', and their devices' availability.
+    public var topics: [String] { Array(sensors.keys) + availabilityTopics.keys.filter { sensors[$0] == nil } }
 
     public var count: Int { sensors.count }
 
@@ -133,6 +157,8 @@ public struct SensorTracker: Sendable {
             wanted.insert(sensor.topic)
             if var tracked = sensors[sensor.topic], tracked.id == sensor.id {
                 tracked.name = sensor.name
+                tracked.format = sensor.format
+                tracked.availability = sensor.availability
                 if tracked.kind != sensor.kind {
                     tracked.kind = sensor.kind
                     tracked.air = sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil
@@ -153,7 +179,8 @@ public struct SensorTracker: Sendable {
                     statusBeforeOffline: nil,
                     lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
                     kind: sensor.kind,
-                    air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil)
+                    air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil,
+                    format: sensor.format, attributes: sensor.attributes, availability: sensor.availability)
                 // A sensor that has reported before gets a full timeout from now: the hub may just have started.
                 if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
             }
@@ -163,6 +190,7 @@ public struct SensorTracker: Sendable {
             dirty.remove(topic)
             delta.unsubscribe.append(topic)
         }
+        followAvailability(&delta)
         return delta
     }
 
@@ -193,8 +221,11 @@ public struct SensorTracker: Sendable {
         case event(SensorEvent)
         /// The same status again (the last-updated time moved, unless it was a retained replay).
         case unchanged
-        /// A particulate reading, with what it changed (a new level, an alert raised or cleared).
-        case particulate(ParticulateReading, sensor: String, events: [SensorEvent])
+        /// A reading (particulate, or a numeric sensor's value), with what it changed (a new level, an alert raised
+        /// or cleared, back from offline).
+        case reading(SensorReading, sensor: String, events: [SensorEvent])
+        /// Several events at once (a new status and a threshold crossed; a device's availability for its sensors).
+        case events([SensorEvent])
         case rejected(Rejection)
     }
 
@@ -210,15 +241,24 @@ public struct SensorTracker: Sendable {
         time: Timestamp,
         now: ContinuousClock.Instant
     ) -> Outcome {
-        guard var tracked = sensors[topic] else { return .rejected(.unknownTopic) }
+        guard var tracked = sensors[topic] else {
+            if let dependents = availabilityTopics[topic] {
+                return availability(payload, of: dependents, retained: retained, time: time, now: now)
+            }
+            return .rejected(.unknownTopic)
+        }
         guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
         let status = text.trimmingWhitespace
         if status.isEmpty { return .rejected(.empty) }
-        // A status is shown in terminals and on the dashboard: no escape sequences, NULs, line breaks or bidi
-        // overrides in it (tabs pass, as they always have).
-        if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .rejected(.controlCharacters) }
-        if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
-            return .rejected(.tooLong)
+        // A device's payload is checked once its value is taken out of it (JSON may be longer, and span lines).
+        let readsDevice = tracked.kind == .numeric || !tracked.format.isEmpty
+        if !readsDevice {
+            // A status is shown in terminals and on the dashboard: no escape sequences, NULs, line breaks or bidi
+            // overrides in it (tabs pass, as they always have).
+            if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .rejected(.controlCharacters) }
+            if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
+                return .rejected(.tooLong)
+            }
         }
         let old = tracked.status
         func event(_ kind: SensorEvent.Kind, _ new: String) -> Outcome {
@@ -284,7 +324,10 @@ public struct SensorTracker: Sendable {
                             oldStatus: alert.raised ? "clear" : "alert", newStatus: alert.raised ? "alert" : "clear",
                             time: time, value: alert.message))
                 }
-                return .particulate(reading, sensor: tracked.name, events: events)
+                return .reading(.particulate(reading), sensor: tracked.name, events: events)
+            }
+            if readsDevice {
+                return device(&tracked, topic: topic, payload: status, retained: retained, time: time)
             }
             if tracked.isOffline {
                 tracked.isOffline = false
@@ -312,7 +355,7 @@ public struct SensorTracker: Sendable {
 
     // MARK: Silence
 
-    private mutating func armSilence(_ topic: String, from now: ContinuousClock.Instant) {
+    mutating func armSilence(_ topic: String, from now: ContinuousClock.Instant) {
         guard var tracked = sensors[topic] else { return }
         if let timeout = tracked.silenceTimeout ?? defaultSilenceTimeout, !tracked.isOffline {
             let deadline = now + timeout
@@ -369,7 +412,7 @@ public struct SensorTracker: Sendable {
             sensors[topic].map {
                 JournalRecord(
                     topic: topic, sensorID: $0.id, status: $0.status, lastUpdated: $0.lastUpdated,
-                    sequence: $0.sequence, events: events.filter { $0.topic == topic })
+                    sequence: $0.sequence, events: events.filter { $0.topic == topic }, attributes: $0.attributes)
             }
         }
     }

@@ -227,3 +227,16 @@ public enum AirLight: String, Sendable {
         }
     }
 }
+
+/// A measurement for the history: a particulate sensor's reading, or a numeric sensor's value.
+public enum SensorReading: Sendable, Hashable {
+    case particulate(ParticulateReading)
+    case numeric(Double, unit: String?, time: Timestamp)
+
+    public var time: Timestamp {
+        switch self {
+        case .particulate(let reading): reading.time
+        case .numeric(_, _, let time): time
+        }
+    }
+}

@@ -93,7 +93,7 @@ struct HubctlImportTests {
                   line 5: 'x\\u{1B}[31m' is not a valid sensor topic: it contains a control character (U+001B): control and invisible formatting characters are not allowed, because terminals and logs act on them instead of showing them
                   line 6: 'Hall' is also on line 2
                   line 7: the topic 'hall' is also the topic on line 2
-                  line 8: kind 'thermometer' is not status or particulate
+                  line 8: kind 'thermometer' is not status, numeric or particulate
                   line 9: silenceTimeout 'soon' is not a duration like 90s, 10m or 2h
                   line 10: 'multi\\u{A}line' is not a valid sensor name: it contains a control character (U+000A): control and invisible formatting characters are not allowed, because terminals and logs act on them instead of showing them
                   line 12: no name (every sensor needs one)

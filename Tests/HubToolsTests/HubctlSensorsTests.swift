@@ -147,7 +147,7 @@ struct HubctlSensorsTests {
         }
         let badKind = try await hubctl.run("sensors", "add", "x", "--kind", "thermometer")
         #expect(badKind.status == 64)
-        #expect(badKind.standardError.contains("--kind must be one of: status, particulate"))
+        #expect(badKind.standardError.contains("--kind must be one of: status, numeric, particulate"))
     }
 
     @Test func aDamagedStoreExits65AndIsLeftAlone() async throws {

@@ -15,10 +15,12 @@ public struct JournalRecord: Sendable, Hashable {
     public var sequence: Int
     /// None when only the last-updated time moved.
     public var events: [SensorEvent]
+    /// The other fields of the device's last payload.
+    public var attributes: SensorAttributes
 
     public init(
         topic: String, sensorID: String, status: String, lastUpdated: Timestamp?, sequence: Int,
-        events: [SensorEvent], position: Int = 0
+        events: [SensorEvent], attributes: SensorAttributes = [], position: Int = 0
     ) {
         self.position = position
         self.topic = topic
@@ -27,6 +29,7 @@ public struct JournalRecord: Sendable, Hashable {
         self.lastUpdated = lastUpdated
         self.sequence = sequence
         self.events = events
+        self.attributes = attributes
     }
 
     /// The record as one journal line (without its newline), in the shape `Line` reads.
@@ -48,6 +51,10 @@ public struct JournalRecord: Sendable, Hashable {
         }
         writer.key("seq", first: &first)
         writer.number(sequence)
+        if !attributes.isEmpty {
+            writer.key("attrs", first: &first)
+            writer.string(attributes.jsonText)
+        }
         if !events.isEmpty {
             writer.key("events", first: &first)
             writer.raw("[")
@@ -70,6 +77,7 @@ public struct JournalRecord: Sendable, Hashable {
         var updated: Timestamp?
         var seq: Int?
         var events: [SensorEvent]?
+        var attrs: String?
         var ack: String?
         var through: Int?
 
@@ -77,7 +85,7 @@ public struct JournalRecord: Sendable, Hashable {
             guard let at, let topic, let sensor, let status, let seq else { return nil }
             return JournalRecord(
                 topic: topic, sensorID: sensor, status: status, lastUpdated: updated, sequence: seq,
-                events: events ?? [], position: at)
+                events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [], position: at)
         }
     }
 

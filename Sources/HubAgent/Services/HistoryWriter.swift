@@ -71,7 +71,8 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         }
     }
 
-    func accept(_ reading: ParticulateReading, of sensor: String) {
+    func accept(_ reading: SensorReading, of sensor: String) {
+        guard case .particulate(let reading) = reading else { return }
         pending.withLock { $0.readings.append((sensor, reading)) }
     }
 

@@ -5,10 +5,10 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 
-/// Where particulate readings go (the history), without blocking. Statuses and events go through the journal to
+/// Where readings go (the history), without blocking. Statuses and events go through the journal to
 /// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
 protocol ReadingSink: Sendable {
-    func accept(_ reading: ParticulateReading, of sensor: String)
+    func accept(_ reading: SensorReading, of sensor: String)
 }
 
 /// Messages become statuses and events: every message of the connected client goes through the tracker (a value
@@ -77,12 +77,18 @@ final class Ingest: Service, Sendable {
                     $0.changes += 1
                 }
                 log(event)
-            case .particulate(let reading, let sensor, let events):
+            case .reading(let reading, let sensor, let events):
                 counters.withLock {
                     $0.messages += 1
                     $0.changes += events.count
                 }
                 for sink in readings { sink.accept(reading, of: sensor) }
+                for event in events { log(event) }
+            case .events(let events):
+                counters.withLock {
+                    $0.messages += 1
+                    $0.changes += events.count
+                }
                 for event in events { log(event) }
             case .unchanged:
                 counters.withLock { $0.messages += 1 }

@@ -86,7 +86,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 for record in records.values {
                     document.recordStatus(
                         record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                        sequence: record.sequence)
+                        sequence: record.sequence, attributes: record.attributes)
                 }
             }
             writes.withLock { $0 += 1 }

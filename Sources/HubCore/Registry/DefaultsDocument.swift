@@ -139,7 +139,8 @@ public struct DefaultsDocument: Sendable, Hashable {
     /// the topic), in which case nothing changes. A `sequence` below the stored one is older news: ignored.
     @discardableResult
     public mutating func recordStatus(
-        _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil
+        _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil,
+        attributes: SensorAttributes? = nil
     ) -> Bool {
         guard let index = byTopic[topic], id == nil || sensors[index].id == id else { return false }
         let sensor = sensors[index]
@@ -152,8 +153,9 @@ public struct DefaultsDocument: Sendable, Hashable {
         }
         guard
             sensor.status != status || sensor.lastUpdated != lastUpdated
-                || (sequence ?? sensor.sequence) != sensor.sequence
+                || (sequence ?? sensor.sequence) != sensor.sequence || (attributes ?? sensor.attributes) != sensor.attributes
         else { return true }
+        if let attributes { sensors[index].attributes = attributes }
         sensors[index].status = status
         sensors[index].lastUpdated = lastUpdated
         if let sequence { sensors[index].sequence = sequence }
@@ -241,7 +243,10 @@ extension DefaultsDocument {
 
     /// A sensor's keys, in the order `appendDecodedSensor` matches them.
     private static let sensorKeys = JSONReader.KnownKeys(
-        ["name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence"])
+        [
+            "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
+            "map", "unit", "decimals", "range", "availability", "attributes",
+        ])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
         let position = sensors.count
@@ -259,6 +264,7 @@ extension DefaultsDocument {
         var silenceTimeout: Duration?
         var id: String?
         var sequence = 0
+        var device = Sensor.DeviceFields()
         var unknown = UnknownFields()
         var nameAt = start
         var topicAt = start
@@ -296,13 +302,15 @@ extension DefaultsDocument {
             case .known(8):
                 sequence = try reader.int(at: "\(path).sequence")
                 guard sequence >= 0 else { throw reader.error("\(path).sequence: below zero", at: at) }
-            case .known(_):
+            case .known(6):
                 if let seconds = try reader.optionalDouble(at: "\(path).silenceTimeout") {
                     guard seconds > 0, seconds.isFinite else {
                         throw reader.error("\(path).silenceTimeout: expected a number of seconds above zero", at: at)
                     }
                     silenceTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
                 }
+            case .known(let known):
+                try device.read(known - 9, from: &reader, at: path)
             case .other(let key):
                 unknown.members.append((key, try reader.readRaw()))
             }
@@ -335,7 +343,8 @@ extension DefaultsDocument {
         }
         var sensor = Sensor(
             name: name, topic: topic, status: status ?? Sensor.waiting, lastUpdated: lastUpdated, added: added,
-            kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence)
+            kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence, format: device.format,
+            availability: device.availability, attributes: device.attributes)
         sensor.unknownFields = unknown
         byName[key] = position
         byTopic[topic] = position

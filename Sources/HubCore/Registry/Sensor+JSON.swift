@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 // A sensor as the registry document writes it (`DefaultsDocument.appendDecodedSensor` reads it, with the document's
 // indices), and the small conversions the document's reader and writer share.
@@ -31,6 +32,15 @@ extension Sensor {
             writer.key("sequence", first: &first)
             writer.number(sequence)
         }
+        format.encode(into: &writer, first: &first)
+        if let availability {
+            writer.key("availability", first: &first)
+            writer.string(availability)
+        }
+        if !attributes.isEmpty {
+            writer.key("attributes", first: &first)
+            attributes.write(into: &writer)
+        }
         writer.unknown(unknownFields, first: &first)
         writer.raw("}")
     }
@@ -48,5 +58,138 @@ extension String {
     var precomposedNFC: String {
         // ASCII is already NFC: skip Foundation's normalisation for it.
         utf8.allSatisfy { $0 < 0x80 } ? self : precomposedStringWithCanonicalMapping
+    }
+}
+
+extension ValueFormat {
+    /// The format's members of a sensor's object: `value`, `map`, `unit`, `decimals`, `range` (`[min, max]`).
+    func encode(into writer: inout JSONWriter, first: inout Bool) {
+        if let path {
+            writer.key("value", first: &first)
+            writer.string(path.description)
+        }
+        if let map {
+            writer.key("map", first: &first)
+            writer.string(map.description)
+        }
+        if let unit {
+            writer.key("unit", first: &first)
+            writer.string(unit)
+        }
+        if let decimals {
+            writer.key("decimals", first: &first)
+            writer.number(decimals)
+        }
+        if let range {
+            writer.key("range", first: &first)
+            writer.raw("[")
+            writer.number(range.lowerBound)
+            writer.raw(",")
+            writer.number(range.upperBound)
+            writer.raw("]")
+        }
+    }
+}
+
+extension SensorAttributes {
+    /// The attributes as a JSON object, in their order.
+    package func write(into writer: inout JSONWriter) {
+        var first = true
+        writer.raw("{")
+        for member in members {
+            writer.key(member.name, first: &first)
+            switch member.value {
+            case .number(let number): writer.number(number)
+            case .string(let text): writer.string(text)
+            case .bool(let flag): writer.bool(flag)
+            }
+        }
+        writer.raw("}")
+    }
+
+    /// Reads an object of scalars (what `write(into:)` writes).
+    static func read(_ reader: inout JSONReader, at path: String) throws(JSONSyntaxError) -> SensorAttributes {
+        guard reader.nextKind == "an object" else { throw reader.error("\(path): expected an object, found \(reader.nextKind)") }
+        var members: [Attribute] = []
+        try reader.readObject { name, reader throws(JSONSyntaxError) in
+            let value: Value
+            if reader.nextIsString {
+                value = .string(try reader.readString())
+            } else if reader.nextIsNumber {
+                guard let number = try reader.optionalDouble(at: "\(path).\(name)") else { return }
+                value = .number(number)
+            } else if reader.nextIsNull {
+                try reader.readNull()
+                return
+            } else {
+                value = .bool(try reader.bool(at: "\(path).\(name)"))
+            }
+            members.append(Attribute(name: UnsafeText.escaped(name), value: value))
+        }
+        return SensorAttributes(members)
+    }
+}
+
+extension Sensor {
+    /// The device members of a sensor's object as the document's reader meets them (`value` … `attributes`, in the
+    /// order of its known keys from `value` on).
+    struct DeviceFields {
+        var format = ValueFormat()
+        var availability: String?
+        var attributes: SensorAttributes = []
+
+        mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
+            let at = reader.index
+            func parsed<T>(_ key: String, _ make: (String) throws(ValuePathError) -> T) throws(JSONSyntaxError) -> T {
+                let text = try reader.string(at: "\(path).\(key)")
+                do {
+                    return try make(text)
+                } catch {
+                    throw reader.error("\(path).\(key): \(error)", at: at)
+                }
+            }
+            switch member {
+            case 0: format.path = try parsed("value") { text throws(ValuePathError) in try ValuePath(text) }
+            case 1: format.map = try parsed("map") { text throws(ValuePathError) in try ValueMap(text) }
+            case 2: format.unit = try reader.string(at: "\(path).unit")
+            case 3:
+                let decimals = try reader.int(at: "\(path).decimals")
+                guard (0...6).contains(decimals) else { throw reader.error("\(path).decimals: expected 0 to 6", at: at) }
+                format.decimals = decimals
+            case 4:
+                var bounds: [Double] = []
+                try reader.readArray { reader throws(JSONSyntaxError) in
+                    bounds.append(try reader.optionalDouble(at: "\(path).range") ?? .nan)
+                }
+                guard bounds.count == 2, bounds[0] <= bounds[1] else {
+                    throw reader.error("\(path).range: expected [lowest, highest]", at: at)
+                }
+                format.range = bounds[0]...bounds[1]
+            case 5: availability = try reader.string(at: "\(path).availability")
+            default: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
+            }
+        }
+    }
+}
+
+extension SensorAttributes {
+    /// The attributes as compact JSON text (the journal keeps them so, in one string member).
+    package var jsonText: String {
+        var writer = JSONWriter(capacity: 32 * count, compact: true)
+        write(into: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Reads what `jsonText` wrote; `nil` when it is not that.
+    package init?(jsonText: String) {
+        let bytes = Array(jsonText.utf8)
+        let read = bytes.withUnsafeBufferPointer { buffer -> SensorAttributes? in
+            var reader = JSONReader(buffer)
+            guard let attributes = try? SensorAttributes.read(&reader, at: "attributes"), (try? reader.finish()) != nil
+            else { return nil }
+            return attributes
+        }
+        guard let read else { return nil }
+        self = read
     }
 }

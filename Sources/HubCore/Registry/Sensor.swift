@@ -26,6 +26,12 @@ public struct Sensor: Sendable, Hashable {
     public var kind: SensorKind
     /// How long it may stay silent before it counts as offline; `nil` for the hub's default.
     public var silenceTimeout: Duration?
+    /// How its status is read from what its device publishes (empty: the payload is the status).
+    public var format: ValueFormat
+    /// The topic where its device says `online` or `offline` (Zigbee2MQTT's `…/availability`, Tasmota's LWT).
+    public var availability: String?
+    /// The other fields of its last payload (battery, link quality…).
+    public var attributes: SensorAttributes
     /// Keys this version does not know, kept as they were.
     var unknownFields: UnknownFields
 
@@ -38,7 +44,10 @@ public struct Sensor: Sendable, Hashable {
         kind: SensorKind = .status,
         silenceTimeout: Duration? = nil,
         id: String = "",
-        sequence: Int = 0
+        sequence: Int = 0,
+        format: ValueFormat = ValueFormat(),
+        availability: String? = nil,
+        attributes: SensorAttributes = []
     ) {
         self.id = id
         self.sequence = sequence
@@ -49,6 +58,9 @@ public struct Sensor: Sendable, Hashable {
         self.added = added
         self.kind = kind
         self.silenceTimeout = silenceTimeout
+        self.format = format
+        self.availability = availability
+        self.attributes = attributes
         self.unknownFields = UnknownFields()
     }
 }
@@ -94,8 +106,11 @@ public struct SensorKind: RawRepresentable, Sendable, Hashable, CustomStringConv
     public static let status = SensorKind(rawValue: "status")
     /// Particulate readings (PM2.5 / PM10), such as an SDS011's.
     public static let particulate = SensorKind(rawValue: "particulate")
+    /// A number with a unit (a temperature, a humidity): its readings go to the history, and only thresholds,
+    /// silence and availability make events, not every new value.
+    public static let numeric = SensorKind(rawValue: "numeric")
 
-    public static let known: [SensorKind] = [.status, .particulate]
+    public static let known: [SensorKind] = [.status, .numeric, .particulate]
     public var description: String { rawValue }
 }
 

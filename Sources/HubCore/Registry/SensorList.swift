@@ -156,7 +156,8 @@ public enum SensorList {
         if let topic = values["topic"] ?? nil, !topic.isEmpty { entry.topic = topic }
         if let kind = values["kind"] ?? nil, !kind.isEmpty {
             guard SensorKind.known.map(\.rawValue).contains(kind) else {
-                let known = SensorKind.known.map(\.rawValue).joined(separator: " or ")
+                let names = SensorKind.known.map(\.rawValue)
+                let known = names.dropLast().joined(separator: ", ") + " or " + names.last!
                 return .failure(Problem("\(location): kind '\(UnsafeText.escaped(kind))' is not \(known)"))
             }
             entry.kind = SensorKind(rawValue: kind)

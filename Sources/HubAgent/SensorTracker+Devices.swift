@@ -1,0 +1,115 @@
+import Foundation
+import HubCore
+
+// What the tracker does with devices that publish JSON or numbers, and with their availability topics.
+extension SensorTracker {
+    /// A payload of a sensor with a value format or a numeric kind: its value becomes the status, its other fields
+    /// the attributes. A numeric sensor's new value is a reading, not an event; a status sensor's new value is one.
+    mutating func device(
+        _ tracked: inout Tracked, topic: String, payload: String, retained: Bool, time: Timestamp
+    ) -> Outcome {
+        let decoded: ValueFormat.Decoded
+        switch tracked.format.decode(payload, numeric: tracked.kind == .numeric) {
+        case .failure(let problem): return .rejected(Rejection(problem))
+        case .success(let value): decoded = value
+        }
+        if decoded.status.utf8.count > maximumStatusLength && decoded.status.count > maximumStatusLength {
+            return .rejected(.tooLong)
+        }
+        let old = tracked.status
+        // A retained replay of what the hub has is no news; a live repeat is (the sensor is alive; a numeric
+        // sensor's chart gets the point).
+        if retained && !tracked.isOffline && decoded.status == old && decoded.attributes == tracked.attributes {
+            return .unchanged
+        }
+        var events: [SensorEvent] = []
+        func change(_ kind: SensorEvent.Kind) {
+            events.append(
+                SensorEvent(
+                    id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old,
+                    newStatus: decoded.status, time: time))
+        }
+        if tracked.isOffline {
+            tracked.isOffline = false
+            tracked.statusBeforeOffline = nil
+            change(.recovered)
+        } else if tracked.kind != .numeric && decoded.status != old {
+            change(.changed)
+        }
+        tracked.status = decoded.status
+        tracked.attributes = decoded.attributes
+        tracked.lastUpdated = time
+        dirty.insert(topic)
+        if tracked.kind == .numeric, let number = decoded.number {
+            return .reading(.numeric(number, unit: tracked.format.unit, time: time), sensor: tracked.name, events: events)
+        }
+        switch events.count {
+        case 0: return .unchanged
+        case 1: return .event(events[0])
+        default: return .events(events)
+        }
+    }
+
+    /// What a device says on its availability topic, for each of its sensors: `offline` marks them offline at once;
+    /// `online` brings back those that were.
+    mutating func availability(
+        _ payload: [UInt8], of topics: [String], retained: Bool, time: Timestamp, now: ContinuousClock.Instant
+    ) -> Outcome {
+        guard let online = Self.isOnline(payload) else { return .rejected(.invalidAvailability) }
+        var events: [SensorEvent] = []
+        for topic in topics {
+            guard var tracked = sensors[topic], tracked.isOffline == online else { continue }
+            let old = tracked.status
+            if online {
+                tracked.isOffline = false
+                tracked.status = tracked.statusBeforeOffline ?? Sensor.waiting
+                tracked.statusBeforeOffline = nil
+            } else {
+                tracked.isOffline = true
+                tracked.statusBeforeOffline = old
+                tracked.status = Self.offline
+                tracked.silenceDeadline = nil
+            }
+            tracked.lastUpdated = time
+            let event = SensorEvent(
+                id: tracked.nextEventID(), kind: online ? .recovered : .offline, sensor: tracked.name, topic: topic,
+                oldStatus: old, newStatus: tracked.status, time: time)
+            events.append(event)
+            sensors[topic] = tracked
+            dirty.insert(topic)
+            if online { armSilence(topic, from: now) }
+        }
+        return events.isEmpty ? .unchanged : .events(events)
+    }
+
+    /// `online`/`offline` (any case: Tasmota's `Online`), `true`/`false` (Shelly), or Zigbee2MQTT's
+    /// `{"state":"online"}`; `nil` for anything else.
+    static func isOnline(_ payload: [UInt8]) -> Bool? {
+        guard payload.count <= 1024, let text = String(validating: payload, as: UTF8.self) else { return nil }
+        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
+        case "online", "true": return true
+        case "offline", "false": return false
+        default:
+            guard case .string(let state)? = (try? JSONTree.parse(payload))?["state"] else { return nil }
+            return isOnline(Array(state.utf8))
+        }
+    }
+
+    /// Rebuilds which sensors each availability topic speaks for, after the sensors changed; adds the topics to
+    /// subscribe to and to leave.
+    mutating func followAvailability(_ delta: inout Delta) {
+        var index: [String: [String]] = [:]
+        for (topic, tracked) in sensors {
+            if let availability = tracked.availability { index[availability, default: []].append(topic) }
+        }
+        for topic in index.keys where availabilityTopics[topic] == nil && sensors[topic] == nil {
+            delta.subscribe.append(topic)
+        }
+        for topic in availabilityTopics.keys where index[topic] == nil && sensors[topic] == nil {
+            delta.unsubscribe.append(topic)
+        }
+        // A sensor removed whose topic is still some device's availability: stay subscribed.
+        delta.unsubscribe.removeAll { index[$0] != nil }
+        availabilityTopics = index
+    }
+}

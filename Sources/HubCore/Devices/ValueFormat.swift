@@ -1,0 +1,187 @@
+import Foundation
+import HubSupport
+
+/// How a sensor's status is read from what its device publishes: where the value is in a JSON payload, what its
+/// values mean, and, for a number, its unit, precision and plausible range. Empty for a sensor whose firmware
+/// publishes the status itself, as the hub's original sensors do.
+public struct ValueFormat: Sendable, Hashable {
+    /// Where the value is in a JSON payload; `nil`: the payload is the value.
+    public var path: ValuePath?
+    /// What the values mean (`true=closed,false=open`).
+    public var map: ValueMap?
+    /// The unit of a numeric sensor's value (`°C`).
+    public var unit: String?
+    /// Decimals shown; `nil`: as published, at most two.
+    public var decimals: Int?
+    /// Values outside are refused as implausible (a humidity of 300 %, a sensor's error code).
+    public var range: ClosedRange<Double>?
+
+    public init(
+        path: ValuePath? = nil, map: ValueMap? = nil, unit: String? = nil, decimals: Int? = nil,
+        range: ClosedRange<Double>? = nil
+    ) {
+        self.path = path
+        self.map = map
+        self.unit = unit
+        self.decimals = decimals
+        self.range = range
+    }
+
+    public var isEmpty: Bool { path == nil && map == nil && unit == nil && decimals == nil && range == nil }
+
+    /// Attributes kept from one payload, at most.
+    public static let maximumAttributes = 64
+    /// A JSON payload longer than this is refused (Zigbee2MQTT's largest are a few hundred bytes).
+    public static let maximumPayload = 16 * 1024
+    /// Numbers further from zero than this are refused whatever the range: no sensor measures them.
+    public static let largestNumber = 1e12
+
+    /// What a payload said: the status to show, the number for a numeric sensor, the other fields.
+    public struct Decoded: Sendable, Equatable {
+        public var status: String
+        public var number: Double?
+        public var attributes: SensorAttributes
+    }
+
+    /// Why a payload gave no status.
+    public enum Problem: String, Error, Sendable, CaseIterable {
+        case notJSON = "not JSON, for a sensor with a value path"
+        case missingValue = "the value path is not in the payload"
+        case wrongType = "the value is not of the sensor's type"
+        case notANumber = "not a number, for a numeric sensor"
+        case outOfRange = "a number outside the sensor's range"
+        case controlCharacters = "the value contains control characters"
+    }
+
+    /// Reads `text` (a payload already checked to be UTF-8, trimmed and not empty).
+    /// - Parameter numeric: whether the sensor's status is a number.
+    public func decode(_ text: String, numeric: Bool) -> Result<Decoded, Problem> {
+        guard let path else {
+            // The payload is the value: a plain number (ESPHome), or a word to map (`ON`).
+            return value(fromText: text, numeric: numeric).map { Decoded(status: $0.0, number: $0.1, attributes: []) }
+        }
+        guard text.utf8.count <= Self.maximumPayload, let tree = try? JSONTree.parse(Array(text.utf8)) else {
+            return .failure(.notJSON)
+        }
+        guard let (found, steps) = path.find(in: tree) else { return .failure(.missingValue) }
+        let attributes = SensorAttributes(leavesOf: tree, except: steps)
+        let shown: Result<(String, Double?), Problem>
+        switch found {
+        case .number(let number): shown = self.value(number: number, numeric: numeric)
+        case .string(let text): shown = value(fromText: text, numeric: numeric)
+        case .bool(let flag): shown = numeric ? .failure(.wrongType) : mapped(flag ? "true" : "false")
+        case .null: return .failure(.missingValue)
+        case .array, .object: return .failure(.wrongType)
+        }
+        return shown.map { Decoded(status: $0.0, number: $0.1, attributes: attributes) }
+    }
+
+    private func value(fromText text: String, numeric: Bool) -> Result<(String, Double?), Problem> {
+        if numeric {
+            guard let number = Double(text.trimmingCharacters(in: .whitespaces)) else { return .failure(.notANumber) }
+            return value(number: number, numeric: true)
+        }
+        return mapped(text)
+    }
+
+    private func value(number: Double, numeric: Bool) -> Result<(String, Double?), Problem> {
+        guard number.isFinite else { return .failure(.notANumber) }
+        guard abs(number) <= Self.largestNumber, range?.contains(number) ?? true else { return .failure(.outOfRange) }
+        let text = format(number)
+        if numeric { return .success((text, number)) }
+        return mapped(text).map { ($0.0, number) }
+    }
+
+    private func mapped(_ value: String) -> Result<(String, Double?), Problem> {
+        let status = map?.status(for: value) ?? value
+        if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .failure(.controlCharacters) }
+        return .success((status, nil))
+    }
+
+    /// `number` as the sensor shows it: `decimals` places, or as published with at most two.
+    public func format(_ number: Double) -> String {
+        if let decimals { return String(format: "%.\(decimals)f", number) }
+        var text = String(format: "%.2f", number)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text == "-0" ? "0" : text
+    }
+
+    /// The status with its unit, for people: `22.6 °C`.
+    public func withUnit(_ status: String) -> String {
+        guard let unit, !unit.isEmpty else { return status }
+        return unit == "%" ? status + unit : status + " " + unit
+    }
+}
+
+/// The fields of a device's payload other than its value (battery, link quality, humidity…): shown with the sensor,
+/// usable in threshold rules, never a status change by themselves. Named by their dotted path (`AM2301.Humidity`).
+public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, RandomAccessCollection {
+    public struct Attribute: Sendable, Hashable {
+        public var name: String
+        public var value: Value
+    }
+
+    public enum Value: Sendable, Hashable, CustomStringConvertible {
+        case number(Double)
+        case string(String)
+        case bool(Bool)
+
+        public var description: String {
+            switch self {
+            case .number(let number): ValueFormat().format(number)
+            case .string(let text): text
+            case .bool(let flag): flag ? "true" : "false"
+            }
+        }
+    }
+
+    public private(set) var members: [Attribute]
+
+    public init(_ members: [Attribute]) { self.members = members }
+    public init(arrayLiteral elements: Attribute...) { members = elements }
+
+    public var startIndex: Int { members.startIndex }
+    public var endIndex: Int { members.endIndex }
+    public subscript(position: Int) -> Attribute { members[position] }
+
+    /// The attribute called `name`.
+    public subscript(name: String) -> Value? { members.first { $0.name == name }?.value }
+
+    /// The scalar leaves of `tree` but the one at `steps`, at most `ValueFormat.maximumAttributes`. Text that could
+    /// act on a terminal is kept escaped (`\u{1B}`), so every place that shows an attribute can show it as it is.
+    init(leavesOf tree: JSONTree, except steps: [ValuePath.Segment]) {
+        var members: [Attribute] = []
+        var path: [ValuePath.Segment] = []
+        func name(_ path: [ValuePath.Segment]) -> String { UnsafeText.escaped(ValuePath.text(of: path)) }
+        func walk(_ node: JSONTree) {
+            guard members.count < ValueFormat.maximumAttributes else { return }
+            switch node {
+            case .object(let children):
+                for child in children {
+                    path.append(.key(child.key))
+                    walk(child.value)
+                    path.removeLast()
+                }
+            case .array(let elements):
+                for (index, element) in elements.enumerated() {
+                    path.append(.index(index))
+                    walk(element)
+                    path.removeLast()
+                }
+            case .null:
+                break
+            case .number(let number) where path != steps:
+                members.append(Attribute(name: name(path), value: .number(number)))
+            case .string(let text) where path != steps:
+                members.append(Attribute(name: name(path), value: .string(UnsafeText.escaped(text))))
+            case .bool(let flag) where path != steps:
+                members.append(Attribute(name: name(path), value: .bool(flag)))
+            default:
+                break
+            }
+        }
+        walk(tree)
+        self.members = members
+    }
+}
