@@ -55,7 +55,8 @@ public struct Hub: Sendable {
         for record in replay.records {
             document.recordStatus(
                 record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                sequence: record.sequence, attributes: record.attributes)
+                sequence: record.sequence, attributes: record.attributes,
+ alerts: record.alerts)
         }
         if !replay.records.isEmpty {
             logger.notice(
@@ -73,6 +74,7 @@ public struct Hub: Sendable {
             defaultSilenceTimeout: configuration.silenceTimeout, maximumStatusLength: configuration.maximumStatusLength)
         tracker.airPolicy = configuration.air
         _ = tracker.follow(document, now: .now)
+        tracker.setThresholds(configuration.thresholds)
 
         let subscriptionInputs = Subscriptions.Inputs()
         let (clients, clientSink) = AsyncStream.makeStream(of: MosquittoClient.self)

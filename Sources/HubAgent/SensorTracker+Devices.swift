@@ -40,6 +40,9 @@ extension SensorTracker {
         tracked.attributes = decoded.attributes
         tracked.lastUpdated = time
         dirty.insert(topic)
+        if !thresholds.isEmpty {
+            events += checkThresholds(&tracked, topic: topic, number: decoded.number, time: time)
+        }
         if tracked.kind == .numeric, let number = decoded.number {
             return .reading(.numeric(number, unit: tracked.format.unit, time: time), sensor: tracked.name, events: events)
         }

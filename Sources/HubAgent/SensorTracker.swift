@@ -56,9 +56,15 @@ public struct SensorTracker: Sendable {
         var format = ValueFormat()
         var attributes: SensorAttributes = []
         var availability: String?
+        /// The thresholds it is past (their names), and each configured threshold's watch on it.
+        var alerts: [String] = []
+        var watches: [String: ThresholdWatch] = [:]
     }
 
     var sensors: [String: Tracked] = [:]
+    /// Limits on values and attributes (`thresholds:`); sensors with a breach waiting for its `for:` time.
+    public internal(set) var thresholds: [ThresholdRule] = []
+    var pendingThresholds: Set<String> = []
     /// The sensors (by topic) each availability topic speaks for: one ESPHome node's `status` covers all of its
     /// sensors.
     var availabilityTopics: [String: [String]] = [:]
@@ -180,7 +186,8 @@ public struct SensorTracker: Sendable {
                     lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
                     kind: sensor.kind,
                     air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil,
-                    format: sensor.format, attributes: sensor.attributes, availability: sensor.availability)
+                    format: sensor.format, attributes: sensor.attributes, availability: sensor.availability,
+                    alerts: sensor.alerts)
                 // A sensor that has reported before gets a full timeout from now: the hub may just have started.
                 if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
             }
@@ -391,6 +398,7 @@ public struct SensorTracker: Sendable {
                     id: id, kind: .silent, sensor: tracked.name, topic: next.topic, oldStatus: old,
                     newStatus: Self.offline, time: time))
         }
+        events += tickThresholds(time: time)
         // Superseded deadlines pile up under a flood of messages; rebuild when most of the heap is stale.
         if deadlines.count > 4 * max(sensors.count, 16) {
             deadlines = Heap(
@@ -412,7 +420,8 @@ public struct SensorTracker: Sendable {
             sensors[topic].map {
                 JournalRecord(
                     topic: topic, sensorID: $0.id, status: $0.status, lastUpdated: $0.lastUpdated,
-                    sequence: $0.sequence, events: events.filter { $0.topic == topic }, attributes: $0.attributes)
+                    sequence: $0.sequence, events: events.filter { $0.topic == topic }, attributes: $0.attributes,
+                    alerts: $0.alerts)
             }
         }
     }

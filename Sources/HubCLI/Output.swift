@@ -13,7 +13,7 @@ enum Output {
     static func table(_ sensors: [Sensor], now: Timestamp) -> String {
         guard !sensors.isEmpty else { return "No sensors yet. Add one with: hubctl sensors add NAME\n" }
         let rows = sensors.sortedByName().map { sensor in
-            [sensor.name, sensor.status, lastUpdated(sensor, now: now), sensor.topic]
+            [sensor.name, sensor.shownStatus, lastUpdated(sensor, now: now), sensor.topic]
         }
         return table(header: ["NAME", "STATUS", "LAST UPDATED", "TOPIC"], rows: rows)
     }
@@ -26,13 +26,24 @@ enum Output {
             // Event ids are `<id>-<sequence>`: what a receiver gets names the sensor by this.
             ("Id", sensor.sequence > 0 ? "\(sensor.id) (last event \(sensor.id)-\(sensor.sequence))" : sensor.id),
             ("Topic", sensor.topic),
-            ("Status", sensor.status),
+            ("Status", sensor.shownStatus),
             ("Last updated", lastUpdated(sensor, now: now)),
             ("Added", "\(absolute(sensor.added)) (\(relative(sensor.added, now: now)))"),
             ("Kind", sensor.kind.rawValue),
             ("Offline after", silence),
         ]
-        return aligned(fields).map { $0 + "\n" }.joined()
+        var device: [(String, String)] = []
+        if let path = sensor.format.path { device.append(("Value", path.description)) }
+        if let map = sensor.format.map { device.append(("Map", map.description)) }
+        if let unit = sensor.format.unit { device.append(("Unit", unit)) }
+        if let range = sensor.format.range {
+            device.append(("Range", "\(ValueFormat().format(range.lowerBound))..\(ValueFormat().format(range.upperBound))"))
+        }
+        if let availability = sensor.availability { device.append(("Availability", availability)) }
+        let attributes = sensor.attributes.map { ("  " + $0.name, $0.value.description) }
+        let lines = aligned(fields + device + (attributes.isEmpty ? [] : [("Attributes", "")]) + attributes)
+        return lines.map { $0.replacingOccurrences(of: ":  *$", with: ":", options: .regularExpression) + "\n" }
+            .joined()
     }
 
     /// "Label:  value" lines, the values lined up one space after the longest label, labels and values escaped.
@@ -127,6 +138,13 @@ enum Output {
         if let timeout = sensor.silenceTimeout { writer.number(timeout.seconds) } else { writer.raw("null") }
         writer.key("sequence", first: &first)
         writer.number(sensor.sequence)
+        sensor.format.encode(into: &writer, first: &first)
+        if let availability = sensor.availability {
+            writer.key("availability", first: &first)
+            writer.string(availability)
+        }
+        writer.key("attributes", first: &first)
+        sensor.attributes.write(into: &writer)
         writer.raw("}")
     }
 
@@ -186,5 +204,18 @@ enum Output {
         }
         writer.raw("}")
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+extension Output {
+    /// What `sensors add` and `set` say of a device sensor beyond its topic: " (value contact, map …)", or nothing.
+    static func deviceSummary(_ sensor: Sensor) -> String {
+        var parts: [String] = []
+        if sensor.kind != .status { parts.append(sensor.kind.rawValue + (sensor.format.unit.map { " in \($0)" } ?? "")) }
+        if let path = sensor.format.path { parts.append("value '\(path)'") }
+        if let map = sensor.format.map { parts.append("map \(map)") }
+        if let availability = sensor.availability { parts.append("availability on '\(availability)'") }
+        if let timeout = sensor.silenceTimeout { parts.append("offline after \(DurationText.format(timeout)) of silence") }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 }

@@ -12,7 +12,9 @@ extension HubctlCommand {
                 and the MQTT topic its firmware publishes its status to. It shows 'Waiting' until its first \
                 message.
                 """,
-            subcommands: [Add.self, List.self, Show.self, Rename.self, Remove.self, Import.self, Export.self],
+            subcommands: [
+                Add.self, List.self, Show.self, Set.self, Rename.self, Remove.self, Import.self, Export.self,
+            ],
             defaultSubcommand: List.self
         )
     }
@@ -32,6 +34,16 @@ extension HubctlCommand.Sensors {
                   hubctl sensors add "front door" --topic home/front-door/status
                   hubctl sensors add garage --topic-template 'home/{name}/status'
                   hubctl sensors add "living room air" --kind particulate --silence-timeout 15m
+                  hubctl sensors add "front door" --preset zigbee2mqtt --value contact
+                  hubctl sensors add greenhouse --preset tasmota --device tasmota_5A1B2C
+                  hubctl sensors add "lounge temperature" --preset esphome --device lounge/sensor/temperature
+                  hubctl sensors add "bath humidity" --preset shelly --device shellyplusht-08b61f/humidity:0
+                  hubctl sensors add cellar --topic home/cellar --value temperature --kind numeric --unit °C
+
+                A device publishing JSON needs --value (where its value is); a preset or a known field name \
+                (contact, occupancy, temperature, humidity, battery…) fills in the map, unit and range. The \
+                payload's other fields are kept as attributes. 'hubctl discover' lists the devices on the broker \
+                with the command that adds each.
                 """)
 
         @OptionGroup var state: StateOptions
@@ -48,8 +60,10 @@ extension HubctlCommand.Sensors {
                 valueName: "template"))
         var topicTemplate: String?
 
-        @Option(help: "What its messages carry: status or particulate.")
-        var kind: String = SensorKind.status.rawValue
+        @Option(help: "What its messages carry: status (default), numeric (a number with a unit) or particulate.")
+        var kind: String?
+
+        @OptionGroup(title: "Devices") var device: DeviceOptions
 
         @Option(
             help: ArgumentHelp(
@@ -60,9 +74,10 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Print the new sensor as JSON.") var json = false
 
         func validate() throws {
-            guard SensorKind.known.map(\.rawValue).contains(kind) else {
-                throw ValidationError(
-                    "--kind must be one of: \(SensorKind.known.map(\.rawValue).joined(separator: ", "))")
+            try SensorKind.validate(option: kind)
+            _ = try device.setup(for: name, kind: kind.map(SensorKind.init(rawValue:)))
+            if device.preset != nil && topicTemplate != nil {
+                throw ValidationError("--preset gives the topic: --topic-template does not go with it")
             }
             if let silenceTimeout, DurationText.parse(silenceTimeout) == nil {
                 throw ValidationError("--silence-timeout '\(silenceTimeout)' is not a duration like 90s, 10m or 2h")
@@ -80,17 +95,22 @@ extension HubctlCommand.Sensors {
             } catch {
                 throw Failure.report(error)
             }
+            let setup = try device.setup(for: name, kind: kind.map(SensorKind.init(rawValue:)))
             let sensor = try withStoreErrors { () throws(StoreError) in
                 try directory.store.update { document throws(RegistryError) in
                     try document.addSensor(
-                        named: name, topic: topic, template: template, kind: SensorKind(rawValue: kind),
-                        silenceTimeout: silenceTimeout.flatMap(DurationText.parse))
+                        named: name, topic: topic ?? setup.flatMap { $0.topic.isEmpty ? nil : $0.topic },
+                        template: template, kind: setup?.kind ?? kind.map(SensorKind.init(rawValue:)) ?? .status,
+                        silenceTimeout: silenceTimeout.flatMap(DurationText.parse) ?? setup?.silenceTimeout,
+                        format: setup?.format ?? ValueFormat(), availability: setup?.availability)
                 }
             }
             if json {
                 print(Output.json(sensor))
             } else {
-                print("Added '\(sensor.name)' on topic '\(sensor.topic)'. It shows Waiting until its first message.")
+                print(
+                    "Added '\(sensor.name)' on topic '\(sensor.topic)'\(Output.deviceSummary(sensor))."
+                        + " It shows Waiting until its first message.")
             }
         }
     }
@@ -213,6 +233,14 @@ extension HubctlCommand.Sensors {
             }
             print("Removed '\(removed.name)' (topic '\(removed.topic)').")
         }
+    }
+}
+
+extension SensorKind {
+    /// Checks a `--kind` option.
+    static func validate(option: String?) throws {
+        guard let option, !known.map(\.rawValue).contains(option) else { return }
+        throw ValidationError("--kind must be one of: \(known.map(\.rawValue).joined(separator: ", "))")
     }
 }
 

@@ -68,6 +68,12 @@ public struct AirQualityPolicy: Sendable, Hashable {
 
     public init() {}
 
+    /// The alert's limit: above the threshold, cleared below threshold × (1 − hysteresis), at most one alert per
+    /// minimum interval (a breach still there when the interval is over alerts then).
+    var limit: ThresholdLimit {
+        ThresholdLimit(above: threshold, hysteresis: threshold * hysteresis, minimumInterval: minimumInterval)
+    }
+
     /// How the threshold reads in a message: "the WHO guideline of 15", else "the threshold of 12".
     var thresholdName: String {
         let averaging: WHOGuideline.Averaging = metric.window == .seconds(86_400) ? .day : .year
@@ -84,11 +90,13 @@ public struct AirQualityMonitor: Sendable {
     /// Their sums, kept as readings come and go, so the 24 h mean costs nothing per reading (at one reading a
     /// second there are 86,400). In thousandths, as integers: a year of adding and taking away doesn't drift.
     private var day = (pm25: RunningSum(), pm10: RunningSum())
-    public private(set) var alerting = false
-    private var lastAlert: Int64?
+    /// The alert: the hub's one threshold mechanism, on the policy's metric.
+    private var watch: ThresholdWatch
+    public var alerting: Bool { watch.alerting }
 
     public init(policy: AirQualityPolicy) {
         self.policy = policy
+        watch = ThresholdWatch(limit: policy.limit)
     }
 
     /// An alert raised or cleared.
@@ -156,19 +164,12 @@ public struct AirQualityMonitor: Sendable {
         }
         guard let value else { return nil }
         let shown = "\(metric.pollutant.rawValue) \(ParticulateReading.format(value)) µg/m³\(metric.label)"
-        if !alerting && value > policy.threshold {
-            if let lastAlert, time - lastAlert < Int64(policy.minimumInterval.components.seconds * 1000) {
-                return nil  // still above when the interval is over: the alert comes then
-            }
-            alerting = true
-            lastAlert = time
-            return Alert(raised: true, value: value, message: "\(shown) is above \(policy.thresholdName)")
-        }
-        if alerting && value < policy.threshold * (1 - policy.hysteresis) {
-            alerting = false
+        switch watch.observe(value, at: time) {
+        case .raised?: return Alert(raised: true, value: value, message: "\(shown) is above \(policy.thresholdName)")
+        case .cleared?:
             return Alert(raised: false, value: value, message: "\(shown) is back below \(policy.thresholdName)")
+        case nil: return nil
         }
-        return nil
     }
 }
 

@@ -33,6 +33,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var sds011 = SDS011Settings()
     /// `air.*`: how particulate readings become a status and alerts.
     public var air = AirQualityPolicy()
+    /// `thresholds`: limits on sensors' values and attributes, each alerting once per crossing.
+    public var thresholds: [ThresholdRule] = []
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `http.listen`: where the API and dashboard listen.
@@ -131,7 +133,7 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
-        "state", "sensors", "hub", "store", "log", "sds011", "air", "history", "http", "notifiers",
+        "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "notifiers",
     ]
 
     /// Reads every key under `root`, checking each; an unknown key or a section of the wrong shape is an error.
@@ -191,6 +193,7 @@ public struct HubConfiguration: Sendable, Hashable {
             result.logLevel = level
         }
         try readAir(root, into: &result)
+        result.thresholds = try ThresholdRule.read(root["thresholds"])
         try readHTTP(root["http"], into: &result)
         return result
     }

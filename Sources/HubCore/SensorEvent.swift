@@ -1,6 +1,6 @@
 import Foundation
 
-/// Something that happened to a sensor: a new status, its silence or return, an air-quality alert.
+/// Something that happened to a sensor: a new status, its silence or return, an air-quality or threshold alert.
 ///
 /// The hub's one event type: the tracker makes it, and the router, the outbox, the history and the API take it as
 /// it is. Its Codable form is the `event` object of an outbox line.
@@ -21,10 +21,12 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         public static let recovered = Kind(rawValue: "recovered")
         /// Air quality crossed the configured threshold (or came back below it).
         public static let airQuality = Kind(rawValue: "air_quality")
+        /// A value or attribute crossed a configured threshold (`thresholds:`), or came back.
+        public static let threshold = Kind(rawValue: "threshold")
         /// `hubctl notify test`.
         public static let test = Kind(rawValue: "test")
 
-        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .test]
+        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .threshold, .test]
         public var description: String { rawValue }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 
 /// Which events go to which backends, and how they read: one entry of `notifiers.rules`.
 public struct NotificationRule: Sendable {
@@ -38,12 +39,6 @@ public struct NotificationRule: Sendable {
         let defaults = Template.defaults(for: event.kind)
         return ((title ?? defaults.title).render(event, id: id), (body ?? defaults.body).render(event, id: id))
     }
-}
-
-/// Shell-style glob (`*`, `?`, `[…]`), ignoring case.
-func glob(_ pattern: String, _ text: String) -> Bool {
-    // FNM_CASEFOLD (a GNU extension Swift does not import) is 1 << 4.
-    fnmatch(pattern, text, 1 << 4) == 0
 }
 
 /// Per-rule, per-sensor rate limits: at most one notification per interval.

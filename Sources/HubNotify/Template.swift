@@ -138,6 +138,9 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
         case .airQuality:
             title = "Air quality: {new}"
             body = "{value}"
+        case .threshold:
+            title = "{sensor}: threshold {new}"
+            body = "{sensor}: {value}"
         default:
             title = "{sensor}: {new}"
             body = "{sensor}: {new}"

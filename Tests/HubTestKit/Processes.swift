@@ -172,6 +172,21 @@ public func eventually(
     throw TestKitError("timed out after \(timeout) waiting for \(what)")
 }
 
+/// `eventually` for a condition that must await (a process to run, an actor to answer): checked every 50 ms.
+public func eventually(
+    _ what: String,
+    within timeout: Duration = .seconds(15),
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    if try await condition() { return }
+    throw TestKitError("timed out after \(timeout) waiting for \(what)")
+}
+
 /// The JSON lines of a file (an audit trail, an outbox), decoded; lines that are not JSON objects are skipped.
 public func jsonLines(_ path: String) -> [[String: Any]] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }

@@ -17,10 +17,12 @@ public struct JournalRecord: Sendable, Hashable {
     public var events: [SensorEvent]
     /// The other fields of the device's last payload.
     public var attributes: SensorAttributes
+    /// The thresholds the sensor is past now.
+    public var alerts: [String]
 
     public init(
         topic: String, sensorID: String, status: String, lastUpdated: Timestamp?, sequence: Int,
-        events: [SensorEvent], attributes: SensorAttributes = [], position: Int = 0
+        events: [SensorEvent], attributes: SensorAttributes = [], alerts: [String] = [], position: Int = 0
     ) {
         self.position = position
         self.topic = topic
@@ -30,6 +32,7 @@ public struct JournalRecord: Sendable, Hashable {
         self.sequence = sequence
         self.events = events
         self.attributes = attributes
+        self.alerts = alerts
     }
 
     /// The record as one journal line (without its newline), in the shape `Line` reads.
@@ -55,6 +58,10 @@ public struct JournalRecord: Sendable, Hashable {
             writer.key("attrs", first: &first)
             writer.string(attributes.jsonText)
         }
+        if !alerts.isEmpty {
+            writer.key("alerts", first: &first)
+            writer.strings(alerts)
+        }
         if !events.isEmpty {
             writer.key("events", first: &first)
             writer.raw("[")
@@ -78,6 +85,7 @@ public struct JournalRecord: Sendable, Hashable {
         var seq: Int?
         var events: [SensorEvent]?
         var attrs: String?
+        var alerts: [String]?
         var ack: String?
         var through: Int?
 
@@ -85,7 +93,8 @@ public struct JournalRecord: Sendable, Hashable {
             guard let at, let topic, let sensor, let status, let seq else { return nil }
             return JournalRecord(
                 topic: topic, sensorID: sensor, status: status, lastUpdated: updated, sequence: seq,
-                events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [], position: at)
+                events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [],
+                alerts: alerts ?? [], position: at)
         }
     }
 

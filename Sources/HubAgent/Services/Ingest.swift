@@ -153,6 +153,7 @@ final class Ingest: Service, Sendable {
         tracker.withLock {
             $0.maximumStatusLength = configuration.maximumStatusLength
             $0.setDefaultSilenceTimeout(configuration.silenceTimeout, now: .now)
+            $0.setThresholds(configuration.thresholds)
         }
     }
 

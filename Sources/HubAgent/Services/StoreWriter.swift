@@ -86,7 +86,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 for record in records.values {
                     document.recordStatus(
                         record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                        sequence: record.sequence, attributes: record.attributes)
+                        sequence: record.sequence, attributes: record.attributes,
+ alerts: record.alerts)
                 }
             }
             writes.withLock { $0 += 1 }

@@ -185,3 +185,10 @@ public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, R
         self.members = members
     }
 }
+
+extension Sensor {
+    /// The status as people read it: a numeric sensor's value with its unit (`22.6 °C`).
+    public var shownStatus: String {
+        kind == .numeric && lastUpdated != nil && status != "offline" ? format.withUnit(status) : status
+    }
+}

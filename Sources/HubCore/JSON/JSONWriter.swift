@@ -82,6 +82,16 @@ package struct JSONWriter {
         }
     }
 
+    /// A list of strings.
+    package mutating func strings(_ values: [String]) {
+        raw("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { raw(",") }
+            string(value)
+        }
+        raw("]")
+    }
+
     package mutating func bool(_ value: Bool) { value ? raw("true" as StaticString) : raw("false" as StaticString) }
 
     /// Writes `"key": ` for a member of an object, after `separator` unless it is the first member.

@@ -26,15 +26,15 @@ public struct DefaultsDocument: Sendable, Hashable {
     }
     /// Bumped by every change, so a writer knows whether there is anything to save without comparing documents.
     public private(set) var revision = 0
-    private var unknownFields: UnknownFields
+    var unknownFields: UnknownFields
     /// Sensor positions by name key and by topic: every change checks both, and must not look through them all.
     private var byName: [String: Int]
     private var byTopic: [String: Int]
     private var byID: [String: Int] = [:]
     /// The bytes the document was read from, and where each unchanged sensor stands in them: writing copies
     /// those back byte for byte instead of encoding 100,000 sensors again.
-    private var source: [UInt8] = []
-    private var sourceRanges: [Range<Int>?] = []
+    var source: [UInt8] = []
+    var sourceRanges: [Range<Int>?] = []
 
     /// An empty registry, as on first use.
     public init() {
@@ -68,6 +68,8 @@ public struct DefaultsDocument: Sendable, Hashable {
         template: TopicTemplate = .default,
         kind: SensorKind = .status,
         silenceTimeout: Duration? = nil,
+        format: ValueFormat = ValueFormat(),
+        availability: String? = nil,
         at time: Timestamp = .now
     ) throws(RegistryError) -> Sensor {
         let name = try SensorRules.name(rawName)
@@ -79,9 +81,11 @@ public struct DefaultsDocument: Sendable, Hashable {
             topic = try template.topic(for: name)
         }
         if let user = sensor(onTopic: topic) { throw .duplicateTopic(topic: topic, sensor: user.name) }
+        try checkAvailability(availability, of: topic)
         let id = SensorID.random { byID[$0] != nil }
         let sensor = Sensor(
-            name: name, topic: topic, added: time, kind: kind, silenceTimeout: silenceTimeout, id: id)
+            name: name, topic: topic, added: time, kind: kind, silenceTimeout: silenceTimeout, id: id, format: format,
+            availability: availability)
         byName[SensorRules.key(name)] = sensors.count
         byTopic[topic] = sensors.count
         byID[id] = sensors.count
@@ -134,13 +138,43 @@ public struct DefaultsDocument: Sendable, Hashable {
         return sensor
     }
 
+    /// Changes how the sensor called `name` reads its device (kind, format, availability, silence timeout); its
+    /// name, topic and id stay.
+    @discardableResult
+    public mutating func configureSensor(
+        named name: String, _ change: (inout Sensor) -> Void
+    ) throws(RegistryError) -> Sensor {
+        guard let index = byName[SensorRules.key(name.precomposedNFC)] else { throw unknown(name) }
+        var sensor = sensors[index]
+        change(&sensor)
+        (sensor.name, sensor.topic, sensor.id) = (sensors[index].name, sensors[index].topic, sensors[index].id)
+        try checkAvailability(sensor.availability, of: sensor.topic)
+        guard sensor != sensors[index] else { return sensor }
+        sensors[index] = sensor
+        sourceRanges[index] = nil
+        revision &+= 1
+        return sensor
+    }
+
+    private func checkAvailability(_ availability: String?, of topic: String) throws(RegistryError) {
+        guard let availability else { return }
+        _ = try SensorRules.topic(availability)
+        if availability == topic {
+            throw .invalidTopic(
+                availability, "it is the sensor's own topic, where 'online' and 'offline' are understood already")
+        }
+        if let other = self.sensor(onTopic: availability) {
+            throw .invalidTopic(availability, "it is the topic of the sensor '\(other.name)', not an availability topic")
+        }
+    }
+
     /// Records what the agent knows of the sensor on `topic`; returns false when no sensor uses it any more
     /// (removed or given another topic since), or when `id` names another sensor (removed, and a new one added on
     /// the topic), in which case nothing changes. A `sequence` below the stored one is older news: ignored.
     @discardableResult
     public mutating func recordStatus(
         _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil,
-        attributes: SensorAttributes? = nil
+        attributes: SensorAttributes? = nil, alerts: [String]? = nil
     ) -> Bool {
         guard let index = byTopic[topic], id == nil || sensors[index].id == id else { return false }
         let sensor = sensors[index]
@@ -154,8 +188,10 @@ public struct DefaultsDocument: Sendable, Hashable {
         guard
             sensor.status != status || sensor.lastUpdated != lastUpdated
                 || (sequence ?? sensor.sequence) != sensor.sequence || (attributes ?? sensor.attributes) != sensor.attributes
+                || (alerts ?? sensor.alerts) != sensor.alerts
         else { return true }
         if let attributes { sensors[index].attributes = attributes }
+        if let alerts { sensors[index].alerts = alerts }
         sensors[index].status = status
         sensors[index].lastUpdated = lastUpdated
         if let sequence { sensors[index].sequence = sequence }
@@ -245,7 +281,7 @@ extension DefaultsDocument {
     private static let sensorKeys = JSONReader.KnownKeys(
         [
             "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
-            "map", "unit", "decimals", "range", "availability", "attributes",
+            "map", "unit", "decimals", "range", "availability", "attributes", "alerts",
         ])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
@@ -345,6 +381,7 @@ extension DefaultsDocument {
             name: name, topic: topic, status: status ?? Sensor.waiting, lastUpdated: lastUpdated, added: added,
             kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence, format: device.format,
             availability: device.availability, attributes: device.attributes)
+        sensor.alerts = device.alerts
         sensor.unknownFields = unknown
         byName[key] = position
         byTopic[topic] = position
@@ -354,56 +391,3 @@ extension DefaultsDocument {
     }
 }
 
-// MARK: - Encoding
-
-extension DefaultsDocument {
-    /// The document as JSON: readable, one sensor a line, unknown keys as they were read.
-    public func encode() -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 + sensors.count * 160)
-        var first = true
-        writer.raw("{\n")
-        writer.topKey("schemaVersion", first: &first, separator: ",\n")
-        writer.number(schemaVersion)
-        writer.topKey("broker", first: &first, separator: ",\n")
-        broker.encode(into: &writer)
-        writer.topKey("sensors", first: &first, separator: ",\n")
-        if sensors.isEmpty {
-            writer.raw("[]")
-        } else {
-            writer.raw("[\n")
-            for (index, sensor) in sensors.enumerated() {
-                writer.raw("    " as StaticString)
-                if let range = sourceRanges[index] {
-                    writer.raw(source[range])
-                } else {
-                    sensor.encode(into: &writer)
-                }
-                writer.raw(index == sensors.count - 1 ? "\n  ]" as StaticString : ",\n" as StaticString)
-            }
-        }
-        for member in unknownFields.members {
-            writer.topKey(member.key, first: &first, separator: ",\n")
-            writer.raw(member.value)
-        }
-        writer.raw("\n}\n")
-        return writer.bytes
-    }
-}
-
-extension JSONWriter {
-    /// `key` at the document's top level, two spaces in.
-    fileprivate mutating func topKey(_ key: String, first: inout Bool, separator: String) {
-        if !first { raw(separator) }
-        first = false
-        raw("  ")
-        string(key)
-        raw(": ")
-    }
-
-    mutating func unknown(_ fields: UnknownFields, first: inout Bool) {
-        for member in fields.members {
-            key(member.key, first: &first)
-            raw(member.value)
-        }
-    }
-}

@@ -41,6 +41,10 @@ extension Sensor {
             writer.key("attributes", first: &first)
             attributes.write(into: &writer)
         }
+        if !alerts.isEmpty {
+            writer.key("alerts", first: &first)
+            writer.strings(alerts)
+        }
         writer.unknown(unknownFields, first: &first)
         writer.raw("}")
     }
@@ -63,7 +67,7 @@ extension String {
 
 extension ValueFormat {
     /// The format's members of a sensor's object: `value`, `map`, `unit`, `decimals`, `range` (`[min, max]`).
-    func encode(into writer: inout JSONWriter, first: inout Bool) {
+    package func encode(into writer: inout JSONWriter, first: inout Bool) {
         if let path {
             writer.key("value", first: &first)
             writer.string(path.description)
@@ -137,6 +141,7 @@ extension Sensor {
         var format = ValueFormat()
         var availability: String?
         var attributes: SensorAttributes = []
+        var alerts: [String] = []
 
         mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
             let at = reader.index
@@ -166,7 +171,11 @@ extension Sensor {
                 }
                 format.range = bounds[0]...bounds[1]
             case 5: availability = try reader.string(at: "\(path).availability")
-            default: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
+            case 6: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
+            default:
+                try reader.readArray { reader throws(JSONSyntaxError) in
+                    alerts.append(try reader.string(at: "\(path).alerts"))
+                }
             }
         }
     }

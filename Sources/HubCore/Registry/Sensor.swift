@@ -32,6 +32,8 @@ public struct Sensor: Sendable, Hashable {
     public var availability: String?
     /// The other fields of its last payload (battery, link quality…).
     public var attributes: SensorAttributes
+    /// The thresholds it is past now (their names): after a restart each clears once, and does not alert again.
+    public var alerts: [String] = []
     /// Keys this version does not know, kept as they were.
     var unknownFields: UnknownFields
 

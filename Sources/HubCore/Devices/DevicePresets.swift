@@ -1,0 +1,152 @@
+import Foundation
+
+/// The device families the hub knows how to follow without configuration: where each publishes, what it publishes,
+/// how it says it is online, and how long it may stay quiet.
+public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// `<base>/<friendly name>`, JSON; `<base>/<name>/availability`.
+    public static let zigbee2mqtt = DeviceFamily(rawValue: "zigbee2mqtt")
+    /// `tele/<topic>/SENSOR`, JSON every TelePeriod (300 s); `tele/<topic>/LWT`.
+    public static let tasmota = DeviceFamily(rawValue: "tasmota")
+    /// `<node>/<component>/<object id>/state`, plain values; `<node>/status`.
+    public static let esphome = DeviceFamily(rawValue: "esphome")
+    /// Shelly Gen2+: `<prefix>/status/<component>:<id>`, JSON; `<prefix>/online`.
+    public static let shelly = DeviceFamily(rawValue: "shelly")
+
+    public static let all: [DeviceFamily] = [.zigbee2mqtt, .tasmota, .esphome, .shelly]
+    public var description: String { rawValue }
+
+    /// Zigbee2MQTT's own availability timeouts: a mains-powered device is offline after 10 minutes without a
+    /// message, a battery device after 25 hours.
+    public static let mainsSilence = Duration.seconds(600)
+    public static let batterySilence = Duration.seconds(25 * 3600)
+    /// Three of Tasmota's default TelePeriods (300 s): one missed report is not an outage.
+    public static let tasmotaSilence = Duration.seconds(900)
+
+    /// How a sensor follows one device of the family.
+    public struct Setup: Sendable, Hashable {
+        public var topic: String
+        public var kind: SensorKind
+        public var format: ValueFormat
+        public var availability: String?
+        public var silenceTimeout: Duration?
+
+        public init(
+            topic: String, kind: SensorKind, format: ValueFormat, availability: String?, silenceTimeout: Duration?
+        ) {
+            self.topic = topic
+            self.kind = kind
+            self.format = format
+            self.availability = availability
+            self.silenceTimeout = silenceTimeout
+        }
+    }
+
+    /// The setup for `device` (its Zigbee2MQTT friendly name, Tasmota topic, ESPHome `node/component/object id`
+    /// or Shelly `prefix/component:id`).
+    /// - Parameters:
+    ///   - base: Zigbee2MQTT's base topic (default `zigbee2mqtt`).
+    ///   - value: where the value is, when not the family's usual place.
+    ///   - batteryPowered: for Zigbee2MQTT, what the bridge says of the device (default: battery, the common case
+    ///     for sensors, whose longer timeout raises no false alarm).
+    public func setup(
+        device: String, base: String? = nil, value: ValuePath? = nil, batteryPowered: Bool? = nil
+    ) throws(DevicePresetError) -> Setup {
+        let device = device.trimmingSlashes
+        guard !device.isEmpty else { throw DevicePresetError("the device's name is empty") }
+        switch self {
+        case .zigbee2mqtt:
+            let base = (base ?? "zigbee2mqtt").trimmingSlashes
+            guard let value else {
+                throw DevicePresetError(
+                    "a Zigbee2MQTT device publishes several fields: name the one to follow with --value (contact,"
+                        + " occupancy, water_leak, temperature, humidity…), or let 'hubctl discover' read them from"
+                        + " the bridge")
+            }
+            return Self.setup(
+                topic: "\(base)/\(device)", value: value, availability: "\(base)/\(device)/availability",
+                silence: batteryPowered == false ? Self.mainsSilence : Self.batterySilence)
+        case .tasmota:
+            let value = value ?? (try? ValuePath("*.Temperature"))!
+            let zigbee = value.segments.first == .key("ZbReceived")
+            return Self.setup(
+                topic: "tele/\(device)/SENSOR", value: value, availability: "tele/\(device)/LWT",
+                silence: zigbee ? Self.batterySilence : Self.tasmotaSilence)
+        case .esphome:
+            var parts = device.split(separator: "/").map(String.init)
+            if parts.count == 2 { parts.insert("sensor", at: 1) }
+            guard parts.count == 3 else {
+                throw DevicePresetError(
+                    "an ESPHome device is named node/object_id or node/component/object_id (like"
+                        + " livingroom/sensor/temperature), not '\(device)'")
+            }
+            let known = KnownField.all[parts[2].lowercased()]
+            let numeric = parts[1] == "sensor"
+            var format = numeric ? known?.format(path: nil) ?? ValueFormat() : ValueFormat()
+            if parts[1] == "binary_sensor" {
+                // ESPHome's binary sensors say ON/OFF where Zigbee2MQTT says true/false.
+                let map = known?.map.map {
+                    $0.replacingOccurrences(of: "true=", with: "ON=").replacingOccurrences(of: "false=", with: "OFF=")
+                }
+                format.map = try? ValueMap(map ?? "ON=on,OFF=off")
+            }
+            return Setup(
+                topic: "\(parts[0])/\(parts[1])/\(parts[2])/state", kind: numeric ? .numeric : .status, format: format,
+                availability: "\(parts[0])/status", silenceTimeout: Self.mainsSilence)
+        case .shelly:
+            guard let slash = device.lastIndex(of: "/"), device[slash...].contains(":") else {
+                throw DevicePresetError(
+                    "a Shelly device is named prefix/component:id (like shellyplusht-08b61fd0/temperature:0), not"
+                        + " '\(device)'")
+            }
+            let prefix = String(device[..<slash])
+            let component = String(device[device.index(after: slash)...])
+            let path: ValuePath
+            if let value {
+                path = value
+            } else {
+                switch component.split(separator: ":").first ?? "" {
+                case "temperature": path = try! ValuePath("tC")
+                case "humidity": path = try! ValuePath("rh")
+                case "switch": path = try! ValuePath("output")
+                case "devicepower": path = try! ValuePath("battery.percent")
+                case "illuminance": path = try! ValuePath("lux")
+                case "input": path = try! ValuePath("state")
+                default:
+                    throw DevicePresetError(
+                        "the hub does not know what a Shelly '\(component)' reports: name the field with --value")
+                }
+            }
+            // Shelly publishes a status when it changes and says `false` on `<prefix>/online` when it goes: no
+            // timeout of its own, the hub's default applies.
+            var setup = Self.setup(
+                topic: "\(prefix)/status/\(component)", value: path, availability: "\(prefix)/online", silence: nil)
+            if component.hasPrefix("input"), setup.format.map == nil { setup.format.map = try? ValueMap("true=on,false=off") }
+            return setup
+        default:
+            throw DevicePresetError(
+                "'\(rawValue)' is not a device family the hub knows: \(Self.all.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    private static func setup(topic: String, value: ValuePath, availability: String, silence: Duration?) -> Setup {
+        let known = KnownField.field(at: value)
+        return Setup(
+            topic: topic, kind: known?.kind ?? .status, format: known?.format(path: value) ?? ValueFormat(path: value),
+            availability: availability, silenceTimeout: silence)
+    }
+}
+
+/// A preset that can't be applied: why, in words a person can act on.
+public struct DevicePresetError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension String {
+    fileprivate var trimmingSlashes: String {
+        String(drop { $0 == "/" }.reversed().drop { $0 == "/" }.reversed())
+    }
+}

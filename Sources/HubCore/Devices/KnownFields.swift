@@ -1,0 +1,70 @@
+/// What the fields home devices publish mean: the kind, value map, unit and plausible range the hub gives a sensor
+/// following one, by the field's name (Zigbee2MQTT's `contact`, Tasmota's `Temperature`, Shelly's `tC`). Presets
+/// and discovery fill a sensor in from it; Home Assistant's `device_class` comes from it too.
+public struct KnownField: Sendable, Hashable {
+    public var name: String
+    public var kind: SensorKind
+    public var map: String?
+    public var unit: String?
+    public var range: ClosedRange<Double>?
+    /// Home Assistant's device class for it (`door`, `temperature`).
+    public var deviceClass: String?
+
+    static func binary(_ name: String, _ map: String, _ deviceClass: String) -> KnownField {
+        KnownField(name: name, kind: .status, map: map, unit: nil, range: nil, deviceClass: deviceClass)
+    }
+
+    static func number(
+        _ name: String, _ unit: String, _ range: ClosedRange<Double>? = nil, _ deviceClass: String? = nil
+    ) -> KnownField {
+        KnownField(name: name, kind: .numeric, map: nil, unit: unit, range: range, deviceClass: deviceClass)
+    }
+
+    /// The fields, by lower-case name. Zigbee2MQTT's `contact: true` means the magnet is near: closed.
+    public static let all: [String: KnownField] = {
+        let fields: [KnownField] = [
+            .binary("contact", "true=closed,false=open", "door"),
+            .binary("occupancy", "true=occupied,false=clear", "occupancy"),
+            .binary("presence", "true=present,false=clear", "presence"),
+            .binary("water_leak", "true=leak,false=dry", "moisture"),
+            .binary("smoke", "true=smoke,false=clear", "smoke"),
+            .binary("gas", "true=gas,false=clear", "gas"),
+            .binary("carbon_monoxide", "true=alarm,false=clear", "carbon_monoxide"),
+            .binary("vibration", "true=vibration,false=still", "vibration"),
+            .binary("tamper", "true=tampered,false=clear", "tamper"),
+            .binary("battery_low", "true=low,false=ok", "battery"),
+            .binary("output", "true=on,false=off", "power"),
+            .number("temperature", "°C", -60...125, "temperature"),
+            .number("tc", "°C", -60...125, "temperature"),
+            .number("humidity", "%", 0...100, "humidity"),
+            .number("rh", "%", 0...100, "humidity"),
+            .number("pressure", "hPa", 300...1100, "pressure"),
+            .number("illuminance", "lx", 0...200_000, "illuminance"),
+            .number("illuminance_lux", "lx", 0...200_000, "illuminance"),
+            .number("lux", "lx", 0...200_000, "illuminance"),
+            .number("co2", "ppm", 0...40_000, "carbon_dioxide"),
+            .number("voc", "ppb", 0...100_000, "volatile_organic_compounds_parts"),
+            .number("pm25", "µg/m³", 0...10_000, "pm25"),
+            .number("pm10", "µg/m³", 0...10_000, "pm10"),
+            .number("battery", "%", 0...100, "battery"),
+            .number("percent", "%", 0...100, "battery"),
+            .number("voltage", "mV", 0...500_000, "voltage"),
+            .number("power", "W", -100_000...100_000, "power"),
+            .number("apower", "W", -100_000...100_000, "power"),
+            .number("energy", "kWh", 0...10_000_000, "energy"),
+            .number("soil_moisture", "%", 0...100, "moisture"),
+        ]
+        return Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0) })
+    }()
+
+    /// The field a value path ends at, if the hub knows it.
+    public static func field(at path: ValuePath) -> KnownField? {
+        guard case .key(let key)? = path.segments.last else { return nil }
+        return all[key.lowercased()]
+    }
+
+    /// A sensor's format for this field: its map, unit and range (`path` where the value is).
+    public func format(path: ValuePath?) -> ValueFormat {
+        ValueFormat(path: path, map: map.flatMap { try? ValueMap($0) }, unit: unit, range: range)
+    }
+}
