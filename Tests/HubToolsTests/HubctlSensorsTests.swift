@@ -96,7 +96,7 @@ struct HubctlSensorsTests {
         let json = try await hubctl.run("sensors", "show", "air", "--json")
         #expect(
             json.standardOutput == """
-                {"id": "f8e916479db8", "name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900, "sequence": 0}
+                {"id": "f8e916479db8", "name": "air", "topic": "sensorhub/sds011/a160/state", "status": "Good", "lastUpdated": "2026-11-22T09:57:30.000Z", "added": "2026-11-20T08:00:00.000Z", "kind": "particulate", "silenceTimeout": 900, "sequence": 0, "attributes": {}}
 
                 """)
         let all = try await hubctl.run("sensors", "list", "--json")
