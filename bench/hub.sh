@@ -9,6 +9,9 @@
 #   4. scale: no sensors (the floor), 1k, 10k, 100k registered sensors — time to subscribe them all at start, RSS,
 #      hubctl add / list;
 #   5. idle RSS and CPU over IDLE seconds;
+#   7. devices: the ingest bursts as Zigbee2MQTT door sensors' JSON (PUBGEN_SHAPE=z2m) over SENSORS sensors with
+#      a value path, a map and attributes (battery, link quality, voltage) — hubd beside mosquitto_sub on the same
+#      bursts (goal >= 0.8 x);
 #   6. the HTTP API: CPU and time per GET /api/v1/sensors (what the dashboard polls every 2 s) at each of API_SCALES
 #      sensors (no reference: mqttwarn has no API).
 # mqttwarn is installed from PyPI into .build/bench/mqttwarn. Prints a Markdown report, written to
@@ -205,6 +208,30 @@ targets = {'out': ['$work/mqttwarn-ingest.out']}" "file:out"
     rows+=("| 1 ingest | mqttwarn (file) | $(printf '%.2f' "$warn_time") s | $(per_second "$MESSAGES" "$warn_time") msg/s | $(ratio "$sub_time" "$warn_time") × mosquitto_sub | RSS $warn_rss MiB |")
 }
 
+section_devices() {
+    echo "7. devices (Zigbee2MQTT JSON)" >&2
+    export PUBGEN_SHAPE=z2m
+    (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
+    sub=$!
+    sleep 1
+    t0=$(now); two_bursts; wait "$sub"
+    sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
+    make_state "$work/devices" "$SENSORS"
+    # Each sensor follows its payload's `contact`, mapped, the other fields kept as attributes.
+    sed -i 's/"kind": "status"}/"kind": "status", "value": "contact", "map": "true=closed,false=open"}/' \
+        "$work/devices/defaults.json"
+    start_hubd "$work/devices" ""
+    t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
+    hub_time=$(elapsed "$t0")
+    changes=$(metric sensorhub_status_changes_total)
+    hub_rss=$(rss_mib "$hub_pid")
+    rejected=$(curl -s "http://127.0.0.1:$hub_http/metrics" | awk '/^sensorhub_rejected_messages_total/ { n += $2 } END { print n + 0 }')
+    stop_hubd
+    unset PUBGEN_SHAPE
+    rows+=("| 7 devices (Z2M JSON) | mosquitto_sub | $(printf '%.2f' "$sub_time") s | $(per_second "$MESSAGES" "$sub_time") msg/s | 1.00 × mosquitto_sub | |")
+    rows+=("| 7 devices (Z2M JSON) | **hubd** (value path, map, 3 attributes; $changes changes, $rejected rejected) | $(printf '%.2f' "$hub_time") s | $(per_second "$MESSAGES" "$hub_time") msg/s | **$(ratio "$sub_time" "$hub_time") × mosquitto_sub** (goal ≥ 0.8) | RSS $hub_rss MiB |")
+}
+
 section_fanout() {
     echo "2. fan-out" >&2
     # Each fan-out burst goes through the broker first, so its time has a floor: what a bare mosquitto_sub needs to
@@ -390,10 +417,10 @@ section_api() {
 }
 
 # SECTIONS picks some of them (e.g. SECTIONS="fanout scale" while profiling); the report has their rows only.
-for section in ${SECTIONS:-ingest fanout latency scale idle api}; do
+for section in ${SECTIONS:-ingest devices fanout latency scale idle api}; do
     case $section in
-    ingest | fanout | latency | scale | idle | api) ;;
-    *) echo "bench: no section '$section' (ingest, fanout, latency, scale, idle, api)" >&2; exit 2 ;;
+    ingest | devices | fanout | latency | scale | idle | api) ;;
+    *) echo "bench: no section '$section' (ingest, devices, fanout, latency, scale, idle, api)" >&2; exit 2 ;;
     esac
     "section_$section"
 done

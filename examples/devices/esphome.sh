@@ -24,7 +24,8 @@ exec 3> >(exec mosquitto_pub -h "$host" -p "$port" -r -l -t "$prefix/status" \
     --will-topic "$prefix/status" --will-payload offline --will-retain)
 status_pid=$!
 stop() {
-    echo offline >&3
+    trap "" PIPE    # the connection may be gone already (kill -9 shows the will)
+    echo offline >&3 2>/dev/null || true
     exec 3>&-
     wait "$status_pid" 2>/dev/null || true
     echo "$(date +%T) $prefix/status: offline" >&2
@@ -32,6 +33,7 @@ stop() {
 }
 trap stop INT TERM
 echo online >&3
+sleep 0.3    # let that connection come up first, so availability precedes the first state
 echo "$(date +%T) $prefix/status: online (connection pid $status_pid)" >&2
 
 temp=225 hum=412 door=OFF    # tenths

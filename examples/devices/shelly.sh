@@ -26,7 +26,8 @@ exec 3> >(exec mosquitto_pub -h "$host" -p "$port" -q 1 -r -l -t "$prefix/online
     --will-topic "$prefix/online" --will-payload false --will-qos 1 --will-retain)
 online_pid=$!
 stop() {
-    echo false >&3
+    trap "" PIPE    # the connection may be gone already (kill -9 shows the will)
+    echo false >&3 2>/dev/null || true
     exec 3>&-
     wait "$online_pid" 2>/dev/null || true
     echo "$(date +%T) $prefix/online: false" >&2
@@ -34,6 +35,7 @@ stop() {
 }
 trap stop INT TERM
 echo true >&3
+sleep 0.3    # let that connection come up first, so availability precedes the first state
 echo "$(date +%T) $prefix/online: true (connection pid $online_pid)" >&2
 
 output=false source=init energy=1520321 round=0 probe=198    # energy in mWh, probe in tenths of °C

@@ -25,7 +25,8 @@ exec 3> >(exec mosquitto_pub -h "$host" -p "$port" -q 1 -r -l -t "tele/$topic/LW
     --will-topic "tele/$topic/LWT" --will-payload Offline --will-qos 1 --will-retain)
 lwt_pid=$!
 stop() {
-    echo Offline >&3
+    trap "" PIPE    # the connection may be gone already (kill -9 shows the will)
+    echo Offline >&3 2>/dev/null || true
     exec 3>&-
     wait "$lwt_pid" 2>/dev/null || true
     echo "$(date +%T) tele/$topic/LWT: Offline" >&2
@@ -33,6 +34,7 @@ stop() {
 }
 trap stop INT TERM
 echo Online >&3
+sleep 0.3    # let that connection come up first, so availability precedes the first state
 echo "$(date +%T) tele/$topic/LWT: Online (connection pid $lwt_pid)" >&2
 
 temp=22.6 hum=32.4 water=20.9 power=OFF contact=0 round=0
@@ -53,7 +55,7 @@ while true; do
     fi
     pub -t "tele/$topic/SENSOR" -m "$payload"
     round=$((round + 1))
-    if [ $((round % 5)) -eq 1 ]; then
+    if [ "${TASMOTA_ZIGBEE:-0}" != 1 ] && [ $((round % 5)) -eq 1 ]; then
         [ "$power" = ON ] && power=OFF || power=ON
         pub -t "stat/$topic/RESULT" -m "{\"POWER\":\"$power\"}"
         pub -t "stat/$topic/POWER" -m "$power"

@@ -28,7 +28,8 @@ exec 3> >(exec mosquitto_pub -h "$host" -p "$port" -q 1 -r -l -t "$base/bridge/s
     --will-topic "$base/bridge/state" --will-payload '{"state":"offline"}' --will-qos 1 --will-retain)
 bridge_pid=$!
 stop() {
-    echo '{"state":"offline"}' >&3
+    trap "" PIPE    # the connection may be gone already (kill -9 shows the will)
+    echo '{"state":"offline"}' >&3 2>/dev/null || true
     exec 3>&-
     wait "$bridge_pid" 2>/dev/null || true
     echo "$(date +%T) $base/bridge/state: offline" >&2
@@ -36,6 +37,7 @@ stop() {
 }
 trap stop INT TERM
 echo '{"state":"online"}' >&3
+sleep 0.3    # let that connection come up first, so availability precedes the first state
 echo "$(date +%T) $base/bridge/state: online (connection pid $bridge_pid)" >&2
 
 # Same shape as DeviceFixtures.zigbee2mqttBridgeDevices (Tests/HubTestKit/DeviceFixtures.swift).
