@@ -184,12 +184,26 @@ public struct SensorTracker: Sendable {
         time: Timestamp,
         now: ContinuousClock.Instant
     ) -> Outcome {
-        guard var tracked = sensors[topic] else {
+        guard sensors[topic] != nil else {
             if let dependents = availabilityTopics[topic] {
                 return availability(payload, of: dependents, retained: retained, time: time, now: now)
             }
             return .rejected(.unknownTopic)
         }
+        let outcome = message(topic: topic, payload: payload, retained: retained, time: time, now: now)
+        // A sensor's topic that is also other sensors' availability (an ESPHome node's status, tracked as a sensor
+        // of its own) speaks for them too.
+        guard let dependents = availabilityTopics[topic]?.filter({ $0 != topic }), !dependents.isEmpty else {
+            return outcome
+        }
+        return outcome.adding(availability(payload, of: dependents, retained: retained, time: time, now: now))
+    }
+
+    /// A message on the topic of a tracked sensor.
+    private mutating func message(
+        topic: String, payload: [UInt8], retained: Bool, time: Timestamp, now: ContinuousClock.Instant
+    ) -> Outcome {
+        guard var tracked = sensors[topic] else { return .rejected(.unknownTopic) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
         let status = text.trimmingWhitespace
         if status.isEmpty { return .rejected(.empty) }
