@@ -13,8 +13,16 @@ extension SensorTracker {
         case .failure(let problem): return .rejected(Rejection(problem))
         case .success(let value): decoded = value
         }
+        if decoded.status.isEmpty { return .rejected(.empty) }
         if decoded.status.utf8.count > maximumStatusLength && decoded.status.count > maximumStatusLength {
             return .rejected(.tooLong)
+        }
+        // An offline device's retained state, replayed on subscribing, is no sign of life: its availability topic
+        // says when it is back, and then with this state.
+        if retained && tracked.isOffline && tracked.availability != nil {
+            tracked.statusBeforeOffline = decoded.status
+            tracked.attributes = decoded.attributes
+            return .unchanged
         }
         let old = tracked.status
         // A retained replay of what the hub has is no news; a live repeat is (the sensor is alive; a numeric
@@ -44,7 +52,8 @@ extension SensorTracker {
             events += checkThresholds(&tracked, topic: topic, number: decoded.number, time: time)
         }
         if tracked.kind == .numeric, let number = decoded.number {
-            return .reading(.numeric(number, unit: tracked.format.unit, time: time), sensor: tracked.name, events: events)
+            return .reading(
+                .numeric(number, unit: tracked.format.unit, time: time), sensor: tracked.name, events: events)
         }
         switch events.count {
         case 0: return .unchanged
@@ -105,14 +114,37 @@ extension SensorTracker {
         for (topic, tracked) in sensors {
             if let availability = tracked.availability { index[availability, default: []].append(topic) }
         }
-        for topic in index.keys where availabilityTopics[topic] == nil && sensors[topic] == nil {
+        // In the order of their topics, so one announcement's events come in the same order every time.
+        for topic in index.keys { index[topic]?.sort() }
+        // Subscribed until now: the availability topics, and the topics of the sensors just removed.
+        let removed = Set(delta.unsubscribe)
+        // A new sensor on a topic already followed for its availability: subscribed already.
+        delta.subscribe.removeAll { availabilityTopics[$0] != nil }
+        for topic in index.keys
+        where sensors[topic] == nil && availabilityTopics[topic] == nil && !removed.contains(topic) {
             delta.subscribe.append(topic)
         }
-        for topic in availabilityTopics.keys where index[topic] == nil && sensors[topic] == nil {
+        for topic in availabilityTopics.keys
+        where index[topic] == nil && sensors[topic] == nil && !removed.contains(topic) {
             delta.unsubscribe.append(topic)
         }
         // A sensor removed whose topic is still some device's availability: stay subscribed.
         delta.unsubscribe.removeAll { index[$0] != nil }
         availabilityTopics = index
+    }
+}
+
+extension SensorTracker.Outcome {
+    /// This outcome with the events of what the same message said as an availability topic.
+    func adding(_ availability: Self) -> Self {
+        let more = availability.events
+        guard !more.isEmpty else { return self }
+        switch self {
+        case .event(let event): return .events([event] + more)
+        case .events(let events): return .events(events + more)
+        case .reading(let reading, let sensor, let events):
+            return .reading(reading, sensor: sensor, events: events + more)
+        case .unchanged, .rejected: return .events(more)
+        }
     }
 }

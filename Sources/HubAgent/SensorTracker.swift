@@ -2,33 +2,6 @@ import HeapModule
 import HubCore
 import HubSupport
 
-/// Why a message did not become a status. Counted, and logged at a bounded rate.
-public enum Rejection: String, Sendable, CaseIterable {
-    case invalidUTF8 = "not valid UTF-8"
-    case tooLong = "longer than sensors.max_status_length"
-    case controlCharacters = "contains control characters"
-    case empty = "empty"
-    case unknownTopic = "on a topic no sensor uses (any more)"
-    case invalidReading = "not a particulate reading (the hub's JSON, Tasmota's, or a number)"
-    case notJSON = "not JSON, for a sensor with a value path"
-    case missingValue = "the value path is not in the payload"
-    case wrongType = "the value is not of the sensor's type"
-    case notANumber = "not a number, for a numeric sensor"
-    case outOfRange = "a number outside the sensor's range"
-    case invalidAvailability = "not an availability (online/offline, true/false or {\"state\":…})"
-
-    init(_ problem: ValueFormat.Problem) {
-        switch problem {
-        case .notJSON: self = .notJSON
-        case .missingValue: self = .missingValue
-        case .wrongType: self = .wrongType
-        case .notANumber: self = .notANumber
-        case .outOfRange: self = .outOfRange
-        case .controlCharacters: self = .controlCharacters
-        }
-    }
-}
-
 /// The agent's view of the registry and of every sensor's status: what a message changes, when a sensor goes
 /// silent, what must be written back. A value type with no I/O, so the rules can be tested on their own.
 public struct SensorTracker: Sendable {
@@ -93,36 +66,6 @@ public struct SensorTracker: Sendable {
     public var topics: [String] { Array(sensors.keys) + availabilityTopics.keys.filter { sensors[$0] == nil } }
 
     public var count: Int { sensors.count }
-
-    /// A particulate sensor's air quality now: its last reading, rolling means and alert state.
-    public struct AirSnapshot: Sendable {
-        public var sensor: String
-        public var reading: ParticulateReading?
-        public var mean1h: (pm25: Double?, pm10: Double?)
-        public var mean24h: (pm25: Double?, pm10: Double?)
-        public var alerting: Bool
-        /// The value the alert watches (its metric), now.
-        public var watched: Double?
-        public var policy: AirQualityPolicy
-    }
-
-    /// Every particulate sensor's air quality, by name.
-    public func airSnapshots() -> [AirSnapshot] {
-        sensors.values.compactMap { tracked -> AirSnapshot? in
-            guard let monitor = tracked.air else { return nil }
-            let hour = Duration.seconds(3600)
-            let day = Duration.seconds(86_400)
-            let metric = monitor.policy.metric
-            let watched =
-                metric.window.map { monitor.mean(metric.pollutant, over: $0) }
-                ?? (metric.pollutant == .pm25 ? monitor.latest?.pm25 : monitor.latest?.pm10)
-            return AirSnapshot(
-                sensor: tracked.name, reading: monitor.latest,
-                mean1h: (monitor.mean(.pm25, over: hour), monitor.mean(.pm10, over: hour)),
-                mean24h: (monitor.mean(.pm25, over: day), monitor.mean(.pm10, over: day)), alerting: monitor.alerting,
-                watched: watched, policy: monitor.policy)
-        }.sorted { $0.sensor < $1.sensor }
-    }
 
     /// A sensor's status as the hub sees it now.
     public struct LiveStatus: Sendable, Hashable {
@@ -248,12 +191,26 @@ public struct SensorTracker: Sendable {
         time: Timestamp,
         now: ContinuousClock.Instant
     ) -> Outcome {
-        guard var tracked = sensors[topic] else {
+        guard sensors[topic] != nil else {
             if let dependents = availabilityTopics[topic] {
                 return availability(payload, of: dependents, retained: retained, time: time, now: now)
             }
             return .rejected(.unknownTopic)
         }
+        let outcome = message(topic: topic, payload: payload, retained: retained, time: time, now: now)
+        // A sensor's topic that is also other sensors' availability (an ESPHome node's status, tracked as a sensor
+        // of its own) speaks for them too.
+        guard let dependents = availabilityTopics[topic]?.filter({ $0 != topic }), !dependents.isEmpty else {
+            return outcome
+        }
+        return outcome.adding(availability(payload, of: dependents, retained: retained, time: time, now: now))
+    }
+
+    /// A message on the topic of a tracked sensor.
+    private mutating func message(
+        topic: String, payload: [UInt8], retained: Bool, time: Timestamp, now: ContinuousClock.Instant
+    ) -> Outcome {
+        guard var tracked = sensors[topic] else { return .rejected(.unknownTopic) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .rejected(.invalidUTF8) }
         let status = text.trimmingWhitespace
         if status.isEmpty { return .rejected(.empty) }

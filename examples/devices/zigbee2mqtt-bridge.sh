@@ -2,8 +2,10 @@
 # A simulated Zigbee2MQTT (2.x) bridge with four Aqara sensors, publishing what the real one does:
 #   <base>/bridge/state          {"state":"online"}, retained, QoS 1; also the bridge's last will ({"state":"offline"})
 #   <base>/bridge/devices        the device list (Coordinator + 4 sensors), retained
-#   <base>/<name>/availability   {"state":"online"} per device, retained, QoS 1 (Z2M_LEGACY_AVAILABILITY=1: plain online)
+#   <base>/<name>/availability   {"state":"online"} per device, retained, QoS 1
 #   <base>/<name>                device state JSON every INTERVAL seconds, not retained (Z2M's default)
+# Z2M_LEGACY_AVAILABILITY=1 sends plain online / offline on bridge/state and availability instead, as Z2M 1.x did by default
+# (advanced.legacy_availability_payload, removed in 2.0).
 # The door sensor's friendly name, "garden/shed door", contains a slash and a space, as Z2M allows. Its contact
 # toggles (contact true = closed), the temperature drifts, batteries slowly drop, motion and leaks come and go.
 # Ctrl-C publishes {"state":"offline"} on bridge/state; devices' availability stays retained as it was (real Z2M
@@ -12,7 +14,7 @@
 #   examples/devices/zigbee2mqtt-bridge.sh zigbee2mqtt 5
 set -euo pipefail
 usage() {
-    echo "usage: $0 [BASE_TOPIC] [INTERVAL_SECONDS]   (default: zigbee2mqtt 10; MQTT_HOST / MQTT_PORT choose the broker, default localhost:1883)"
+    echo "usage: $0 [BASE_TOPIC] [INTERVAL_SECONDS]   (default: zigbee2mqtt 10; Z2M_LEGACY_AVAILABILITY=1 for 1.x plain payloads; MQTT_HOST / MQTT_PORT choose the broker, default localhost:1883)"
 }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 if [ $# -gt 2 ]; then usage >&2; exit 2; fi
@@ -22,21 +24,26 @@ case "$interval" in '' | *[!0-9]*) usage >&2; exit 2 ;; esac
 host=${MQTT_HOST:-localhost}
 port=${MQTT_PORT:-1883}
 pub() { mosquitto_pub -h "$host" -p "$port" "$@"; }
+if [ "${Z2M_LEGACY_AVAILABILITY:-0}" = 1 ]; then
+    online=online offline=offline
+else
+    online='{"state":"online"}' offline='{"state":"offline"}'
+fi
 
 # One long-lived connection carries bridge/state, so the broker can publish the last will if this script dies.
 exec 3> >(exec mosquitto_pub -h "$host" -p "$port" -q 1 -r -l -t "$base/bridge/state" \
-    --will-topic "$base/bridge/state" --will-payload '{"state":"offline"}' --will-qos 1 --will-retain)
+    --will-topic "$base/bridge/state" --will-payload "$offline" --will-qos 1 --will-retain)
 bridge_pid=$!
 stop() {
     trap "" PIPE    # the connection may be gone already (kill -9 shows the will)
-    echo '{"state":"offline"}' >&3 2>/dev/null || true
+    echo "$offline" >&3 2>/dev/null || true
     exec 3>&-
     wait "$bridge_pid" 2>/dev/null || true
     echo "$(date +%T) $base/bridge/state: offline" >&2
     exit 0
 }
 trap stop INT TERM
-echo '{"state":"online"}' >&3
+echo "$online" >&3
 sleep 0.3    # let that connection come up first, so availability precedes the first state
 echo "$(date +%T) $base/bridge/state: online (connection pid $bridge_pid)" >&2
 
@@ -74,7 +81,6 @@ devices="[$coordinator,$(device 0x00158d0004a1b2c3 "$door" MCCGQ11LM "Door and w
     '"genBasic","genPowerCfg","ssIasZone"' "$battery_x" "$voltage_x" "$leak_x" "$battery_low_x" "$lqi_x")]"
 pub -q 1 -r -t "$base/bridge/devices" -m "$devices"
 
-if [ "${Z2M_LEGACY_AVAILABILITY:-0}" = 1 ]; then online=online; else online='{"state":"online"}'; fi
 for name in "$door" "$motion" "$climate" "$leak"; do
     pub -q 1 -r -t "$base/$name/availability" -m "$online"
 done

@@ -68,7 +68,9 @@ public struct ValueFormat: Sendable, Hashable {
         let shown: Result<(String, Double?), Problem>
         switch found {
         case .number(let number): shown = self.value(number: number, numeric: numeric)
-        case .string(let text): shown = value(fromText: text, numeric: numeric)
+        case .string(let text):
+            // Trimmed as a plain payload is: `" open "` maps as `open`, and only spaces is an empty status.
+            shown = value(fromText: text.trimmingCharacters(in: .whitespacesAndNewlines), numeric: numeric)
         case .bool(let flag): shown = numeric ? .failure(.wrongType) : mapped(flag ? "true" : "false")
         case .null: return .failure(.missingValue)
         case .array, .object: return .failure(.wrongType)
@@ -100,11 +102,14 @@ public struct ValueFormat: Sendable, Hashable {
 
     /// `number` as the sensor shows it: `decimals` places, or as published with at most two.
     public func format(_ number: Double) -> String {
-        if let decimals { return String(format: "%.\(decimals)f", number) }
-        var text = String(format: "%.2f", number)
-        while text.hasSuffix("0") { text.removeLast() }
-        if text.hasSuffix(".") { text.removeLast() }
-        return text == "-0" ? "0" : text
+        var text = String(format: "%.\(decimals ?? 2)f", number)
+        if decimals == nil {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        // A small negative number rounds to "-0" or "-0.0": no sign on a zero.
+        if text.hasPrefix("-") && text.dropFirst().allSatisfy({ $0 == "0" || $0 == "." }) { text.removeFirst() }
+        return text
     }
 
     /// The status with its unit, for people: `22.6 °C`.

@@ -24,7 +24,9 @@ public struct ValueMap: Sendable, Hashable, CustomStringConvertible {
             let from = pair[..<equals].trimmingSpaces
             let to = pair[pair.index(after: equals)...].trimmingSpaces
             guard !from.isEmpty else { throw fail("the value before '=' is missing") }
-            guard !to.isEmpty else { throw fail("the status after '=' is missing", at: pair.distance(from: pair.startIndex, to: equals)) }
+            guard !to.isEmpty else {
+                throw fail("the status after '=' is missing", at: pair.distance(from: pair.startIndex, to: equals))
+            }
             if let problem = UnsafeText.problem(in: to) { throw fail("the status " + problem) }
             if entries.contains(where: { $0.from.lowercased() == from.lowercased() }) {
                 throw fail("'\(from)' is mapped twice")

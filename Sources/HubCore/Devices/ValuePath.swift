@@ -4,7 +4,8 @@
 ///
 /// The dotted form: keys separated by `.`; `[n]` after a key (or at the start) picks element n of a list; a segment
 /// that is only `*` matches any one key (or element), the first in the payload's order that leads to a value; `\`
-/// takes the next character as it is (`a\.b` is the key `a.b`). A segment of digits also picks a list element.
+/// takes the next character as it is (`a\.b` is the key `a.b`). A segment that is a whole number without a leading
+/// zero (`0`, `12`) also picks a list element; on an object it is a key.
 public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
     /// One step down into the payload.
     public enum Segment: Sendable, Hashable {
@@ -45,14 +46,19 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 }
                 offset += 1
             }
-            segments.append(key.allSatisfy(\.isASCIIDigitCharacter) && !key.isEmpty ? .index(Int(key) ?? -1) : .key(key))
+            // "/0" may be a key "0" as well as an index: evaluation reads it by the value's type, as RFC 6901 does.
+            segments.append(Self.index(key).map(Segment.index) ?? .key(key))
             position += part.count + 1
         }
-        // "/0" may be a key "0" as well as an index: evaluation tries both, as RFC 6901 reads it by the value's type.
-        return segments.map {
-            if case .index(let n) = $0, n < 0 { return .key(String(n)) }
-            return $0
-        }
+        return segments
+    }
+
+    /// The list index `text` is: digits without a leading zero ("0", "12") that an `Int` holds. Anything else
+    /// ("007", twenty digits) is a key: read as a number, it would look for a key that is not the one written.
+    private static func index(_ text: some StringProtocol) -> Int? {
+        guard let first = text.first, first != "0" || text.count == 1, text.allSatisfy(\.isASCIIDigitCharacter)
+        else { return nil }
+        return Int(text)
     }
 
     private static func dotted(_ text: String) throws(ValuePathError) -> [Segment] {
@@ -83,8 +89,8 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
             if key == "*" && !escaped {
                 segments.append(.any)
             } else if !key.isEmpty {
-                let isIndex = !escaped && key.allSatisfy(\.isASCIIDigitCharacter)
-                segments.append(isIndex ? .index(Int(key) ?? Int.max) : .key(key))
+                let index = escaped ? nil : Self.index(key)
+                segments.append(index.map(Segment.index) ?? .key(key))
             } else if !(start == 0 && i < characters.count && characters[i] == "[") {
                 // Only a path's start may go straight to an index ("[0].value"); "a..b" or "a.[0]" is a mistake.
                 throw fail("a key is missing here", at: min(i, characters.count - 1))
@@ -156,13 +162,18 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// `steps` as a dotted path: how attributes are named (`AM2301.Humidity`, `readings[1]`).
+    /// `steps` as a dotted path: how attributes are named (`AM2301.Humidity`, `readings[1]`). Read back with
+    /// `init(_:)`, it leads to the same value; a path with an empty key, which the dotted form can't write, is
+    /// written as a JSON Pointer (`/a//b`).
     public static func text(of steps: some Collection<Segment>) -> String {
+        if steps.contains(.key("")) { return pointer(of: steps) }
         var text = ""
         for step in steps {
             switch step {
             case .key(let key):
                 if !text.isEmpty { text += "." }
+                // A leading '/' would make the path a JSON Pointer.
+                if text.isEmpty && key.hasPrefix("/") { text += "\\" }
                 for character in key {
                     if character == "." || character == "[" || character == "]" || character == "\\" { text += "\\" }
                     text.append(character)
@@ -170,6 +181,27 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 if key == "*" { text = String(text.dropLast()) + "\\*" }
             case .index(let index): text += "[\(index)]"
             case .any: text += text.isEmpty ? "*" : ".*"
+            }
+        }
+        return text
+    }
+
+    /// `steps` as an RFC 6901 JSON Pointer (which has no `*`: concrete steps only).
+    private static func pointer(of steps: some Collection<Segment>) -> String {
+        var text = ""
+        for step in steps {
+            text += "/"
+            switch step {
+            case .key(let key):
+                for character in key {
+                    switch character {
+                    case "~": text += "~0"
+                    case "/": text += "~1"
+                    default: text.append(character)
+                    }
+                }
+            case .index(let index): text += String(index)
+            case .any: text += "*"
             }
         }
         return text

@@ -113,7 +113,9 @@ extension SensorAttributes {
 
     /// Reads an object of scalars (what `write(into:)` writes).
     static func read(_ reader: inout JSONReader, at path: String) throws(JSONSyntaxError) -> SensorAttributes {
-        guard reader.nextKind == "an object" else { throw reader.error("\(path): expected an object, found \(reader.nextKind)") }
+        guard reader.nextKind == "an object" else {
+            throw reader.error("\(path): expected an object, found \(reader.nextKind)")
+        }
         var members: [Attribute] = []
         try reader.readObject { name, reader throws(JSONSyntaxError) in
             let value: Value
@@ -159,9 +161,14 @@ extension Sensor {
             case 2: format.unit = try reader.string(at: "\(path).unit")
             case 3:
                 let decimals = try reader.int(at: "\(path).decimals")
-                guard (0...6).contains(decimals) else { throw reader.error("\(path).decimals: expected 0 to 6", at: at) }
+                guard (0...6).contains(decimals) else {
+                    throw reader.error("\(path).decimals: expected 0 to 6", at: at)
+                }
                 format.decimals = decimals
             case 4:
+                guard reader.nextKind == "a list" else {
+                    throw reader.error("\(path).range: expected [lowest, highest], found \(reader.nextKind)")
+                }
                 var bounds: [Double] = []
                 try reader.readArray { reader throws(JSONSyntaxError) in
                     bounds.append(try reader.optionalDouble(at: "\(path).range") ?? .nan)
@@ -170,7 +177,14 @@ extension Sensor {
                     throw reader.error("\(path).range: expected [lowest, highest]", at: at)
                 }
                 format.range = bounds[0]...bounds[1]
-            case 5: availability = try reader.string(at: "\(path).availability")
+            case 5:
+                // Subscribed to as it is: a wildcard or a '$' topic would be a subscription to other topics.
+                let topic = try reader.string(at: "\(path).availability")
+                do {
+                    availability = try SensorRules.topic(topic)
+                } catch {
+                    throw reader.error("\(path).availability: \(error)", at: at)
+                }
             case 6: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
             default:
                 try reader.readArray { reader throws(JSONSyntaxError) in
