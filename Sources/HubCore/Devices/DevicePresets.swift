@@ -71,9 +71,15 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
         case .tasmota:
             let value = value ?? (try? ValuePath("*.Temperature"))!
             let zigbee = value.segments.first == .key("ZbReceived")
-            return Self.setup(
+            var setup = Self.setup(
                 topic: "tele/\(device)/SENSOR", value: value, availability: "tele/\(device)/LWT",
                 silence: zigbee ? Self.batterySilence : Self.tasmotaSilence)
+            if case .key(let key)? = value.segments.last, key.lowercased() == "contact" {
+                // Tasmota's Zigbee bridge says Contact 0 for closed, 1 for open: the other way round from
+                // Zigbee2MQTT's contact true (closed).
+                setup.format.map = try? ValueMap("0=closed,1=open")
+            }
+            return setup
         case .esphome:
             var parts = device.split(separator: "/").map(String.init)
             if parts.count == 2 { parts.insert("sensor", at: 1) }
