@@ -122,10 +122,13 @@ public struct SensorTracker: Sendable {
     public struct LiveStatus: Sendable, Hashable {
         public var status: String
         public var lastUpdated: Timestamp?
+        /// The other fields of its device's last payload.
+        public var attributes: SensorAttributes
 
-        public init(status: String, lastUpdated: Timestamp?) {
+        public init(status: String, lastUpdated: Timestamp?, attributes: SensorAttributes = []) {
             self.status = status
             self.lastUpdated = lastUpdated
+            self.attributes = attributes
         }
     }
 
@@ -136,7 +139,7 @@ public struct SensorTracker: Sendable {
 
     /// Every sensor's status as the hub sees it now, by topic.
     public var liveStatuses: [String: LiveStatus] {
-        sensors.mapValues { LiveStatus(status: $0.status, lastUpdated: $0.lastUpdated) }
+        sensors.mapValues { LiveStatus(status: $0.status, lastUpdated: $0.lastUpdated, attributes: $0.attributes) }
     }
 
     // MARK: Following the registry

@@ -5,9 +5,10 @@ import HubSupport
 import Hummingbird
 import NIOCore
 
-/// The dashboard: one server-rendered page (no CDN, no npm) with the sensor table, the air-quality card in its
-/// level's colour, and charts as SVG (PM for the particulate sensor, one for every numeric sensor); a few lines of
-/// script poll the API every two seconds to keep it live.
+/// The dashboard: one server-rendered page (no CDN, no npm) with the sensor table (a device's attributes under its
+/// sensor's name), the air-quality card in its level's colour, and charts as SVG (PM for the particulate sensor, one
+/// for every numeric sensor); a few lines of script poll the API every two seconds to keep it live. The script puts
+/// device text on the page as `textContent` only, never as markup.
 extension HubAPI {
     func dashboard() throws -> Response {
         let sensors = try sensors()
@@ -30,6 +31,7 @@ extension HubAPI {
             .red{background:#ff0000;color:#fff}.purple{background:#8f3f97;color:#fff}.maroon{background:#7e0023;color:#fff}
             .grey{background:#d0d5dd}
             .charts img{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
+            .attributes{font-weight:400;margin-top:.15rem}
             nav a{margin-right:.8rem}
             @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
             </style></head><body>
@@ -47,31 +49,60 @@ extension HubAPI {
         }
         for sensor in sensors {
             let updated = sensor.lastUpdated.map { $0.relative(to: now) } ?? "never"
-            html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))</td>"
-            html += "<td class=\"status\">\(escape(sensor.status))</td><td class=\"updated\">\(escape(updated))</td>"
-            html += "<td>\(escape(sensor.topic))</td></tr>\n"
+            html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))"
+            if !sensor.attributes.isEmpty {
+                html += "<div class=\"attributes muted\">\(escape(Self.text(of: sensor.attributes)))</div>"
+            }
+            html += "</td><td class=\"status\">\(escape(Self.shownStatus(sensor)))</td>"
+            html += "<td class=\"updated\">\(escape(updated))</td><td>\(escape(sensor.topic))</td></tr>\n"
         }
         html += "</tbody></table>\n"
         html += charts(air: air != nil, numeric: sensors.filter { $0.kind == .numeric })
         html += """
             <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             <script>
-            const esc = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
-                c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}')
-              .replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+            const vis = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
+                c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
             function ago(t) {
               if (!t) return 'never';
               const s = Math.max(0, Math.floor((Date.now() - Date.parse(t)) / 1000));
               if (s < 5) return 'just now'; if (s < 60) return s + ' s ago'; if (s < 3600) return Math.floor(s / 60) + ' min ago';
               if (s < 86400) return Math.floor(s / 3600) + ' h ago'; return Math.floor(s / 86400) + ' days ago';
             }
+            function cell(text, className) {
+              const td = document.createElement('td');
+              if (className) td.className = className;
+              td.textContent = vis(text);
+              return td;
+            }
+            function shown(s) {
+              if (s.value == null || !s.unit) return s.status;
+              return s.unit === '%' ? s.status + s.unit : s.status + ' ' + s.unit;
+            }
+            function row(s) {
+              const tr = document.createElement('tr');
+              tr.dataset.name = vis(s.name);
+              const name = cell(s.name);
+              if (s.attributes) {
+                const attributes = document.createElement('div');
+                attributes.className = 'attributes muted';
+                attributes.textContent = vis(Object.entries(s.attributes).map(([k, v]) => k + ': ' + v).join(' · '));
+                name.append(attributes);
+              }
+              tr.append(name, cell(shown(s), 'status'), cell(ago(s.lastUpdated), 'updated'), cell(s.topic));
+              return tr;
+            }
             async function refresh() {
               try {
                 const sensors = await (await fetch('/api/v1/sensors')).json();
                 const body = document.querySelector('#sensors tbody');
-                body.innerHTML = sensors.length ? sensors.map(s => `<tr data-name="${esc(s.name)}"><td>${esc(s.name)}</td>` +
-                  `<td class="status">${esc(s.status)}</td><td class="updated">${esc(ago(s.lastUpdated))}</td><td>${esc(s.topic)}</td></tr>`).join('')
-                  : '<tr><td colspan="4">No sensors yet: <code>hubctl sensors add NAME</code></td></tr>';
+                if (sensors.length) {
+                  const rows = document.createDocumentFragment();
+                  for (const s of sensors) rows.append(row(s));
+                  body.replaceChildren(rows);
+                } else {
+                  body.innerHTML = '<tr><td colspan="4">No sensors yet: <code>hubctl sensors add NAME</code></td></tr>';
+                }
                 const air = await (await fetch('/api/v1/air')).json();
                 const card = document.getElementById('air');
                 if (card && air.length && air[0].aqi !== undefined) {
@@ -154,6 +185,16 @@ extension HubAPI {
     /// What may stand in a URL's query as it is (RFC 3986's unreserved characters).
     static let unreserved = CharacterSet(
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`).
+    static func shownStatus(_ sensor: Sensor) -> String {
+        sensor.value == nil ? sensor.status : sensor.format.withUnit(sensor.status)
+    }
+
+    /// A device's attributes on one line: `battery: 90 · linkquality: 120`.
+    static func text(of attributes: SensorAttributes) -> String {
+        attributes.map { "\($0.name): \($0.value)" }.joined(separator: " · ")
+    }
 }
 
 /// Text safe inside HTML and SVG: markup characters as entities, control and formatting characters (`UnsafeText`)
