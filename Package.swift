@@ -93,7 +93,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // History: particulate readings and status events in SQLite, with aggregates and retention.
+        // History: readings (particulate and numeric sensors') and status events in SQLite, with aggregates and
+        // retention.
         .target(
             name: "HubHistory",
             dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -186,6 +187,11 @@ let package = Package(
         .testTarget(
             name: "HubCoreTests",
             dependencies: ["HubCore", "HubHistory", "HubSupport", "HubTestKit"]
+        ),
+        // The history on real SQLite files in temporary directories, GRDB to write a database as an older hubd left it.
+        .testTarget(
+            name: "HubHistoryTests",
+            dependencies: ["HubCore", "HubHistory", "HubTestKit", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "SDS011Tests",

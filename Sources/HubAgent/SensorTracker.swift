@@ -67,27 +67,6 @@ public struct SensorTracker: Sendable {
 
     public var count: Int { sensors.count }
 
-    /// A sensor's status as the hub sees it now.
-    public struct LiveStatus: Sendable, Hashable {
-        public var status: String
-        public var lastUpdated: Timestamp?
-
-        public init(status: String, lastUpdated: Timestamp?) {
-            self.status = status
-            self.lastUpdated = lastUpdated
-        }
-    }
-
-    /// The sensor on `topic`, as the hub sees it now.
-    public func status(onTopic topic: String) -> (name: String, status: String, lastUpdated: Timestamp?)? {
-        sensors[topic].map { ($0.name, $0.status, $0.lastUpdated) }
-    }
-
-    /// Every sensor's status as the hub sees it now, by topic.
-    public var liveStatuses: [String: LiveStatus] {
-        sensors.mapValues { LiveStatus(status: $0.status, lastUpdated: $0.lastUpdated) }
-    }
-
     // MARK: Following the registry
 
     /// What subscriptions a new registry needs.

@@ -4,21 +4,25 @@ import HubCore
 import HubHistory
 
 extension HubctlCommand {
-    /// `hubctl history NAME`: a particulate sensor's readings, raw or aggregated.
+    /// `hubctl history NAME`: a particulate or numeric sensor's readings, raw or aggregated.
     struct HistoryCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "history",
-            abstract: "Show a particulate sensor's readings: raw, or min/mean/max per hour, day, week or month.",
+            abstract:
+                "Show a particulate or numeric sensor's readings: raw, or min/mean/max per hour, day, week or month.",
             discussion: """
                 Reads history.sqlite in the state directory, which hubd writes as readings arrive (kept for \
-                history.retention, 400 days by default). Periods are in UTC; weeks start on Monday. --csv prints \
-                the original air monitor's rows (PM2.5,<value>,<time> and PM10,<value>,<time>), or for --every \
-                one row per period with a header.
+                history.retention, 400 days by default). A numeric sensor's values are shown with the unit the \
+                registry gives it. Periods are in UTC; weeks start on Monday. --csv prints the original air \
+                monitor's rows for a particulate sensor (PM2.5,<value>,<time> and PM10,<value>,<time>), \
+                time,value,unit rows for a numeric one, or for --every one row per period with a header. A status \
+                sensor has no readings: its history is its events (hubctl events).
 
                 Examples:
                   hubctl history "air quality"
                   hubctl history "air quality" --since 7d --every day
                   hubctl history "air quality" --since 30d --every hour --csv > pm.csv
+                  hubctl history "living room" --since 7d --every day --json
                 """)
 
         @OptionGroup var state: StateOptions
@@ -26,6 +30,7 @@ extension HubctlCommand {
         @Option(help: "How far back: a duration like 24h, 7d.") var since = "24h"
         @Option(help: "Aggregate per hour, day, week or month.") var every: String?
         @Flag(help: "CSV instead of a table.") var csv = false
+        @Flag(help: "JSON instead of a table, for scripts.") var json = false
 
         func validate() throws {
             guard DurationText.parse(since) != nil else {
@@ -34,6 +39,7 @@ extension HubctlCommand {
             if let every, History.Period(rawValue: every) == nil {
                 throw ValidationError("--every is hour, day, week or month")
             }
+            if csv && json { throw ValidationError("--csv and --json do not go together") }
         }
 
         func run() async throws {
@@ -42,9 +48,10 @@ extension HubctlCommand {
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))
             }
-            guard sensor.kind == .particulate else {
+            guard let columns = HistoryColumns(sensor) else {
                 Failure.printError(
-                    "\(sensor.name) is a status sensor: its history is its events (hubctl events \"\(sensor.name)\")")
+                    "'\(sensor.name)' is a \(sensor.kind) sensor and has no readings: its history is its events"
+                        + " (hubctl events \"\(sensor.name)\")")
                 throw ExitCode(Failure.invalidInput)
             }
             let start = startTime(since)
@@ -53,12 +60,20 @@ extension HubctlCommand {
                 let rows = try withHistoryErrors { () throws(HistoryError) in
                     try history.aggregates(of: sensor.name, since: start, per: period)
                 }
-                print(csv ? Output.aggregatesCSV(rows) : Output.aggregatesTable(rows, period: period), terminator: "")
+                let text =
+                    csv
+                    ? columns.aggregatesCSV(rows)
+                    : json
+                        ? columns.aggregatesJSON(rows, period: period) : columns.aggregatesTable(rows, period: period)
+                print(text, terminator: "")
             } else {
                 let readings = try withHistoryErrors { () throws(HistoryError) in
                     try history.readings(of: sensor.name, since: start)
                 }
-                print(csv ? Output.readingsCSV(readings) : Output.readingsTable(readings), terminator: "")
+                let text =
+                    csv
+                    ? columns.readingsCSV(readings) : json ? columns.readingsJSON(readings) : columns.table(readings)
+                print(text, terminator: "")
             }
         }
     }
@@ -125,55 +140,6 @@ func withHistoryErrors<T>(_ body: () throws(HistoryError) -> T) throws -> T {
 }
 
 extension Output {
-    static func readingsTable(_ readings: [ParticulateReading]) -> String {
-        guard !readings.isEmpty else { return "No readings in that time.\n" }
-        let rows = readings.map {
-            [
-                absolute($0.time), $0.pm25.map(ParticulateReading.format) ?? "-",
-                $0.pm10.map(ParticulateReading.format) ?? "-",
-            ]
-        }
-        return table(header: ["TIME", "PM2.5", "PM10"], rows: rows)
-    }
-
-    /// The original monitor's rows: `PM2.5,<value>,<time>` then `PM10,<value>,<time>` per reading.
-    static func readingsCSV(_ readings: [ParticulateReading]) -> String {
-        readings.map { reading in
-            var lines = ""
-            if let pm25 = reading.pm25 { lines += "PM2.5,\(ParticulateReading.format(pm25)),\(reading.time.iso8601)\n" }
-            if let pm10 = reading.pm10 { lines += "PM10,\(ParticulateReading.format(pm10)),\(reading.time.iso8601)\n" }
-            return lines
-        }.joined()
-    }
-
-    static func aggregatesTable(_ rows: [History.Aggregate], period: History.Period) -> String {
-        guard !rows.isEmpty else { return "No readings in that time.\n" }
-        func triple(_ value: (min: Double, mean: Double, max: Double)?) -> String {
-            guard let value else { return "-" }
-            return [value.min, value.mean, value.max].map(ParticulateReading.format).joined(separator: " / ")
-        }
-        let body = rows.map {
-            [
-                $0.start.iso8601.prefix(period == .hour ? 16 : 10).description, String($0.count), triple($0.pm25),
-                triple($0.pm10),
-            ]
-        }
-        return table(
-            header: [
-                period.rawValue.uppercased() + " (UTC)", "READINGS", "PM2.5 MIN / MEAN / MAX", "PM10 MIN / MEAN / MAX",
-            ], rows: body)
-    }
-
-    static func aggregatesCSV(_ rows: [History.Aggregate]) -> String {
-        var text = "start,readings,pm25_min,pm25_mean,pm25_max,pm10_min,pm10_mean,pm10_max\n"
-        for row in rows {
-            let pm25 = row.pm25.map { [$0.min, $0.mean, $0.max].map(ParticulateReading.format) } ?? ["", "", ""]
-            let pm10 = row.pm10.map { [$0.min, $0.mean, $0.max].map(ParticulateReading.format) } ?? ["", "", ""]
-            text += ([row.start.iso8601, String(row.count)] + pm25 + pm10).joined(separator: ",") + "\n"
-        }
-        return text
-    }
-
     static func eventsTable(_ events: [SensorEvent]) -> String {
         guard !events.isEmpty else { return "No events in that time.\n" }
         let rows = events.map {
@@ -182,12 +148,14 @@ extension Output {
         return table(header: ["TIME", "SENSOR", "EVENT", "FROM", "TO", "DETAIL"], rows: rows)
     }
 
+    /// A CSV field: escaped as a terminal shows it, quoted when it holds a comma, a quote or a line break.
+    static func csvField(_ raw: String) -> String {
+        let text = shown(raw)
+        return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
+            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+    }
+
     static func eventsCSV(_ events: [SensorEvent]) -> String {
-        func field(_ raw: String) -> String {
-            let text = shown(raw)
-            return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
-                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-        }
         var text = "time,sensor,event,from,to,detail\n"
         for event in events {
             text +=
@@ -195,7 +163,7 @@ extension Output {
                     event.time.iso8601, event.sensor, event.kind.rawValue, event.oldStatus, event.newStatus,
                     event.value ?? "",
                 ]
-                .map(field).joined(separator: ",") + "\n"
+                .map(csvField).joined(separator: ",") + "\n"
         }
         return text
     }

@@ -239,4 +239,16 @@ public enum SensorReading: Sendable, Hashable {
         case .numeric(_, _, let time): time
         }
     }
+
+    /// The particulate reading, for a particulate sensor's.
+    public var particulate: ParticulateReading? {
+        guard case .particulate(let reading) = self else { return nil }
+        return reading
+    }
+
+    /// The value, for a numeric sensor's.
+    public var number: Double? {
+        guard case .numeric(let number, _, _) = self else { return nil }
+        return number
+    }
 }

@@ -2,13 +2,16 @@ import Foundation
 import GRDB
 import HubCore
 
-/// Particulate readings and status events over time, in SQLite (`history.sqlite` in the state directory, WAL
-/// mode): hubd writes, `hubctl history` and `hubctl events` read while it runs.
+/// Readings (particulate and numeric sensors') and status events over time, in SQLite (`history.sqlite` in the state
+/// directory, WAL mode): hubd writes, `hubctl history`, `hubctl events` and the dashboard read while it runs.
 public final class History: Sendable {
     public static let fileName = "history.sqlite"
 
     private let writer: any DatabaseWriter
     public let path: String
+    /// What reads each series: its column, or `NULL` where the file has none yet (opened read-only, written by a
+    /// hubd from before numeric readings, which migrates it when it restarts).
+    private let columns: [Series: String]
 
     /// Opens (creating when `create`) the history in `directory`.
     public init(directory: String, create: Bool = true) throws(HistoryError) {
@@ -17,13 +20,17 @@ public final class History: Sendable {
             if create {
                 try createDirectory(directory)
                 writer = try DatabasePool(path: path)
+                try Self.migrator.migrate(writer)
             } else {
                 guard FileManager.default.fileExists(atPath: path) else { throw HistoryError.missing(path: path) }
                 var configuration = Configuration()
                 configuration.readonly = true
                 writer = try DatabaseQueue(path: path, configuration: configuration)
             }
-            if create { try migrator.migrate(writer) }
+            let present = Set(try writer.read { db in try db.columns(in: "readings").map(\.name) })
+            columns = Dictionary(
+                uniqueKeysWithValues: Series.allCases.map { ($0, present.contains($0.rawValue) ? $0.rawValue : "NULL") }
+            )
         } catch let error as HistoryError {
             throw error
         } catch {
@@ -31,7 +38,7 @@ public final class History: Sendable {
         }
     }
 
-    private var migrator: DatabaseMigrator {
+    private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(
@@ -58,24 +65,57 @@ public final class History: Sendable {
                     CREATE UNIQUE INDEX events_by_id ON events(id);
                     """)
         }
+        // Numeric sensors' readings: a `value` column on `readings` rather than a table of their own, so one
+        // index, one insert, one aggregate query and one prune serve every kind of reading (SQLite stores a NULL
+        // in a row's trailing columns at no cost). A particulate row has pm25/pm10 and a NULL value; a numeric
+        // row a value and NULL pm25/pm10. The unit is the registry's, not a row's: it is the sensor's, and a
+        // corrected unit then applies to its whole history. Rows written before are particulate, as they were.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: "ALTER TABLE readings ADD COLUMN value REAL")
+        }
         return migrator
     }
 
-    /// Min, mean and max of one period.
+    /// What a sensor's readings measure, a column of `readings` each: a particulate sensor's PM2.5 and PM10, a
+    /// numeric sensor's value.
+    public enum Series: String, Sendable, Hashable, CaseIterable {
+        case pm25, pm10, value
+
+        /// The series' number in `reading`, if it has one.
+        public func value(of reading: SensorReading) -> Double? {
+            switch (self, reading) {
+            case (.pm25, .particulate(let reading)): reading.pm25
+            case (.pm10, .particulate(let reading)): reading.pm10
+            case (.value, .numeric(let number, _, _)): number
+            default: nil
+            }
+        }
+    }
+
+    /// Min, mean and max of a series over one period.
+    public struct Spread: Sendable, Hashable {
+        public var min: Double
+        public var mean: Double
+        public var max: Double
+
+        public init(min: Double, mean: Double, max: Double) {
+            self.min = min
+            self.mean = mean
+            self.max = max
+        }
+    }
+
+    /// One period's readings of a sensor: how many, and the spread of each series they have.
     public struct Aggregate: Sendable, Hashable {
         public var start: Timestamp
         public var count: Int
-        public var pm25: (min: Double, mean: Double, max: Double)?
-        public var pm10: (min: Double, mean: Double, max: Double)?
+        public var spreads: [Series: Spread]
 
-        public static func == (lhs: Aggregate, rhs: Aggregate) -> Bool {
-            lhs.start == rhs.start && lhs.count == rhs.count
-                && lhs.pm25.map { [$0.min, $0.mean, $0.max] }
-                    == rhs.pm25.map { [$0.min, $0.mean, $0.max] }
-                && lhs.pm10.map { [$0.min, $0.mean, $0.max] } == rhs.pm10.map { [$0.min, $0.mean, $0.max] }
-        }
-
-        public func hash(into hasher: inout Hasher) { hasher.combine(start) }
+        public subscript(series: Series) -> Spread? { spreads[series] }
+        public var pm25: Spread? { spreads[.pm25] }
+        public var pm10: Spread? { spreads[.pm10] }
+        /// A numeric sensor's value.
+        public var value: Spread? { spreads[.value] }
     }
 
     /// Periods for aggregates, in UTC; weeks start on Monday.
@@ -95,17 +135,20 @@ public final class History: Sendable {
     }
 
     /// Appends readings and events in one transaction.
-    public func record(readings: [(sensor: String, reading: ParticulateReading)], events: [SensorEvent])
+    public func record(readings: [(sensor: String, reading: SensorReading)], events: [SensorEvent])
         async throws(HistoryError)
     {
         guard !readings.isEmpty || !events.isEmpty else { return }
         do {
             try await writer.write { db in
-                let insertReading = try db.cachedStatement(sql: "INSERT INTO readings VALUES (?, ?, ?, ?)")
+                let columns = Series.allCases.map(\.rawValue)
+                let insertReading = try db.cachedStatement(
+                    sql: "INSERT INTO readings (sensor, time, \(columns.joined(separator: ", ")))"
+                        + " VALUES (?, ?\(String(repeating: ", ?", count: columns.count)))")
                 for (sensor, reading) in readings {
-                    try insertReading.execute(arguments: [
-                        sensor, reading.time.millisecondsSince1970, reading.pm25, reading.pm10,
-                    ])
+                    let values: [(any DatabaseValueConvertible)?] = Series.allCases.map { $0.value(of: reading) }
+                    try insertReading.execute(
+                        arguments: StatementArguments([sensor, reading.time.millisecondsSince1970] + values))
                 }
                 let insertEvent = try db.cachedStatement(
                     sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"
@@ -122,7 +165,7 @@ public final class History: Sendable {
         }
     }
 
-    /// Deletes what is older than `time`; returns how many rows went.
+    /// Deletes readings (of every kind) and events older than `time`; returns how many rows went.
     @discardableResult
     public func prune(before time: Timestamp) async throws(HistoryError) -> Int {
         do {
@@ -138,16 +181,19 @@ public final class History: Sendable {
         }
     }
 
-    /// A sensor's readings since `time`, oldest first.
-    public func readings(of sensor: String, since time: Timestamp) throws(HistoryError) -> [ParticulateReading] {
+    /// A sensor's readings since `time`, oldest first; a numeric one's without its unit (the registry has it).
+    public func readings(of sensor: String, since time: Timestamp) throws(HistoryError) -> [SensorReading] {
+        let selected = Series.allCases.map { "\(columns[$0] ?? "NULL") AS \($0)" }.joined(separator: ", ")
         do {
             return try writer.read { db in
                 try Row.fetchAll(
-                    db, sql: "SELECT time, pm25, pm10 FROM readings WHERE sensor = ? AND time >= ? ORDER BY time",
+                    db,
+                    sql: "SELECT time, \(selected) FROM readings WHERE sensor = ? AND time >= ? ORDER BY time",
                     arguments: [sensor, time.millisecondsSince1970]
                 ).map { row in
-                    ParticulateReading(
-                        pm25: row["pm25"], pm10: row["pm10"], time: Timestamp(millisecondsSince1970: row["time"]))
+                    let time = Timestamp(millisecondsSince1970: row["time"])
+                    if let value: Double = row["value"] { return .numeric(value, unit: nil, time: time) }
+                    return .particulate(ParticulateReading(pm25: row["pm25"], pm10: row["pm10"], time: time))
                 }
             }
         } catch {
@@ -155,26 +201,32 @@ public final class History: Sendable {
         }
     }
 
-    /// Min, mean and max per `period` of a sensor's readings since `time`.
+    /// Min, mean and max per `period` of a sensor's readings since `time`, for each series they have.
     public func aggregates(of sensor: String, since time: Timestamp, per period: Period) throws(HistoryError)
         -> [Aggregate]
     {
+        let spreads = Series.allCases.map { series in
+            let column = columns[series] ?? "NULL"
+            return "min(\(column)) AS \(series)_min, avg(\(column)) AS \(series)_mean, max(\(column)) AS \(series)_max"
+        }
         do {
             return try writer.read { db in
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT \(period.bucket) AS start, count(*) AS n,
-                               min(pm25) AS a, avg(pm25) AS b, max(pm25) AS c,
-                               min(pm10) AS d, avg(pm10) AS e, max(pm10) AS f
+                        SELECT \(period.bucket) AS start, count(*) AS n, \(spreads.joined(separator: ", "))
                         FROM readings WHERE sensor = ? AND time >= ? GROUP BY start ORDER BY start
                         """,
                     arguments: [sensor, time.millisecondsSince1970]
                 ).map { row in
-                    let pm25: (Double, Double, Double)? = (row["a"] as Double?).map { ($0, row["b"], row["c"]) }
-                    let pm10: (Double, Double, Double)? = (row["d"] as Double?).map { ($0, row["e"], row["f"]) }
-                    return Aggregate(
-                        start: Timestamp(millisecondsSince1970: row["start"]), count: row["n"], pm25: pm25, pm10: pm10)
+                    var aggregate = Aggregate(
+                        start: Timestamp(millisecondsSince1970: row["start"]), count: row["n"], spreads: [:])
+                    for series in Series.allCases {
+                        guard let min: Double = row["\(series)_min"] else { continue }
+                        aggregate.spreads[series] = Spread(
+                            min: min, mean: row["\(series)_mean"], max: row["\(series)_max"])
+                    }
+                    return aggregate
                 }
             }
         } catch {

@@ -6,11 +6,14 @@ import NIOCore
 import Testing
 
 /// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
-/// hubd's page; the sensor table and the charts render, and a status change appears without a reload.
+/// hubd's page; the sensor table and the charts render, and a status change appears without a reload, a device's
+/// attributes with it, as text.
 @Suite struct DashboardBrowserTests {
     @Test func dashboardRendersAndUpdatesLive() async throws {
         try await withBroker { broker in
             let hub = try RunningHub()
+            // A thermometer that publishes JSON: its temperature the value, the rest attributes (markup among them).
+            try hub.writeRegistry(numeric: "cellar", topic: "z/cellar", value: "temperature", unit: "°C")
             try await hub.prepare(broker, sensors: ["front door"])
             let add = try await hub.hubctl.run(
                 "sensors", "add", "air quality", "--kind", "particulate", "--topic", "sensorhub/sds011/A160/state")
@@ -23,9 +26,13 @@ import Testing
             let reading = ParticulateReading(pm25: 27.4, pm10: 40, time: .now, device: "A160")
             try await publish(
                 broker,
-                [("front door", Array("closed".utf8)), ("sensorhub/sds011/A160/state", Array(reading.json.utf8))])
+                [
+                    ("front door", Array("closed".utf8)), ("sensorhub/sds011/A160/state", Array(reading.json.utf8)),
+                    ("z/cellar", Array(#"{"temperature":12.5,"battery":80,"note":"<b>x</b>"}"#.utf8)),
+                ])
             try await eventually("statuses recorded") {
                 try hub.sensor("front door")?.status == "closed" && hub.sensor("air quality")?.status == "Moderate"
+                    && hub.sensor("cellar")?.status == "12.5"
             }
 
             let browser = try await WebDriver.start()
@@ -56,6 +63,15 @@ import Testing
         try await publish(broker, [("front door", Array("open".utf8))])
         try await browser.waitUntil("the new status on the page") { try await browser.text(status) == "open" }
         #expect(try await browser.script("return window.sensorhubMarker") as? Int == 42)
+        // The table as the script rebuilt it: the numeric sensor's value with its unit, its attributes as text.
+        #expect(try await browser.text("#sensors tr[data-name='cellar'] td.status") == "12.5 °C")
+        #expect(try await browser.text("#sensors tr[data-name='cellar'] .attributes") == "battery: 80 · note: <b>x</b>")
+        #expect(try await browser.script("return document.querySelectorAll('#sensors b').length") as? Int == 0)
+        try await browser.waitUntil("the cellar's chart loaded") {
+            try await browser.script(
+                "const i = document.querySelector('img[data-src$=\"sensor=cellar\"]'); return i.complete && i.naturalWidth > 0"
+            ) as? Bool == true
+        }
     }
 }
 

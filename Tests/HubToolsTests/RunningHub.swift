@@ -46,6 +46,16 @@ final class RunningHub: Sendable {
         }
     }
 
+    /// Writes a registry of one numeric sensor whose device publishes JSON: its number at `path`, the payload's other
+    /// fields its attributes (`hubctl sensors add` sets no value path). Before `prepare`, which keeps it.
+    func writeRegistry(numeric name: String, topic: String, value path: String, unit: String) throws {
+        let registry = """
+            {"schemaVersion": 1, "sensors": [{"name": "\(name)", "topic": "\(topic)", "status": "Waiting",
+             "added": "2026-11-02T00:00:00.000Z", "kind": "numeric", "value": "\(path)", "unit": "\(unit)"}]}
+            """
+        try registry.write(toFile: hubctl.storePath, atomically: true, encoding: .utf8)
+    }
+
     /// Points the registry at `broker` and adds `sensors`: what most tests do before starting hubd.
     func prepare(_ broker: MosquittoBroker, sensors: [String] = []) async throws {
         try await use(broker)
@@ -89,6 +99,26 @@ final class RunningHub: Sendable {
     func startAndWaitUntilReady(_ extraEnvironment: [String: String] = [:]) async throws {
         try start(extraEnvironment)
         try await waitForLog("published availability", "status=online")
+    }
+
+    /// Starts hubd and waits until it is ready and its HTTP API listens, in either order; returns the API's
+    /// `host:port`.
+    func startAndWaitForHTTP() async throws -> String {
+        try start()
+        var address: String?
+        var ready = false
+        while address == nil || !ready {
+            let line = try await log.next(within: .seconds(15), "hubd ready and its HTTP address") { line in
+                line.contains("HTTP API and dashboard listening")
+                    || (line.contains("published availability") && line.contains("status=online"))
+            }
+            if let found = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }) {
+                address = String(found.dropFirst(8))
+            } else {
+                ready = true
+            }
+        }
+        return address ?? ""
     }
 
     /// Stops hubd with `signal` and returns its exit status.

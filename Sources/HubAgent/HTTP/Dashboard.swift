@@ -5,8 +5,10 @@ import HubSupport
 import Hummingbird
 import NIOCore
 
-/// The dashboard: one server-rendered page (no CDN, no npm) with the sensor table, the air-quality card in its
-/// level's colour and PM charts as SVG; a few lines of script poll the API every two seconds to keep it live.
+/// The dashboard: one server-rendered page (no CDN, no npm) with the sensor table (a device's attributes under its
+/// sensor's name), the air-quality card in its level's colour, and charts as SVG (PM for the particulate sensor, one
+/// for every numeric sensor); a few lines of script poll the API every two seconds to keep it live. The script puts
+/// device text on the page as `textContent` only, never as markup.
 extension HubAPI {
     func dashboard() throws -> Response {
         let sensors = try sensors()
@@ -29,6 +31,7 @@ extension HubAPI {
             .red{background:#ff0000;color:#fff}.purple{background:#8f3f97;color:#fff}.maroon{background:#7e0023;color:#fff}
             .grey{background:#d0d5dd}
             .charts img{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
+            .attributes{font-weight:400;margin-top:.15rem}
             nav a{margin-right:.8rem}
             @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
             </style></head><body>
@@ -46,42 +49,60 @@ extension HubAPI {
         }
         for sensor in sensors {
             let updated = sensor.lastUpdated.map { $0.relative(to: now) } ?? "never"
-            html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))</td>"
-            html += "<td class=\"status\">\(escape(sensor.status))</td><td class=\"updated\">\(escape(updated))</td>"
-            html += "<td>\(escape(sensor.topic))</td></tr>\n"
+            html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))"
+            if !sensor.attributes.isEmpty {
+                html += "<div class=\"attributes muted\">\(escape(Self.text(of: sensor.attributes)))</div>"
+            }
+            html += "</td><td class=\"status\">\(escape(Self.shownStatus(sensor)))</td>"
+            html += "<td class=\"updated\">\(escape(updated))</td><td>\(escape(sensor.topic))</td></tr>\n"
         }
         html += "</tbody></table>\n"
-        if air != nil {
-            html += """
-                <h2>Particulates</h2>
-                <nav id="periods"><a href="#" data-period="hour">Hour</a><a href="#" data-period="day">Day</a>\
-                <a href="#" data-period="week">Week</a><a href="#" data-period="month">Month</a></nav>
-                <div class="charts">
-                <img id="chart-pm25" alt="PM2.5 chart" src="/dashboard/chart.svg?pollutant=pm25&amp;period=day">
-                <img id="chart-pm10" alt="PM10 chart" src="/dashboard/chart.svg?pollutant=pm10&amp;period=day">
-                </div>
-
-                """
-        }
+        html += charts(air: air != nil, numeric: sensors.filter { $0.kind == .numeric })
         html += """
             <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             <script>
-            const esc = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
-                c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}')
-              .replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+            const vis = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
+                c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
             function ago(t) {
               if (!t) return 'never';
               const s = Math.max(0, Math.floor((Date.now() - Date.parse(t)) / 1000));
               if (s < 5) return 'just now'; if (s < 60) return s + ' s ago'; if (s < 3600) return Math.floor(s / 60) + ' min ago';
               if (s < 86400) return Math.floor(s / 3600) + ' h ago'; return Math.floor(s / 86400) + ' days ago';
             }
+            function cell(text, className) {
+              const td = document.createElement('td');
+              if (className) td.className = className;
+              td.textContent = vis(text);
+              return td;
+            }
+            function shown(s) {
+              if (s.value == null || !s.unit) return s.status;
+              return s.unit === '%' ? s.status + s.unit : s.status + ' ' + s.unit;
+            }
+            function row(s) {
+              const tr = document.createElement('tr');
+              tr.dataset.name = vis(s.name);
+              const name = cell(s.name);
+              if (s.attributes) {
+                const attributes = document.createElement('div');
+                attributes.className = 'attributes muted';
+                attributes.textContent = vis(Object.entries(s.attributes).map(([k, v]) => k + ': ' + v).join(' · '));
+                name.append(attributes);
+              }
+              tr.append(name, cell(shown(s), 'status'), cell(ago(s.lastUpdated), 'updated'), cell(s.topic));
+              return tr;
+            }
             async function refresh() {
               try {
                 const sensors = await (await fetch('/api/v1/sensors')).json();
                 const body = document.querySelector('#sensors tbody');
-                body.innerHTML = sensors.length ? sensors.map(s => `<tr data-name="${esc(s.name)}"><td>${esc(s.name)}</td>` +
-                  `<td class="status">${esc(s.status)}</td><td class="updated">${esc(ago(s.lastUpdated))}</td><td>${esc(s.topic)}</td></tr>`).join('')
-                  : '<tr><td colspan="4">No sensors yet: <code>hubctl sensors add NAME</code></td></tr>';
+                if (sensors.length) {
+                  const rows = document.createDocumentFragment();
+                  for (const s of sensors) rows.append(row(s));
+                  body.replaceChildren(rows);
+                } else {
+                  body.innerHTML = '<tr><td colspan="4">No sensors yet: <code>hubctl sensors add NAME</code></td></tr>';
+                }
                 const air = await (await fetch('/api/v1/air')).json();
                 const card = document.getElementById('air');
                 if (card && air.length && air[0].aqi !== undefined) {
@@ -95,9 +116,8 @@ extension HubAPI {
             }
             let period = 'day';
             function charts() {
-              for (const p of ['pm25', 'pm10']) {
-                const img = document.getElementById('chart-' + p);
-                if (img) img.src = `/dashboard/chart.svg?pollutant=${p}&period=${period}&t=${Date.now()}`;
+              for (const img of document.querySelectorAll('img.chart')) {
+                img.src = `${img.dataset.src}&period=${period}&t=${Date.now()}`;
               }
             }
             document.querySelectorAll('#periods a').forEach(a => a.addEventListener('click', e => {
@@ -134,79 +154,46 @@ extension HubAPI {
             """
     }
 
-    /// A line chart of one pollutant over a period: means (hourly, or daily for a month; raw for an hour), the
-    /// WHO 24-hour guideline dashed.
-    func chart(_ request: Request) throws -> Response {
-        let pollutant: Pollutant = request.uri.queryParameters.get("pollutant") == "pm10" ? .pm10 : .pm25
-        let periodText = request.uri.queryParameters.get("period") ?? "day"
-        let spans: [String: (Duration, History.Period?)] = [
-            "hour": (.seconds(3600), nil), "day": (.seconds(86_400), .hour), "week": (.seconds(7 * 86_400), .hour),
-            "month": (.seconds(30 * 86_400), .day),
-        ]
-        guard let (span, period) = spans[periodText] else {
-            throw HTTPError(.badRequest, message: "period is hour, day, week or month")
-        }
-        let name = (try? particulateSensor(request.uri.queryParameters.get("sensor"))) ?? ""
-        let end = Timestamp.now.millisecondsSince1970
-        let start = end - Int64(span.seconds * 1000)
-        var points: [(Int64, Double)] = []
-        if !name.isEmpty, let history = try? History(directory: stateDirectory, create: false) {
-            let since = Timestamp(millisecondsSince1970: start)
-            if let period {
-                points = ((try? history.aggregates(of: name, since: since, per: period)) ?? []).compactMap { row in
-                    (pollutant == .pm25 ? row.pm25 : row.pm10).map { (row.start.millisecondsSince1970, $0.mean) }
-                }
-            } else {
-                points = ((try? history.readings(of: name, since: since)) ?? []).compactMap { reading in
-                    (pollutant == .pm25 ? reading.pm25 : reading.pm10).map { (reading.time.millisecondsSince1970, $0) }
-                }
-            }
-        }
-        let svg = Self.svg(
-            title: "\(pollutant.rawValue) µg/m³ · last \(periodText)", points: points, from: start, to: end,
-            guideline: WHOGuideline.guideline(pollutant, .day))
-        return Response(
-            status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: svg)))
-    }
-
-    static func svg(title: String, points: [(Int64, Double)], from start: Int64, to end: Int64, guideline: Double)
-        -> String
-    {
-        let width = 640.0
-        let height = 220.0
-        let left = 44.0
-        let bottom = 24.0
-        let top = 28.0
-        let maximum = max((points.map(\.1).max() ?? 0) * 1.1, guideline * 1.3, 1)
-        func x(_ time: Int64) -> Double {
-            left + (width - left - 8) * Double(time - start) / Double(max(end - start, 1))
-        }
-        func y(_ value: Double) -> Double { height - bottom - (height - bottom - top) * value / maximum }
-        var svg = """
-            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(Int(width)) \(Int(height))" role="img" aria-label="\(escape(title))">
-            <rect width="100%" height="100%" fill="#fff"/>
-            <text x="\(left)" y="18" font-size="13" font-family="sans-serif" fill="#1d2330">\(escape(title))</text>
-            <line x1="\(left)" y1="\(y(0))" x2="\(width - 8)" y2="\(y(0))" stroke="#c8ced8"/>
-            <text x="4" y="\(y(maximum) + 10)" font-size="11" font-family="sans-serif" fill="#5b6472">\(Int(maximum.rounded()))</text>
-            <text x="4" y="\(y(0))" font-size="11" font-family="sans-serif" fill="#5b6472">0</text>
-            <line x1="\(left)" y1="\(y(guideline))" x2="\(width - 8)" y2="\(y(guideline))" stroke="#d92d20" stroke-dasharray="6 4"/>
-            <text x="\(width - 150)" y="\(y(guideline) - 4)" font-size="11" font-family="sans-serif" fill="#d92d20">WHO 24 h guideline \(ParticulateReading.trim(guideline))</text>
+    /// The charts: PM2.5 and PM10 when there is a particulate sensor, then one a numeric sensor (loaded as they
+    /// scroll into view: a building may have hundreds).
+    func charts(air: Bool, numeric: [Sensor]) -> String {
+        guard air || !numeric.isEmpty else { return "" }
+        var html = """
+            <h2>Charts</h2>
+            <nav id="periods"><a href="#" data-period="hour">Hour</a><a href="#" data-period="day">Day</a>\
+            <a href="#" data-period="week">Week</a><a href="#" data-period="month">Month</a></nav>
+            <div class="charts">
 
             """
-        if points.isEmpty {
-            svg +=
-                "<text x=\"\(width / 2 - 60)\" y=\"\(height / 2)\" font-size=\"13\" font-family=\"sans-serif\" fill=\"#5b6472\">No readings yet</text>\n"
-        } else {
-            let path = points.map { "\(String(format: "%.1f", x($0.0))),\(String(format: "%.1f", y($0.1)))" }.joined(
-                separator: " ")
-            svg +=
-                "<polyline class=\"series\" points=\"\(path)\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\"/>\n"
-            if points.count == 1 {
-                svg += "<circle cx=\"\(x(points[0].0))\" cy=\"\(y(points[0].1))\" r=\"3\" fill=\"#2563eb\"/>\n"
-            }
+        func image(_ id: String?, alt: String, query: String, lazy: Bool) {
+            let source = "/dashboard/chart.svg?" + query
+            html += "<img class=\"chart\"" + (id.map { " id=\"\($0)\"" } ?? "") + " alt=\"\(escape(alt))\""
+            html += " data-src=\"\(escape(source))\" src=\"\(escape(source + "&period=day"))\""
+            html += (lazy ? " loading=\"lazy\"" : "") + ">\n"
         }
-        return svg + "</svg>\n"
+        if air {
+            image("chart-pm25", alt: "PM2.5 chart", query: "pollutant=pm25", lazy: false)
+            image("chart-pm10", alt: "PM10 chart", query: "pollutant=pm10", lazy: false)
+        }
+        for sensor in numeric {
+            let name = sensor.name.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? ""
+            image(nil, alt: sensor.name + " chart", query: "sensor=" + name, lazy: true)
+        }
+        return html + "</div>\n"
+    }
+
+    /// What may stand in a URL's query as it is (RFC 3986's unreserved characters).
+    static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`).
+    static func shownStatus(_ sensor: Sensor) -> String {
+        sensor.value == nil ? sensor.status : sensor.format.withUnit(sensor.status)
+    }
+
+    /// A device's attributes on one line: `battery: 90 · linkquality: 120`.
+    static func text(of attributes: SensorAttributes) -> String {
+        attributes.map { "\($0.name): \($0.value)" }.joined(separator: " · ")
     }
 }
 

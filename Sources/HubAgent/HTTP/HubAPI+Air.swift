@@ -130,7 +130,7 @@ extension HubAPI {
         let rows = try historyCall { history throws(HistoryError) in
             try history.aggregates(of: name, since: since, per: period)
         }
-        func range(_ value: (min: Double, mean: Double, max: Double)?) -> Nullable<PeriodAnswer.Range> {
+        func range(_ value: History.Spread?) -> Nullable<PeriodAnswer.Range> {
             Nullable(value.map { .init(max: $0.max, mean: ($0.mean * 10).rounded() / 10, min: $0.min) })
         }
         return json(

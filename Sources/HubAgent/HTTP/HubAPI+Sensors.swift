@@ -18,6 +18,7 @@ extension HubAPI {
         if let now = statuses[sensor.topic] {
             sensor.status = now.status
             sensor.lastUpdated = now.lastUpdated ?? sensor.lastUpdated
+            sensor.attributes = now.attributes
         }
         return sensor
     }
@@ -41,12 +42,17 @@ extension HubAPI {
         return json(writer, status: status)
     }
 
-    /// A sensor as a JSON object, keys in alphabetical order.
+    /// A sensor as a JSON object, keys in alphabetical order: `attributes` when its device sent any, `unit` and
+    /// `value` (a number, or `null` while it is waiting or offline) for a numeric sensor.
     private func write(_ sensor: Sensor, into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
         writer.key("added", first: &first)
         writer.timestamp(sensor.added)
+        if !sensor.attributes.isEmpty {
+            writer.key("attributes", first: &first)
+            sensor.attributes.write(into: &writer)
+        }
         writer.key("kind", first: &first)
         writer.string(sensor.kind.rawValue)
         writer.key("lastUpdated", first: &first)
@@ -63,6 +69,12 @@ extension HubAPI {
         writer.string(sensor.status)
         writer.key("topic", first: &first)
         writer.string(sensor.topic)
+        if sensor.kind == .numeric {
+            writer.key("unit", first: &first)
+            if let unit = sensor.format.unit { writer.string(unit) } else { writer.raw("null") }
+            writer.key("value", first: &first)
+            if let value = sensor.value { writer.number(value) } else { writer.raw("null") }
+        }
         writer.raw("}")
     }
 

@@ -28,14 +28,18 @@ enum OpenAPIDocument {
                 "200": {description: HTML}
           /dashboard/chart.svg:
             get:
-              summary: A PM chart as SVG
+              summary: A chart as SVG, of a numeric sensor's value or a particulate sensor's PM2.5 or PM10
+              description: >-
+                sensor names a numeric sensor (its value, in its unit) or a particulate one (pollutant picks the
+                series); without sensor, the first particulate sensor's pollutant.
               parameters:
-                - {name: pollutant, in: query, schema: {type: string, enum: [pm25, pm10]}}
-                - {name: period, in: query, schema: {type: string, enum: [hour, day, week, month]}}
                 - {name: sensor, in: query, schema: {type: string}}
+                - {name: pollutant, in: query, schema: {type: string, enum: [pm25, pm10], default: pm25}}
+                - {name: period, in: query, schema: {type: string, enum: [hour, day, week, month], default: day}}
               responses:
                 "200": {description: SVG}
-                "400": {description: Bad period}
+                "400": {description: Bad period, or a status sensor (it has no readings)}
+                "404": {description: No such sensor}
           /api/v1/openapi.yaml:
             get:
               summary: This document
@@ -63,7 +67,7 @@ enum OpenAPIDocument {
                       properties:
                         name: {type: string, description: "1-64 letters, digits, spaces, - _ ."}
                         topic: {type: string, description: The sensor's MQTT topic (default from the topic template)}
-                        kind: {type: string, enum: [status, particulate]}
+                        kind: {type: string, enum: [status, numeric, particulate]}
                         silenceTimeout: {type: string, description: "A duration: 90s, 10m, 2h"}
               responses:
                 "201": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
@@ -184,10 +188,20 @@ enum OpenAPIDocument {
                 name: {type: string}
                 topic: {type: string}
                 status: {type: string}
-                kind: {type: string}
+                kind: {type: string, description: "status, numeric or particulate"}
                 added: {type: string, format: date-time}
                 lastUpdated: {type: [string, "null"], format: date-time}
                 silenceTimeout: {type: [string, "null"]}
+                attributes:
+                  type: object
+                  description: >-
+                    The other fields of its device's last payload (battery, linkquality…), by dotted path; present
+                    when there are any
+                  additionalProperties: {type: [number, string, boolean]}
+                unit: {type: [string, "null"], description: "A numeric sensor's unit (°C); only numeric sensors have it"}
+                value:
+                  type: [number, "null"]
+                  description: A numeric sensor's value (null while waiting or offline); only numeric sensors have it
 
         """
 }

@@ -5,10 +5,10 @@ import HubSupport
 import Logging
 import ServiceLifecycle
 
-/// Keeps readings and events in the history (SQLite): readings from ingest and events from the journal are written
-/// in one transaction every flush interval (then acknowledged to the journal) and once more when hubd stops; what is
-/// older than `history.retention` is pruned daily. An event the journal hands over again after a crash is one row
-/// (events are unique by id).
+/// Keeps readings and events in the history (SQLite): readings from ingest (particulate sensors' and numeric
+/// sensors' values) and events from the journal are written in one transaction every flush interval (then
+/// acknowledged to the journal) and once more when hubd stops; what is older than `history.retention` is pruned
+/// daily. An event the journal hands over again after a crash is one row (events are unique by id).
 final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "history"
@@ -23,7 +23,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     private let pending = Locked(Pending())
 
     struct Pending {
-        var readings: [(sensor: String, reading: ParticulateReading)] = []
+        var readings: [(sensor: String, reading: SensorReading)] = []
         var events: [SensorEvent] = []
         /// The journal position the events reach.
         var through = 0
@@ -56,9 +56,9 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         }
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 86_400_000)
         for sensor in document.sensors where sensor.kind == .particulate {
-            guard let readings = try? history.readings(of: sensor.name, since: since), !readings.isEmpty else {
-                continue
-            }
+            guard let readings = try? history.readings(of: sensor.name, since: since).compactMap(\.particulate),
+                !readings.isEmpty
+            else { continue }
             tracker.seed(topic: sensor.topic, readings: readings)
         }
         return history
@@ -71,8 +71,8 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         }
     }
 
+    /// Keeps particulate readings and numeric sensors' values alike (`hubctl history`, the dashboard's charts).
     func accept(_ reading: SensorReading, of sensor: String) {
-        guard case .particulate(let reading) = reading else { return }
         pending.withLock { $0.readings.append((sensor, reading)) }
     }
 

@@ -67,6 +67,15 @@ public struct Sensor: Sendable, Hashable {
     }
 }
 
+extension Sensor {
+    /// A numeric sensor's value: its status (the number as it shows it) read back; `nil` while it waits for its
+    /// first value or is offline, and for the other kinds.
+    public var value: Double? {
+        guard kind == .numeric, let number = Double(status), number.isFinite else { return nil }
+        return number
+    }
+}
+
 /// Sensor ids: random for a new sensor, derived from what never changes for one a registry written before ids
 /// existed holds, so every reader of such a file gives it the same id until one of them writes it.
 enum SensorID {

@@ -1,6 +1,7 @@
 import HubCore
 
-// What the tracker knows of its particulate sensors' air, for the API and the dashboard.
+// What the tracker knows now, as values to hand out: the particulate sensors' air and every sensor's live status
+// (`HubSnapshot` takes them for the HTTP API, /metrics and the status file).
 extension SensorTracker {
     /// A particulate sensor's air quality now: its last reading, rolling means and alert state.
     public struct AirSnapshot: Sendable {
@@ -30,5 +31,29 @@ extension SensorTracker {
                 mean24h: (monitor.mean(.pm25, over: day), monitor.mean(.pm10, over: day)), alerting: monitor.alerting,
                 watched: watched, policy: monitor.policy)
         }.sorted { $0.sensor < $1.sensor }
+    }
+
+    /// A sensor's status as the hub sees it now.
+    public struct LiveStatus: Sendable, Hashable {
+        public var status: String
+        public var lastUpdated: Timestamp?
+        /// The other fields of its device's last payload.
+        public var attributes: SensorAttributes
+
+        public init(status: String, lastUpdated: Timestamp?, attributes: SensorAttributes = []) {
+            self.status = status
+            self.lastUpdated = lastUpdated
+            self.attributes = attributes
+        }
+    }
+
+    /// The sensor on `topic`, as the hub sees it now.
+    public func status(onTopic topic: String) -> (name: String, status: String, lastUpdated: Timestamp?)? {
+        sensors[topic].map { ($0.name, $0.status, $0.lastUpdated) }
+    }
+
+    /// Every sensor's status as the hub sees it now, by topic.
+    public var liveStatuses: [String: LiveStatus] {
+        sensors.mapValues { LiveStatus(status: $0.status, lastUpdated: $0.lastUpdated, attributes: $0.attributes) }
     }
 }

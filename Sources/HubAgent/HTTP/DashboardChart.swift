@@ -1,0 +1,142 @@
+import Foundation
+import HubCore
+import HubHistory
+import Hummingbird
+import NIOCore
+
+/// The dashboard's charts, as SVG: a particulate sensor's PM2.5 or PM10 with the WHO 24-hour guideline, or a numeric
+/// sensor's value in its unit; one series of the history over a period either way.
+extension HubAPI {
+    /// What one chart shows.
+    struct ChartSubject {
+        /// The sensor whose readings it draws; empty when there is no particulate sensor yet (an empty chart).
+        var sensor: String
+        var series: History.Series
+        /// What the chart is of, with its unit: `PM2.5 µg/m³`, `living room °C`.
+        var title: String
+        /// A level drawn dashed, with its label.
+        var guideline: (label: String, value: Double)?
+    }
+
+    /// A line chart of one series over a period: means (hourly, or daily for a month; raw for an hour).
+    /// `sensor=<name>` of a numeric sensor charts its value; otherwise `pollutant=pm25|pm10` of the particulate
+    /// sensor named, or of the first one.
+    func chart(_ request: Request) throws -> Response {
+        let periodText = request.uri.queryParameters.get("period") ?? "day"
+        let spans: [String: (Duration, History.Period?)] = [
+            "hour": (.seconds(3600), nil), "day": (.seconds(86_400), .hour), "week": (.seconds(7 * 86_400), .hour),
+            "month": (.seconds(30 * 86_400), .day),
+        ]
+        guard let (span, period) = spans[periodText] else {
+            throw HTTPError(.badRequest, message: "period is hour, day, week or month")
+        }
+        let subject = try chartSubject(request)
+        let end = Timestamp.now.millisecondsSince1970
+        let start = end - Int64(span.seconds * 1000)
+        var points: [(Int64, Double)] = []
+        if !subject.sensor.isEmpty, let history = try? History(directory: stateDirectory, create: false) {
+            let since = Timestamp(millisecondsSince1970: start)
+            let series = subject.series
+            if let period {
+                points = ((try? history.aggregates(of: subject.sensor, since: since, per: period)) ?? []).compactMap {
+                    row in row[series].map { (row.start.millisecondsSince1970, $0.mean) }
+                }
+            } else {
+                points = ((try? history.readings(of: subject.sensor, since: since)) ?? []).compactMap { reading in
+                    series.value(of: reading).map { (reading.time.millisecondsSince1970, $0) }
+                }
+            }
+        }
+        let svg = Self.svg(
+            title: "\(subject.title) · last \(periodText)", points: points, from: start, to: end,
+            guideline: subject.guideline)
+        return Response(
+            status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: svg)))
+    }
+
+    /// The sensor and series a chart request names; a status sensor has nothing to chart.
+    func chartSubject(_ request: Request) throws -> ChartSubject {
+        let document = try readStore()
+        var named: Sensor?
+        if let name = request.uri.queryParameters.get("sensor") {
+            guard let sensor = document.sensor(named: String(name)) else {
+                throw HTTPError(.notFound, message: "no sensor named '\(name)'")
+            }
+            named = sensor
+        }
+        if let sensor = named, sensor.kind == .numeric {
+            let title = sensor.format.unit.map { "\(sensor.name) \($0)" } ?? sensor.name
+            return ChartSubject(sensor: sensor.name, series: .value, title: title)
+        }
+        if let sensor = named, sensor.kind != .particulate {
+            throw HTTPError(
+                .badRequest, message: "'\(sensor.name)' is a \(sensor.kind) sensor: it has no readings to chart")
+        }
+        let pollutant: Pollutant = request.uri.queryParameters.get("pollutant") == "pm10" ? .pm10 : .pm25
+        let guideline = WHOGuideline.guideline(pollutant, .day)
+        return ChartSubject(
+            sensor: named?.name ?? document.sensors.first { $0.kind == .particulate }?.name ?? "",
+            series: pollutant == .pm25 ? .pm25 : .pm10, title: "\(pollutant.rawValue) µg/m³",
+            guideline: ("WHO 24 h guideline \(ParticulateReading.trim(guideline))", guideline))
+    }
+
+    /// The chart: a pollutant's from zero (its guideline in view), any other series' around its values.
+    static func svg(
+        title: String, points: [(Int64, Double)], from start: Int64, to end: Int64,
+        guideline: (label: String, value: Double)?
+    ) -> String {
+        let width = 640.0
+        let height = 220.0
+        let left = 44.0
+        let bottom = 24.0
+        let top = 28.0
+        let values = points.map(\.1)
+        let (lowest, highest) = (values.min() ?? 0, values.max() ?? 0)
+        let minimum: Double
+        let maximum: Double
+        if let guideline {
+            (minimum, maximum) = (0, max(highest * 1.1, guideline.value * 1.3, 1))
+        } else {
+            // A temperature of 21 °C, a pressure of 1004 hPa: the axis spans the values, not zero to them.
+            let margin = highest > lowest ? (highest - lowest) * 0.1 : max(abs(highest) * 0.05, 1)
+            (minimum, maximum) = (lowest - margin, highest + margin)
+        }
+        let label = ValueFormat(decimals: maximum - minimum >= 10 ? 0 : 1)
+        func x(_ time: Int64) -> Double {
+            left + (width - left - 8) * Double(time - start) / Double(max(end - start, 1))
+        }
+        func y(_ value: Double) -> Double {
+            height - bottom - (height - bottom - top) * (value - minimum) / (maximum - minimum)
+        }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(Int(width)) \(Int(height))" role="img" aria-label="\(escape(title))">
+            <rect width="100%" height="100%" fill="#fff"/>
+            <text x="\(left)" y="18" font-size="13" font-family="sans-serif" fill="#1d2330">\(escape(title))</text>
+            <line x1="\(left)" y1="\(y(minimum))" x2="\(width - 8)" y2="\(y(minimum))" stroke="#c8ced8"/>
+            <text x="4" y="\(y(maximum) + 10)" font-size="11" font-family="sans-serif" fill="#5b6472">\(label.format(maximum))</text>
+            <text x="4" y="\(y(minimum))" font-size="11" font-family="sans-serif" fill="#5b6472">\(label.format(minimum))</text>
+
+            """
+        if let guideline {
+            svg += """
+                <line x1="\(left)" y1="\(y(guideline.value))" x2="\(width - 8)" y2="\(y(guideline.value))" stroke="#d92d20" stroke-dasharray="6 4"/>
+                <text x="\(width - 150)" y="\(y(guideline.value) - 4)" font-size="11" font-family="sans-serif" fill="#d92d20">\(escape(guideline.label))</text>
+
+                """
+        }
+        if points.isEmpty {
+            svg +=
+                "<text x=\"\(width / 2 - 60)\" y=\"\(height / 2)\" font-size=\"13\" font-family=\"sans-serif\" fill=\"#5b6472\">No readings yet</text>\n"
+        } else {
+            let path = points.map { "\(String(format: "%.1f", x($0.0))),\(String(format: "%.1f", y($0.1)))" }.joined(
+                separator: " ")
+            svg +=
+                "<polyline class=\"series\" points=\"\(path)\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\"/>\n"
+            if points.count == 1 {
+                svg += "<circle cx=\"\(x(points[0].0))\" cy=\"\(y(points[0].1))\" r=\"3\" fill=\"#2563eb\"/>\n"
+            }
+        }
+        return svg + "</svg>\n"
+    }
+}
