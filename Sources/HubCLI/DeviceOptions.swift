@@ -86,11 +86,10 @@ struct DeviceOptions: ParsableArguments {
                 throw ValidationError("--decimals \(decimals) is not between 0 and 6")
             }
             if let range {
-                let bounds = range.components(separatedBy: "..").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard bounds.count == 2, let low = bounds[0], let high = bounds[1], low.isFinite, high.isFinite,
-                    low <= high
-                else { throw ValidationError("--range '\(range)' is not low..high, like -40..85") }
-                parsed.range = low...high
+                guard let bounds = ValueFormat.range(range) else {
+                    throw ValidationError("--range '\(range)' is not low..high, like -40..85")
+                }
+                parsed.range = bounds
             }
             return parsed
         }

@@ -17,6 +17,8 @@ struct HubctlImportTests {
     func fields(_ state: String) throws -> [[String]] {
         try DefaultsStore(directory: state).read().sensors.map {
             [$0.name, $0.topic, $0.kind.rawValue, $0.silenceTimeout.map { "\($0)" } ?? "-"]
+                + [$0.format.path?.description, $0.format.map?.description, $0.format.unit, $0.format.rangeText]
+                .map { $0 ?? "-" } + ["\($0.format.decimals ?? -1)", $0.availability ?? "-"]
         }
     }
 
@@ -26,6 +28,10 @@ struct HubctlImportTests {
             ["kitchen"], ["Küche oben", "--topic", #"home/"a,b"/küche"#], ["air", "--kind", "particulate"],
             ["door", "--topic", "zigbee/0x1234", "--silence-timeout", "90s"], ["null"], ["123"],
             ["garage", "--topic", "x/- yes: no &", "--silence-timeout", "1h30m"], ["flag", "--topic", "flags/🏳️‍🌈"],
+            // Devices that publish JSON: their value path, map, unit, decimals, range and availability go too.
+            ["front door", "--preset", "zigbee2mqtt", "--value", "contact"],
+            ["cellar", "--topic", "home/cellar", "--value", #"a\.b[0]"#, "--kind", "numeric", "--unit", "°C",
+             "--decimals", "1", "--range", "-40..85", "--map", "1=one,2=two"],
         ] {
             let added = try await hubctl.run(["sensors", "add"] + arguments)
             #expect(added.status == 0, "\(added.standardError)")
@@ -38,7 +44,7 @@ struct HubctlImportTests {
         let other = try TemporaryDirectory(prefix: "hub-state")
         let imported = try await hubctl.run("sensors", "import", file, "--state-dir", other.path)
         #expect(imported.status == 0, "\(imported.standardError)")
-        #expect(imported.standardOutput == "Imported 8 sensors.\n")
+        #expect(imported.standardOutput == "Imported 10 sensors.\n")
         #expect(try fields(other.path) == fields(hubctl.state.path))
         let again = try await hubctl.run("sensors", "export", "--format", format.rawValue, "--state-dir", other.path)
         #expect(again.standardOutput == exported.standardOutput)
@@ -116,7 +122,7 @@ struct HubctlImportTests {
     @Test(arguments: [
         (
             "name,topic,qos\nkitchen,kitchen,1\n", "csv",
-            "line 1: unknown column 'qos' (columns: name, topic, kind, silenceTimeout)"
+            "line 1: unknown column 'qos' (columns: name, topic, kind, silenceTimeout, value, map, unit, decimals, range, availability)"
         ),
         (
             #"[{"name": "a"}, {"topic": "b"}, 3, {"name": "c", "qos": 1}]"#, "json",

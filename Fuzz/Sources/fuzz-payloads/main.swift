@@ -1,7 +1,8 @@
 import HubCore
 
-/// Arbitrary bytes as an MQTT payload, a status, a name, a time and a registry file. Checks: no crash; a
-/// reading is always in range and survives its own JSON; a registry that decodes encodes and decodes to itself.
+/// Arbitrary bytes as an MQTT payload, a device's JSON, a value path or map, a status, a name, a time and a registry
+/// file. Checks: no crash; a reading is always in range and survives its own JSON; a device's value is finite and
+/// safe to show, its attributes bounded; a registry that decodes encodes and decodes to itself.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
@@ -14,6 +15,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         precondition(again != nil, "the hub's own JSON does not parse: \(reading.json)")
     }
     let text = String(decoding: bytes, as: UTF8.self)
+    fuzzDevices(text)
     _ = try? SensorRules.name(text)
     _ = try? SensorRules.topic(text)
     _ = Timestamp(iso8601: text)
@@ -24,6 +26,30 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         precondition(decoded?.sensors.map(\.name) == document.sensors.map(\.name), "registry round trip changed")
     }
     return 0
+}
+
+/// The same text as a payload of devices read three ways, and as a value path and a value map.
+func fuzzDevices(_ text: String) {
+    _ = try? ValuePath(text)
+    _ = try? ValueMap(text)
+    let formats = [
+        (ValueFormat(path: try? ValuePath("contact"), map: try? ValueMap("true=closed,false=open")), false),
+        (ValueFormat(path: try? ValuePath("*.Temperature"), range: -40...80), true),
+        (ValueFormat(path: try? ValuePath("/a/0"), decimals: 1), true),
+        (ValueFormat(), true),
+    ]
+    for (format, numeric) in formats {
+        guard case .success(let decoded) = format.decode(text, numeric: numeric) else { continue }
+        if numeric {
+            let number = decoded.number!
+            precondition(number.isFinite && abs(number) <= ValueFormat.largestNumber, "\(number)")
+        }
+        precondition(!decoded.status.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" }, decoded.status)
+        precondition(decoded.attributes.count <= ValueFormat.maximumAttributes)
+        for attribute in decoded.attributes {
+            precondition(!attribute.name.unicodeScalars.contains { $0.value < 0x20 }, attribute.name)
+        }
+    }
 }
 
 // SwiftPM links an executable's entry point as `<module>_main`; hand it to libFuzzer's driver.

@@ -112,6 +112,17 @@ public struct ValueFormat: Sendable, Hashable {
         return text
     }
 
+    /// A range as people write it, `-40..85`; `nil` when `text` is not one.
+    public static func range(_ text: String) -> ClosedRange<Double>? {
+        let bounds = text.components(separatedBy: "..").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard bounds.count == 2, let low = bounds[0], let high = bounds[1], low.isFinite, high.isFinite, low <= high
+        else { return nil }
+        return low...high
+    }
+
+    /// `range` as `range(_:)` reads it.
+    public var rangeText: String? { range.map { "\(format($0.lowerBound))..\(format($0.upperBound))" } }
+
     /// The status with its unit, for people: `22.6 °C`.
     public func withUnit(_ status: String) -> String {
         guard let unit, !unit.isEmpty else { return status }

@@ -114,7 +114,7 @@ extension SensorList {
                 switch value {
                 case let text as String: values[key] = text
                 case is NSNull: values[key] = .some(nil)
-                case let number as NSNumber where key == "silenceTimeout":
+                case let number as NSNumber where key == "silenceTimeout" || key == "decimals":
                     values[key] = "\(number.doubleValue)"
                 default: return .failure(Problem("[\(index)].\(UnsafeText.escaped(key)): expected text"))
                 }
@@ -199,7 +199,8 @@ extension SensorList {
             do {
                 let sensor = try document.addSensor(
                     named: entry.name, topic: entry.topic, template: template, kind: entry.kind ?? .status,
-                    silenceTimeout: entry.silenceTimeout, at: time)
+                    silenceTimeout: entry.silenceTimeout, format: entry.format, availability: entry.availability,
+                    at: time)
                 names[SensorRules.key(sensor.name)] = entry.location
                 topics[sensor.topic] = entry.location
                 outcome.added.append(sensor)

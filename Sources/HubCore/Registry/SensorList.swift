@@ -3,7 +3,8 @@ import HubSupport
 import Yams
 
 /// The registry's sensors as a file to import or export: CSV, JSON or YAML, with the fields a user sets —
-/// `name` (required), `topic`, `kind` and `silenceTimeout` (optional). Statuses and times are the hub's, not part
+/// `name` (required), `topic`, `kind` and `silenceTimeout` (optional), and for a device that publishes JSON its
+/// `value`, `map`, `unit`, `decimals`, `range` and `availability` (written only when a sensor has them). Statuses and times are the hub's, not part
 /// of it. Value types and no I/O: the command reads and writes the files.
 ///
 /// ```
@@ -13,7 +14,19 @@ import Yams
 /// ```
 public enum SensorList {
     /// The fields, in the order CSV writes them.
-    public static let fields = ["name", "topic", "kind", "silenceTimeout"]
+    public static let fields = ["name", "topic", "kind", "silenceTimeout"] + deviceFields
+    /// A device's fields, as text (`range` as `-40..85`).
+    public static let deviceFields = ["value", "map", "unit", "decimals", "range", "availability"]
+
+    /// A sensor's device fields that are set, as text, by name.
+    static func deviceValues(_ sensor: Sensor) -> [(String, String)] {
+        let format = sensor.format
+        let values: [String?] = [
+            format.path?.description, format.map?.description, format.unit, format.decimals.map { "\($0)" },
+            format.rangeText, sensor.availability,
+        ]
+        return zip(deviceFields, values).compactMap { name, value in value.map { (name, $0) } }
+    }
 
     /// A way of writing the list.
     public enum Format: String, Sendable, CaseIterable {
@@ -49,6 +62,8 @@ public enum SensorList {
         public var topic: String?
         public var kind: SensorKind?
         public var silenceTimeout: Duration?
+        public var format = ValueFormat()
+        public var availability: String?
         public var location: String
         public var problem: String?
 
@@ -73,10 +88,15 @@ public enum SensorList {
         var writer = JSONWriter(capacity: sensors.count * 120)
         switch format {
         case .csv:
-            var text = fields.joined(separator: ",") + "\n"
+            // The device columns any sensor uses, after the four every sensor has.
+            let used = Set(sensors.flatMap { deviceValues($0).map(\.0) })
+            let columns = deviceFields.filter(used.contains)
+            var text = (fields.prefix(4) + columns).joined(separator: ",") + "\n"
             for sensor in sensors {
                 let timeout = sensor.silenceTimeout.map(DurationText.format) ?? ""
-                text += [sensor.name, sensor.topic, sensor.kind.rawValue, timeout].map(csvField).joined(separator: ",")
+                let device = Dictionary(uniqueKeysWithValues: deviceValues(sensor))
+                let cells = [sensor.name, sensor.topic, sensor.kind.rawValue, timeout] + columns.map { device[$0] ?? "" }
+                text += cells.map(csvField).joined(separator: ",")
                 text += "\n"
             }
             return text
@@ -97,6 +117,10 @@ public enum SensorList {
                 } else {
                     writer.raw("null")
                 }
+                for (name, value) in deviceValues(sensor) {
+                    writer.key(name, first: &first)
+                    writer.string(value)
+                }
                 writer.raw("}")
             }
             writer.raw(sensors.isEmpty ? "]\n" : "\n]\n")
@@ -114,6 +138,10 @@ public enum SensorList {
                 if let timeout = sensor.silenceTimeout {
                     writer.raw("\n  silenceTimeout: ")
                     writer.string(DurationText.format(timeout))
+                }
+                for (name, value) in deviceValues(sensor) {
+                    writer.raw("\n  \(name): ")
+                    writer.string(value)
                 }
                 writer.raw("\n")
             }
@@ -171,6 +199,40 @@ public enum SensorList {
             }
             entry.silenceTimeout = timeout
         }
+        return device(values, into: entry)
+    }
+
+    /// The device fields of a record: each one checked as `hubctl sensors add` checks its option.
+    private static func device(_ values: [String: String?], into entry: Entry) -> Result<Entry, Problem> {
+        var entry = entry
+        func text(_ field: String) -> String? { (values[field] ?? nil).flatMap { $0.isEmpty ? nil : $0 } }
+        func problem(_ field: String, _ reason: String) -> Result<Entry, Problem> {
+            .failure(Problem("\(entry.location): \(field) \(reason)"))
+        }
+        do {
+            entry.format.path = try text("value").map { text throws(ValuePathError) in try ValuePath(text) }
+        } catch {
+            return problem("value", "\(error)")
+        }
+        do {
+            entry.format.map = try text("map").map { text throws(ValuePathError) in try ValueMap(text) }
+        } catch {
+            return problem("map", "\(error)")
+        }
+        entry.format.unit = text("unit")
+        if let decimals = text("decimals") {
+            guard let number = Int(decimals), (0...6).contains(number) else {
+                return problem("decimals", "'\(UnsafeText.escaped(decimals))' is not a whole number from 0 to 6")
+            }
+            entry.format.decimals = number
+        }
+        if let range = text("range") {
+            guard let bounds = ValueFormat.range(range) else {
+                return problem("range", "'\(UnsafeText.escaped(range))' is not low..high, like -40..85")
+            }
+            entry.format.range = bounds
+        }
+        entry.availability = text("availability")
         return .success(entry)
     }
 
