@@ -242,7 +242,7 @@ public enum SensorRules {
         return topic
     }
 
-    private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
+    static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {
         case " ", "-", "_", ".": return true
         default: break
