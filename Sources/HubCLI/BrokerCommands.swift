@@ -259,51 +259,19 @@ extension HubctlCommand.Broker {
         }
 
         func run() async throws {
-            let directory = try await state.state()
-            let saved = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
-            var settings = broker.applied(to: saved)
-            // A check is often run as another user than hubd's: a check-only client id can't kick hubd off.
-            if broker.clientID == nil { settings.clientID = "\(settings.clientID)-check-\(getpid())" }
-            do {
-                try settings.validate()
-            } catch {
-                throw Failure.report(error)
-            }
-            var password = try broker.readPassword(joining: saved)
-            if password == nil, !broker.noAuthentication {
-                do {
-                    password = try directory.brokerPassword(for: settings)
-                } catch {
-                    Failure.printError(
-                        "cannot read the saved password in \(error.path) (run as its owner, or give --password-file)")
-                    throw ExitCode(Failure.permissionDenied)
-                }
-            }
-            var configuration = settings.mosquittoConfiguration(password: password)
-            configuration.cleanSession = true
-            configuration.operationTimeout = .milliseconds(Int(timeout * 1000))
-            var handler = StreamLogHandler.standardError(label: "hubctl")
-            handler.logLevel = .critical
-            let logger = Logger(label: "hubctl") { _ in handler }
+            let session = try BrokerSession(
+                directory: try await state.state(), options: broker, purpose: "check",
+                timeout: .milliseconds(Int(timeout * 1000)))
+            let timeout = session.configuration.operationTimeout
             let topic = "sensorhub/check/\(UUID().uuidString)"
-            do {
-                try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { client in
-                    print("connected to \(settings.host):\(settings.port)\(settings.tls == nil ? "" : " over TLS")")
-                    try await client.subscribe(topic, qos: .atLeastOnce)
-                    try await client.publish(topic: topic, payload: "check", qos: .atLeastOnce)
-                    guard try await firstMessage(client, timeout: configuration.operationTimeout)?.topic == topic else {
-                        throw MosquittoError.timeout(
-                            operation: "the test message's return", after: configuration.operationTimeout)
-                    }
-                    print("subscribe, publish and receive work")
+            try await session.run { client in
+                print("connected to \(session.endpoint)")
+                try await client.subscribe(topic, qos: .atLeastOnce)
+                try await client.publish(topic: topic, payload: "check", qos: .atLeastOnce)
+                guard try await firstMessage(client, timeout: timeout)?.topic == topic else {
+                    throw MosquittoError.timeout(operation: "the test message's return", after: timeout)
                 }
-            } catch let error as MosquittoError {
-                if case .invalidConfiguration = error {
-                    Failure.printError("\(error)")
-                    throw ExitCode(Failure.invalidInput)
-                }
-                Failure.printError("\(error)")
-                throw ExitCode(Failure.unavailable)
+                print("subscribe, publish and receive work")
             }
         }
 

@@ -19,11 +19,13 @@ public struct HubctlCommand: AsyncParsableCommand {
               hubctl sensors list
               hubctl broker set --host broker.lan --username hub --password-file -
               hubctl broker check
+              hubctl discover
               hubctl notify test phone
               hubctl devices add 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
-            does not fit); 65 the registry file is damaged (it is left untouched); 69 the broker check failed; \
+            does not fit); 65 the registry file is damaged (it is left untouched); 66 discover heard no device; 69 \
+            the broker check failed (or the broker can't be reached); \
             74 reading or writing failed (disk full, locked); 77 permission denied; 78 the configuration is \
             invalid.
 
@@ -32,8 +34,8 @@ public struct HubctlCommand: AsyncParsableCommand {
             """,
         version: SensorHubVersion.current,
         subcommands: [
-            Sensors.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self, HistoryCommand.self,
-            Events.self,
+            Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
+            HistoryCommand.self, Events.self,
         ]
     )
 
@@ -88,6 +90,8 @@ struct ClockOptions: ParsableArguments {
 enum Failure {
     static let invalidInput: Int32 = 64
     static let damagedFile: Int32 = 65
+    /// `discover` heard no device.
+    static let nothingHeard: Int32 = 66
     static let unavailable: Int32 = 69
     static let ioError: Int32 = 74
     static let permissionDenied: Int32 = 77

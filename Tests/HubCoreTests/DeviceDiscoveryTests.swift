@@ -109,7 +109,7 @@ import Testing
                 == ["AM2301.Temperature", "DS18B20.Temperature", "DS18B20-1.Temperature", "ZbReceived.*.Temperature"])
         #expect(revealed[0].setup.topic == "tele/tasmota_A1B2C3/SENSOR" && revealed[0].value == "22.6 °C")
         #expect(revealed[0].setup.availability == "tele/tasmota_A1B2C3/LWT")
-        #expect(revealed[0].reason.contains("Humidity stay attributes"), "\(revealed[0].reason)")
+        #expect(revealed[0].reason.contains("Humidity stays an attribute"), "\(revealed[0].reason)")
         #expect(revealed[3].setup.silenceTimeout == DeviceFamily.batterySilence)
         for device in revealed { #expect(try presetSetup(device) == device.setup) }
     }

@@ -46,13 +46,19 @@ public struct DeviceDiscovery: Sendable {
         }
     }
 
-    /// The topic filters to subscribe to: each family's own, never `#`. Bridge lists come first, so that their
-    /// retained copies arrive before any state topic of the same bridge.
-    public var filters: [String] {
+    /// The topic filters to subscribe to, each family's own (never `#`): `listFilters`, then `stateFilters`.
+    public var filters: [String] { listFilters + stateFilters }
+
+    /// Zigbee2MQTT's device lists. Subscribed to before `stateFilters`, in a SUBSCRIBE of their own, their retained
+    /// copies arrive before any state of the same bridge, so no device is guessed from its state first.
+    public var listFilters: [String] {
+        families.contains(.zigbee2mqtt) ? zigbee2mqttBases.map { "\($0)/bridge/devices" } : []
+    }
+
+    /// Where devices publish their states.
+    public var stateFilters: [String] {
         var filters: [String] = []
-        if families.contains(.zigbee2mqtt) {
-            filters += zigbee2mqttBases.map { "\($0)/bridge/devices" } + zigbee2mqttBases.map { "\($0)/+" }
-        }
+        if families.contains(.zigbee2mqtt) { filters += zigbee2mqttBases.map { "\($0)/+" } }
         if families.contains(.tasmota) { filters += ["tele/+/SENSOR", "tele/+/+/SENSOR"] }
         if families.contains(.esphome) { filters += ["+/sensor/+/state", "+/binary_sensor/+/state"] }
         if families.contains(.shelly) { filters.append("+/status/+") }

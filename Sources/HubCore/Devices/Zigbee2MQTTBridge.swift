@@ -69,7 +69,8 @@ enum PrimaryField {
         let primary = Set(binary + measurements.flatMap { $0 })
         let others = candidates.filter { $0.name != field.name && primary.contains($0.name.lowercased()) }
         guard !others.isEmpty else { return (path, reason) }
-        return (path, reason + "; " + others.map(\.name).joined(separator: ", ") + " stay attributes")
+        let stay = others.count == 1 ? " stays an attribute" : " stay attributes"
+        return (path, reason + "; " + others.map(\.name).joined(separator: ", ") + stay)
     }
 
     /// What the fields a sensor follows are, for messages: "contact, occupancy, … temperature, humidity…".
