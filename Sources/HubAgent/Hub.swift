@@ -56,7 +56,7 @@ public struct Hub: Sendable {
             document.recordStatus(
                 record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
                 sequence: record.sequence, attributes: record.attributes,
- alerts: record.alerts)
+                alerts: record.alerts)
         }
         if !replay.records.isEmpty {
             logger.notice(
@@ -96,11 +96,18 @@ public struct Hub: Sendable {
                 history: $0, journal: journal, flushInterval: configuration.flushInterval,
                 retention: { current.withLock { $0.historyRetention } }, errors: errors, logger: logger)
         }
+        let discoverer =
+            configuration.discovery.enabled
+            ? DeviceDiscoverer(
+                settings: configuration.discovery, state: state, journal: journal, errors: errors, logger: logger)
+            : nil
         let ingest = Ingest(
-            tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [], logger: logger)
+            tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [],
+            discoverer: discoverer, logger: logger)
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
-            qos: configuration.qos, statusChanged: statusChanged, errors: errors, logger: logger)
+            qos: configuration.qos, discoveryFilters: discoverer.map { [$0.listFilters, $0.stateFilters] } ?? [],
+            statusChanged: statusChanged, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
                 settings: configuration.sds011, store: store, errors: errors, logger: logger,
@@ -116,6 +123,7 @@ public struct Hub: Sendable {
             snapshot.counters.storeWrites = storeWrites.withLock { $0 }
             (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
             snapshot.counters.sds011 = sds011?.serialLine
+            snapshot.counters.discovery = discoverer?.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
             snapshot.topicTemplate = current.withLock { $0.topicTemplate }
@@ -139,7 +147,10 @@ public struct Hub: Sendable {
 
         var services: [any Service] = [journal, storeWriter]
         if let history { services.append(history) }
-        services += [router, ingest, subscriptions, connection]
+        services.append(router)
+        // Before ingest, which hands it devices, and after the journal and the store it writes to.
+        if let discoverer { services.append(discoverer) }
+        services += [ingest, subscriptions, connection]
         if let sds011 { services.append(sds011) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]
         return Hub(services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path)

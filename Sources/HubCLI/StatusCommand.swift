@@ -93,6 +93,11 @@ extension Output {
                         "\(line.discardedBytes) bytes skipped as noise, \(line.badChecksums) frames with a bad checksum"
                     ))
             }
+            if let discovery = status.counters.discovery {
+                let over =
+                    discovery.overLimit > 0 ? ", \(discovery.overLimit) devices left out past max_auto_sensors" : ""
+                fields.append(("Discovery", "\(discovery.added) sensors added\(over)"))
+            }
             if let notifications = status.notifications, !notifications.backends.isEmpty {
                 fields.append(
                     (

@@ -47,6 +47,18 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var sds011: SerialLine?
         /// The write-ahead journal's work; `nil` from a hub that has none.
         public var journal: JournalCounters?
+        /// What discovery did; `nil` when it is off.
+        public var discovery: DiscoveryCounters?
+
+        public init() {}
+    }
+
+    /// What hubd's discovery did.
+    public struct DiscoveryCounters: Codable, Sendable, Hashable {
+        /// Sensors it added since start.
+        public var added = 0
+        /// Devices it did not add because `max_auto_sensors` were reached.
+        public var overLimit = 0
 
         public init() {}
     }

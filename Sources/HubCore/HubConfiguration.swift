@@ -35,6 +35,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var air = AirQualityPolicy()
     /// `thresholds`: limits on sensors' values and attributes, each alerting once per crossing.
     public var thresholds: [ThresholdRule] = []
+    /// `discovery`: the devices hubd adds by itself (none by default).
+    public var discovery = DiscoverySettings()
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `http.listen`: where the API and dashboard listen.
@@ -133,7 +135,8 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
-        "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "notifiers",
+        "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
+        "notifiers",
     ]
 
     /// Reads every key under `root`, checking each; an unknown key or a section of the wrong shape is an error.
@@ -194,6 +197,7 @@ public struct HubConfiguration: Sendable, Hashable {
         }
         try readAir(root, into: &result)
         result.thresholds = try ThresholdRule.read(root["thresholds"])
+        result.discovery = try DiscoverySettings.read(root["discovery"])
         try readHTTP(root["http"], into: &result)
         return result
     }

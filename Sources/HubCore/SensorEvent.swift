@@ -23,10 +23,14 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         public static let airQuality = Kind(rawValue: "air_quality")
         /// A value or attribute crossed a configured threshold (`thresholds:`), or came back.
         public static let threshold = Kind(rawValue: "threshold")
+        /// hubd's discovery added a sensor for a device it heard (`discovery:`); its value says which device.
+        public static let discovered = Kind(rawValue: "discovered")
         /// `hubctl notify test`.
         public static let test = Kind(rawValue: "test")
 
-        public static let all: [Kind] = [.changed, .silent, .offline, .recovered, .airQuality, .threshold, .test]
+        public static let all: [Kind] = [
+            .changed, .silent, .offline, .recovered, .airQuality, .threshold, .discovered, .test,
+        ]
         public var description: String { rawValue }
     }
 

@@ -76,7 +76,8 @@ public struct NotifierConfiguration: Sendable {
             let kind = SensorEvent.Kind(rawValue: aliases[text] ?? text)
             guard SensorEvent.Kind.all.contains(kind), kind != .test else {
                 throw item.invalid(
-                    "'\(text)' is not an event; use changed, silent, offline, recovered or air_quality")
+                    "'\(text)' is not an event; use changed, silent, offline, recovered, air_quality, threshold or"
+                        + " discovered")
             }
             rule.events.insert(kind)
         }

@@ -141,6 +141,9 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
         case .threshold:
             title = "{sensor}: threshold {new}"
             body = "{sensor}: {value}"
+        case .discovered:
+            title = "New sensor: {sensor}"
+            body = "Discovered {value}"
         default:
             title = "{sensor}: {new}"
             body = "{sensor}: {new}"

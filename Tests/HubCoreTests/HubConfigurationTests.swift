@@ -100,6 +100,32 @@ import Testing
         #expect(error?.description.hasSuffix(message) == true, "\(String(describing: error))")
     }
 
+    @Test func discoveryIsOffUnlessEnabledAndItsKeysAreChecked() async throws {
+        #expect(try load("log: {level: info}\n").discovery == DiscoverySettings())
+        #expect(!DiscoverySettings().enabled && DiscoverySettings().maximumAutoSensors == 100)
+        let discovery = try load(
+            """
+            discovery:
+              enabled: true
+              families: [Tasmota, esphome]
+              zigbee2mqtt_base: [zigbee2mqtt, /home/zigbee/]
+              max_auto_sensors: 2
+            """
+        ).discovery
+        #expect(discovery.enabled && discovery.families == [.tasmota, .esphome])
+        #expect(discovery.zigbee2mqttBases == ["zigbee2mqtt", "home/zigbee"] && discovery.maximumAutoSensors == 2)
+        #expect(try load("discovery: {zigbee2mqtt_base: z2m}\n").discovery.zigbee2mqttBases == ["z2m"])
+        for (yaml, message) in [
+            ("discovery: {families: [zwave]}\n", "discovery.families[0]"),
+            ("discovery: {zigbee2mqtt_base: 'z2m/#'}\n", "is 'z2m/#': a topic without wildcards"),
+            ("discovery: {max_auto_sensors: -1}\n", "discovery.max_auto_sensors"),
+            ("discovery: {enable: true}\n", "discovery.enable: unknown key"),
+        ] {
+            let error = #expect(throws: ConfigurationError.self) { try load(yaml) }
+            #expect(error?.description.contains(message) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func aMissingNamedFileIsAnError() async throws {
         let error = #expect(throws: ConfigurationError.self) {
             try HubConfiguration.load(option: "/nonexistent/hubd.yaml", environment: [:])

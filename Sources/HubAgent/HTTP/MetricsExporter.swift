@@ -59,6 +59,15 @@ final class MetricsExporter: Sendable {
                     line.badChecksums
                 ))
         }
+        if let discovery = counters.discovery {
+            totals += [
+                ("sensorhub_discovered_sensors_total", [], "Sensors discovery added", discovery.added),
+                (
+                    "sensorhub_discovery_over_limit_total", [],
+                    "Devices discovery did not add because max_auto_sensors were reached", discovery.overLimit
+                ),
+            ]
+        }
         for (reason, count) in counters.rejected {
             totals.append(
                 (

@@ -24,6 +24,8 @@ final class Ingest: Service, Sendable {
     private let clients: AsyncStream<MosquittoClient>
     private let journal: Journal
     private let readings: [any ReadingSink]
+    /// Takes the messages on topics no sensor uses (`discovery:`); off when `nil`.
+    private let discoverer: DeviceDiscoverer?
     private let logger: Logger
 
     struct Counters {
@@ -35,12 +37,14 @@ final class Ingest: Service, Sendable {
     /// - Parameter clients: each client the connection makes, in turn; it finishes the stream when it stops.
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
+        discoverer: DeviceDiscoverer? = nil,
         logger: Logger
     ) {
         self.tracker = Locked(tracker)
         self.clients = clients
         self.journal = journal
         self.readings = readings
+        self.discoverer = discoverer
         self.logger = logger
     }
 
@@ -91,6 +95,10 @@ final class Ingest: Service, Sendable {
                 }
                 for event in events { log(event) }
             case .unchanged:
+                counters.withLock { $0.messages += 1 }
+            case .rejected(.unknownTopic)
+            where discoverer?.offer(topic: message.topic, payload: message.payload, retained: message.retain) == true:
+                // A device discovery listens for, not a sensor yet.
                 counters.withLock { $0.messages += 1 }
             case .rejected(let reason):
                 counters.withLock {

@@ -58,14 +58,17 @@ final class Subscriptions: Service, Sendable {
     private let ingest: Ingest
     private let connection: BrokerConnection
     private let qos: MQTTQoS
+    /// Discovery's topic filters, subscribed to after the sensors', batch by batch (its device lists first).
+    private let discoveryFilters: [[String]]
     private let statusChanged: Doorbell
     private let errors: ErrorRecorder
     private let logger: Logger
 
     init(
         inputs: Inputs, store: DefaultsStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
-        statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
+        discoveryFilters: [[String]] = [], statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
     ) {
+        self.discoveryFilters = discoveryFilters
         self.inputs = inputs
         self.store = store
         self.ingest = ingest
@@ -93,6 +96,7 @@ final class Subscriptions: Service, Sendable {
                     // Changes made while there was no client are in the store: read it first.
                     await applyStore(to: nil)
                     await subscribe(ingest.topics, on: newClient)
+                    for filters in discoveryFilters { await subscribe(filters, on: newClient) }
                     done.resume()
                     group.addTask { await self.settle(newClient) }
                 case .restored(let restoredClient):
