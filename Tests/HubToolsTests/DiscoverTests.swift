@@ -21,8 +21,9 @@ struct DiscoverTests {
         (F.shellyTemperatureTopic, F.shellyTemperature), ("kitchen", "open"), ("home/cellar", #"{"temperature":20}"#),
     ].map { ($0.0, Array($0.1.utf8)) }
 
-    /// A hubctl whose registry points at `broker`.
-    func registry(for broker: MosquittoBroker) async throws -> Hubctl {
+    /// The devices' retained messages on `broker`, and a hubctl whose registry points at it.
+    func devices(on broker: MosquittoBroker) async throws -> Hubctl {
+        try await publish(broker, Self.retained, retain: true)
         let hubctl = try Hubctl()
         let set = try await hubctl.run("broker", "set", "--host", broker.host, "--port", "\(broker.port)")
         #expect(set.status == 0, "\(set.standardError)")
@@ -31,8 +32,7 @@ struct DiscoverTests {
 
     @Test func listsTheDevicesWithTheirSensorsCommandsAndJSON() async throws {
         try await withBroker { broker in
-            try await publish(broker, Self.retained, retain: true)
-            let hubctl = try await registry(for: broker)
+            let hubctl = try await devices(on: broker)
             let lounge = try await hubctl.run(
                 "sensors", "add", "lounge", "--preset", "esphome", "--device", "livingroom/living_room_temperature")
             #expect(lounge.status == 0, "\(lounge.standardError)")
@@ -89,8 +89,7 @@ struct DiscoverTests {
 
     @Test func addAddsTheNewOnesOnceWithThePresetsSetup() async throws {
         try await withBroker { broker in
-            try await publish(broker, Self.retained, retain: true)
-            let hubctl = try await registry(for: broker)
+            let hubctl = try await devices(on: broker)
             let added = try await hubctl.run("discover", "--seconds", "0", "--add")
             #expect(added.status == 0, "\(added.standardError)")
             #expect(added.standardOutput.contains("Added 'garden shed door' on topic 'zigbee2mqtt/garden/shed door'"))
@@ -122,8 +121,7 @@ struct DiscoverTests {
 
     @Test func saysWhenNothingIsHeardOrTheBrokerCantBeReached() async throws {
         try await withBroker { broker in
-            try await publish(broker, Self.retained, retain: true)
-            let hubctl = try await registry(for: broker)
+            let hubctl = try await devices(on: broker)
             let none = try await hubctl.run(
                 "discover", "--seconds", "0", "--base", "home/zigbee", "--family", "zigbee2mqtt")
             #expect(none.status == 66)

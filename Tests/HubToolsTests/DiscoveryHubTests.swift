@@ -28,11 +28,7 @@ struct DiscoveryHubTests {
                 configuration: """
                     store: {flush_interval: 100ms}
                     discovery: {enabled: true, families: [zigbee2mqtt]}
-                    notifiers:
-                      backends:
-                        audit: { type: file, path: \(audit) }
-                      rules:
-                        all: { backends: [audit] }
+                    notifiers: {backends: {audit: {type: file, path: \(audit)}}, rules: {every: {backends: [audit]}}}
                     """)
             try await hub.prepare(broker, sensors: ["kitchen"])
             try await publish(

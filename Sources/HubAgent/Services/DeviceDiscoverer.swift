@@ -30,10 +30,10 @@ final class DeviceDiscoverer: Service, Sendable {
     private let errors: ErrorRecorder
     private let logger: Logger
 
-    /// The sensors discovery added, by topic, in `discovered.json`.
+    /// The topics of the sensors discovery added, in `discovered.json`, in order.
     struct Ledger: Sendable {
-        var entries: [(topic: String, sensor: String, time: Timestamp)] = []
-        var topics: Set<String> = []
+        var topics: [String] = []
+        var known: Set<String> = []
         var capLogged = false
     }
 
@@ -72,7 +72,7 @@ final class DeviceDiscoverer: Service, Sendable {
             "discovering devices",
             metadata: [
                 "filters": "\((listFilters + stateFilters).joined(separator: " "))", "max_auto_sensors": "\(maximum)",
-                "added_before": "\(ledger.withLock { $0.entries.count })",
+                "added_before": "\(ledger.withLock { $0.topics.count })",
             ])
         for await device in found.cancelOnGracefulShutdown() {
             await files.run { self.add(device) }
@@ -82,7 +82,7 @@ final class DeviceDiscoverer: Service, Sendable {
     /// Adds `device`'s sensor unless it has one, had one (removed since), or the limit is reached.
     private func add(_ device: DiscoveredDevice) {
         let topic = device.setup.topic
-        let (before, count) = ledger.withLock { ($0.topics.contains(topic), $0.entries.count) }
+        let (before, count) = ledger.withLock { ($0.known.contains(topic), $0.topics.count) }
         if before {
             logger.debug(
                 "a device discovery added before, since removed, is not added again", metadata: ["topic": "\(topic)"])
@@ -117,7 +117,7 @@ final class DeviceDiscoverer: Service, Sendable {
             return
         }
         guard let sensor else { return }
-        remember(sensor, at: time)
+        remember(sensor)
         counters.withLock { $0.added += 1 }
         logger.notice(
             "discovered a device",
@@ -138,32 +138,22 @@ final class DeviceDiscoverer: Service, Sendable {
 
     // MARK: The ledger
 
-    private func remember(_ sensor: Sensor, at time: Timestamp) {
+    private func remember(_ sensor: Sensor) {
         let bytes = ledger.withLock { ledger -> [UInt8] in
-            ledger.entries.append((sensor.topic, sensor.name, time))
-            ledger.topics.insert(sensor.topic)
+            ledger.topics.append(sensor.topic)
+            ledger.known.insert(sensor.topic)
             var writer = JSONWriter()
-            writer.raw("{\"added\": [")
-            for (index, entry) in ledger.entries.enumerated() {
-                var first = true
-                writer.raw(index == 0 ? "\n  {" : ",\n  {")
-                writer.key("topic", first: &first)
-                writer.string(entry.topic)
-                writer.key("sensor", first: &first)
-                writer.string(entry.sensor)
-                writer.key("time", first: &first)
-                writer.timestamp(entry.time)
-                writer.raw("}")
-            }
-            writer.raw("\n]}\n")
+            writer.raw("{\"added\": ")
+            writer.strings(ledger.topics)
+            writer.raw("}\n")
             return writer.bytes
         }
         do {
             try store.replaceFile(named: Self.ledgerName, with: bytes)
         } catch {
             errors.record(
-                "could not write \(Self.ledgerName); after a restart discovery may add the sensor '\(sensor.name)' again if it is removed: \(error)"
-            )
+                "could not write \(Self.ledgerName) (after a restart, discovery would add '\(sensor.name)' again if it"
+                    + " were removed, and count from fewer): \(error)")
         }
     }
 
@@ -174,14 +164,9 @@ final class DeviceDiscoverer: Service, Sendable {
             logger.warning("\(ledgerName) can't be read: discovery counts from zero", metadata: ["path": "\(path)"])
             return ledger
         }
-        for entry in entries {
-            guard case .string(let topic)? = entry["topic"] else { continue }
-            var sensor = ""
-            if case .string(let name)? = entry["sensor"] { sensor = name }
-            var time = Timestamp.now
-            if case .string(let text)? = entry["time"], let read = Timestamp(iso8601: text) { time = read }
-            ledger.entries.append((topic, sensor, time))
-            ledger.topics.insert(topic)
+        for case .string(let topic) in entries where !ledger.known.contains(topic) {
+            ledger.topics.append(topic)
+            ledger.known.insert(topic)
         }
         return ledger
     }
