@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import HubCore
-import HubMQTT
-import Logging
 import Mosquitto
 
 extension HubctlCommand {
