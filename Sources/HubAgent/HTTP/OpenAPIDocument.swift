@@ -107,7 +107,7 @@ enum OpenAPIDocument {
                           properties:
                             time: {type: string, format: date-time}
                             sensor: {type: string}
-                            event: {type: string, enum: [changed, silent, offline, recovered, air_quality]}
+                            event: {type: string, enum: [changed, silent, offline, recovered, air_quality, threshold, discovered]}
                             from: {type: string}
                             to: {type: string}
                             detail: {type: [string, "null"]}
