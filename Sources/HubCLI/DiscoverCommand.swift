@@ -39,7 +39,7 @@ extension HubctlCommand {
         @Option(
             name: .customLong("base"),
             help: ArgumentHelp(
-                "Zigbee2MQTT's base topic, its mqtt.base_topic (default: zigbee2mqtt); repeat for several bridges.",
+                "Zigbee2MQTT's base topic, its mqtt.base_topic (default: hubd.yaml's discovery.zigbee2mqtt_base, else zigbee2mqtt); repeat for several bridges.",
                 valueName: "topic"))
         var bases: [String] = []
 
@@ -79,9 +79,10 @@ extension HubctlCommand {
         }
 
         func run() async throws {
-            let directory = try await state.state()
+            let (configuration, directory) = try await state.resolve()
             let chosen = families.isEmpty ? DeviceFamily.all : families.map { DeviceFamily(rawValue: $0.lowercased()) }
-            let discovery = DeviceDiscovery(families: chosen, zigbee2mqttBases: bases.isEmpty ? ["zigbee2mqtt"] : bases)
+            let discovery = DeviceDiscovery(
+                families: chosen, zigbee2mqttBases: bases.isEmpty ? configuration.discovery.zigbee2mqttBases : bases)
             let session = try BrokerSession(
                 directory: directory, options: nil, purpose: "discover", timeout: .seconds(10))
             let heard = try await session.run { client in
