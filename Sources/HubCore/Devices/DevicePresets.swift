@@ -88,7 +88,7 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
                     "an ESPHome device is named node/object_id or node/component/object_id (like"
                         + " livingroom/sensor/temperature), not '\(device)'")
             }
-            let known = KnownField.all[parts[2].lowercased()]
+            let known = KnownField.field(named: parts[2])
             let numeric = parts[1] == "sensor"
             var format = numeric ? known?.format(path: nil) ?? ValueFormat() : ValueFormat()
             if parts[1] == "binary_sensor" {
