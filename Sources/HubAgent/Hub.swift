@@ -56,7 +56,7 @@ public struct Hub: Sendable {
             document.recordStatus(
                 record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
                 sequence: record.sequence, attributes: record.attributes,
- alerts: record.alerts)
+                alerts: record.alerts)
         }
         if !replay.records.isEmpty {
             logger.notice(

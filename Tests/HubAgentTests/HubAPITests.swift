@@ -89,11 +89,13 @@ import Yams
             try await client.execute(
                 uri: "/api/v1/sensors", method: .post,
                 body: ByteBuffer(
-                    string: #"{"name":"shed","topic":"z2m/shed","value":"contact","map":"true=closed,false=open","availability":"z2m/shed/availability"}"#
+                    string:
+                        #"{"name":"shed","topic":"z2m/shed","value":"contact","map":"true=closed,false=open","availability":"z2m/shed/availability"}"#
                 )
             ) { #expect($0.status == .created) }
             let shed = try #require(try store.read().sensor(named: "shed"))
-            #expect(shed.format.path?.description == "contact" && shed.format.map?.description == "true=closed,false=open")
+            #expect(
+                shed.format.path?.description == "contact" && shed.format.map?.description == "true=closed,false=open")
             #expect(shed.availability == "z2m/shed/availability")
             try await client.execute(uri: "/api/v1/sensors/shed", method: .delete) { #expect($0.status == .noContent) }
 

@@ -24,7 +24,9 @@ import Testing
         let contact = try DeviceFamily.tasmota.setup(device: "zb", value: try ValuePath("ZbReceived.*.Contact"))
         #expect(contact.format.map?.description == "0=closed,1=open")
         #expect(contact.silenceTimeout == .seconds(25 * 3600))
-        let decoded = try contact.format.decode(#"{"ZbReceived":{"0x662E":{"Device":"0x662E","Contact":1}}}"#, numeric: false).get()
+        let decoded = try contact.format.decode(
+            #"{"ZbReceived":{"0x662E":{"Device":"0x662E","Contact":1}}}"#, numeric: false
+        ).get()
         #expect(decoded.status == "open")
     }
 

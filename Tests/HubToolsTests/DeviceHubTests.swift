@@ -20,7 +20,8 @@ struct DeviceHubTests {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
             try await hub.use(broker)
-            let added = try await hub.hubctl.run("sensors", "add", "front door", "--preset", "zigbee2mqtt", "--value", "contact")
+            let added = try await hub.hubctl.run(
+                "sensors", "add", "front door", "--preset", "zigbee2mqtt", "--value", "contact")
             #expect(added.status == 0, "\(added.standardError)")
             try await hub.startAndWaitUntilReady()
             let topic = "zigbee2mqtt/front door"
@@ -78,16 +79,17 @@ struct DeviceHubTests {
     }
 
     @Test func aThresholdAlertsOncePerCrossingAndClearsPastItsHysteresis() async throws {
-        let configuration = Self.fastFlush + """
-            thresholds:
-              - name: greenhouse too hot
-                sensors: [green*]
-                above: 30
-                hysteresis: 1
-              - name: battery low
-                attribute: battery
-                below: 15
-            """
+        let configuration =
+            Self.fastFlush + """
+                thresholds:
+                  - name: greenhouse too hot
+                    sensors: [green*]
+                    above: 30
+                    hysteresis: 1
+                  - name: battery low
+                    attribute: battery
+                    below: 15
+                """
         try await withBroker { broker in
             let hub = try RunningHub(configuration: configuration)
             try await hub.use(broker)
@@ -99,7 +101,8 @@ struct DeviceHubTests {
             func send(_ temperature: Double) async throws {
                 try await publish(
                     broker, topic,
-                    #"{"Time":"2024-05-01T10:00:00","AM2301":{"Temperature":\#(temperature),"Humidity":32.4},"TempUnit":"C"}"#)
+                    #"{"Time":"2024-05-01T10:00:00","AM2301":{"Temperature":\#(temperature),"Humidity":32.4},"TempUnit":"C"}"#
+                )
             }
             for value: Double in [25, 31.2, 33, 29.5, 31, 28.9] { try await send(value) }
             try await hub.waitForLog("sensor event", "event=threshold", "to=clear")

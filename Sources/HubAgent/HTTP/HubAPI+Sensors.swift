@@ -89,7 +89,8 @@ extension HubAPI {
     func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request)
         let body = try await object(
-            request, context, allowed: ["name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "availability"])
+            request, context,
+            allowed: ["name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "availability"])
         guard let name = body["name"] as? String else {
             throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
         }

@@ -129,11 +129,14 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
             // timeout of its own, the hub's default applies.
             var setup = Self.setup(
                 topic: "\(prefix)/status/\(component)", value: path, availability: "\(prefix)/online", silence: nil)
-            if component.hasPrefix("input"), setup.format.map == nil { setup.format.map = try? ValueMap("true=on,false=off") }
+            if component.hasPrefix("input"), setup.format.map == nil {
+                setup.format.map = try? ValueMap("true=on,false=off")
+            }
             return setup
         default:
             throw DevicePresetError(
-                "'\(rawValue)' is not a device family the hub knows: \(Self.all.map(\.rawValue).joined(separator: ", "))")
+                "'\(rawValue)' is not a device family the hub knows: \(Self.all.map(\.rawValue).joined(separator: ", "))"
+            )
         }
     }
 
