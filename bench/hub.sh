@@ -179,22 +179,28 @@ PY
 }
 
 rows=()
-section_ingest() {
-    echo "1. ingest" >&2
-    # mosquitto_sub
+# mosquitto_sub, then hubd on a state directory $1 of SENSORS sensors (its registry edited by the sed expression
+# $2, if any), each receiving the two bursts; sets sub_time, hub_time, changes, rejected and hub_rss.
+sub_then_hubd() {
     (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
     sub=$!
     sleep 1
     t0=$(now); two_bursts; wait "$sub"
     sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
-    # hubd
-    make_state "$work/ingest" "$SENSORS"
-    start_hubd "$work/ingest" ""
+    make_state "$work/$1" "$SENSORS"
+    if [ -n "$2" ]; then sed -i "$2" "$work/$1/defaults.json"; fi
+    start_hubd "$work/$1" ""
     t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
     hub_time=$(elapsed "$t0")
     changes=$(metric sensorhub_status_changes_total)
+    rejected=$(curl -s "http://127.0.0.1:$hub_http/metrics" | awk '/^sensorhub_rejected_messages_total/ { n += $2 } END { print n + 0 }')
     hub_rss=$(rss_mib "$hub_pid")
     stop_hubd
+}
+
+section_ingest() {
+    echo "1. ingest" >&2
+    sub_then_hubd ingest ""
     # mqttwarn (file)
     start_mqttwarn ingest "[config:file]
 append_newline = True
@@ -211,22 +217,8 @@ targets = {'out': ['$work/mqttwarn-ingest.out']}" "file:out"
 section_devices() {
     echo "7. devices (Zigbee2MQTT JSON)" >&2
     export PUBGEN_SHAPE=z2m
-    (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$MESSAGES" -W 600 >/dev/null; now >"$work/sub.end") &
-    sub=$!
-    sleep 1
-    t0=$(now); two_bursts; wait "$sub"
-    sub_time=$(echo "$(cat "$work/sub.end") - $t0" | bc)
-    make_state "$work/devices" "$SENSORS"
     # Each sensor follows its payload's `contact`, mapped, the other fields kept as attributes.
-    sed -i 's/"kind": "status"}/"kind": "status", "value": "contact", "map": "true=closed,false=open"}/' \
-        "$work/devices/defaults.json"
-    start_hubd "$work/devices" ""
-    t0=$(now); two_bursts; wait_metric sensorhub_messages_total "$MESSAGES"
-    hub_time=$(elapsed "$t0")
-    changes=$(metric sensorhub_status_changes_total)
-    hub_rss=$(rss_mib "$hub_pid")
-    rejected=$(curl -s "http://127.0.0.1:$hub_http/metrics" | awk '/^sensorhub_rejected_messages_total/ { n += $2 } END { print n + 0 }')
-    stop_hubd
+    sub_then_hubd devices 's/"kind": "status"}/"kind": "status", "value": "contact", "map": "true=closed,false=open"}/'
     unset PUBGEN_SHAPE
     rows+=("| 7 devices (Z2M JSON) | mosquitto_sub | $(printf '%.2f' "$sub_time") s | $(per_second "$MESSAGES" "$sub_time") msg/s | 1.00 × mosquitto_sub | |")
     rows+=("| 7 devices (Z2M JSON) | **hubd** (value path, map, 3 attributes; $changes changes, $rejected rejected) | $(printf '%.2f' "$hub_time") s | $(per_second "$MESSAGES" "$hub_time") msg/s | **$(ratio "$sub_time" "$hub_time") × mosquitto_sub** (goal ≥ 0.8) | RSS $hub_rss MiB |")

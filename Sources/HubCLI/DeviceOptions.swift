@@ -66,7 +66,8 @@ struct DeviceOptions: ParsableArguments {
                 let family = DeviceFamily(rawValue: preset.lowercased())
                 guard DeviceFamily.all.contains(family) else {
                     throw ValidationError(
-                        "--preset '\(preset)' is not a family the hub knows: \(DeviceFamily.all.map(\.rawValue).joined(separator: ", "))")
+                        "--preset '\(preset)' is not a family the hub knows: \(DeviceFamily.all.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 parsed.family = family
             } else if device != nil || base != nil || mainsPowered {

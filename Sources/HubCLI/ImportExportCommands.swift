@@ -9,8 +9,9 @@ extension HubctlCommand.Sensors {
             abstract: "Add many sensors at once from a CSV, JSON or YAML file.",
             discussion: """
                 Each sensor has a name (required) and, optionally, a topic (default: from the topic template, as \
-                for 'sensors add'), a kind (status or particulate) and a silenceTimeout (90s, 15m, 2h). \
-                'hubctl sensors export' writes the same shapes:
+                for 'sensors add'), a kind (status, numeric or particulate) and a silenceTimeout (90s, 15m, 2h); \
+                a device that publishes JSON also value, map, unit, decimals, range (-40..85) and availability, \
+                as 'sensors add' takes them. 'hubctl sensors export' writes the same shapes:
 
                   CSV   a header line naming the columns, then a sensor a line:
                           name,topic,kind,silenceTimeout
@@ -108,7 +109,8 @@ extension HubctlCommand.Sensors {
         static let configuration = CommandConfiguration(
             abstract: "Write every sensor as CSV, JSON or YAML, for 'sensors import'.",
             discussion: """
-                Writes each sensor's name, topic, kind and silenceTimeout, in the order they were added (statuses \
+                Writes each sensor's name, topic, kind and silenceTimeout (and a device's value, map, unit, \
+                decimals, range and availability), in the order they were added (statuses \
                 and times are the hub's and are left out). Importing the output into an empty registry makes the \
                 same sensors. The format is --format, else the file's extension, else CSV.
 

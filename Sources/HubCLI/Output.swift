@@ -209,11 +209,15 @@ extension Output {
     /// What `sensors add` and `set` say of a device sensor beyond its topic: " (value contact, map …)", or nothing.
     static func deviceSummary(_ sensor: Sensor) -> String {
         var parts: [String] = []
-        if sensor.kind != .status { parts.append(sensor.kind.rawValue + (sensor.format.unit.map { " in \($0)" } ?? "")) }
+        if sensor.kind != .status {
+            parts.append(sensor.kind.rawValue + (sensor.format.unit.map { " in \($0)" } ?? ""))
+        }
         if let path = sensor.format.path { parts.append("value '\(path)'") }
         if let map = sensor.format.map { parts.append("map \(map)") }
         if let availability = sensor.availability { parts.append("availability on '\(availability)'") }
-        if let timeout = sensor.silenceTimeout { parts.append("offline after \(DurationText.format(timeout)) of silence") }
+        if let timeout = sensor.silenceTimeout {
+            parts.append("offline after \(DurationText.format(timeout)) of silence")
+        }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 }

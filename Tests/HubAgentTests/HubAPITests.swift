@@ -85,6 +85,19 @@ import Yams
             try await client.execute(uri: "/api/v1/sensors/Zo%C3%AB%20gate", method: .delete) {
                 #expect($0.status == .noContent)
             }
+            // A device that publishes JSON, as `hubctl sensors add --value --map --availability` adds one.
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post,
+                body: ByteBuffer(
+                    string:
+                        #"{"name":"shed","topic":"z2m/shed","value":"contact","map":"true=closed,false=open","availability":"z2m/shed/availability"}"#
+                )
+            ) { #expect($0.status == .created) }
+            let shed = try #require(try store.read().sensor(named: "shed"))
+            #expect(
+                shed.format.path?.description == "contact" && shed.format.map?.description == "true=closed,false=open")
+            #expect(shed.availability == "z2m/shed/availability")
+            try await client.execute(uri: "/api/v1/sensors/shed", method: .delete) { #expect($0.status == .noContent) }
 
             let bad: [(String, HTTPResponse.Status, String)] = [
                 ("{", .badRequest, "the body is not valid JSON"),
@@ -97,6 +110,9 @@ import Yams
                 (#"{"name":"x","silenceTimeout":"soon"}"#, .badRequest, "\"silenceTimeout\" is a duration"),
                 (#"{"name":"x","topic":"tele/balcony/SENSOR"}"#, .conflict, "tele/balcony/SENSOR"),
                 (#"{"name":"x","topic":"a/#"}"#, .badRequest, "a/#"),
+                (#"{"name":"x","value":"a..b"}"#, .badRequest, #""value": 'a..b', at character 3"#),
+                (#"{"name":"x","map":"true"}"#, .badRequest, #""map": 'true', at character 1"#),
+                (#"{"name":"x","availability":"a/+"}"#, .badRequest, "a/+"),
             ]
             for (body, status, message) in bad {
                 try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: body)) {

@@ -154,21 +154,21 @@ import Testing
         _ = ingest(&tracker, Self.room, #"{"AM2301":{"Temperature":20}}"#)
         _ = tracker.takeRecords(events: [])
         let cases: [(String, String, Rejection)] = [
-            (Self.door, "open", .notJSON),
-            (Self.door, #"{"battery":97"#, .notJSON),
-            (Self.door, #"{"battery":97}"#, .missingValue),
-            (Self.door, #"{"contact":null}"#, .missingValue),
-            (Self.door, #"{"contact":{"x":1}}"#, .wrongType),
+            (Self.door, "open", .value(.notJSON)),
+            (Self.door, #"{"battery":97"#, .value(.notJSON)),
+            (Self.door, #"{"battery":97}"#, .value(.missingValue)),
+            (Self.door, #"{"contact":null}"#, .value(.missingValue)),
+            (Self.door, #"{"contact":{"x":1}}"#, .value(.wrongType)),
             (Self.door, #"{"contact":"a\u001b[2J"}"#, .controlCharacters),
             (Self.door, #"{"contact":"\#(String(repeating: "x", count: 33))"}"#, .tooLong),
             (Self.door, #"{"contact":""}"#, .empty),
             (Self.door, #"{"contact":"  "}"#, .empty),
-            (Self.room, #"{"AM2301":{"Temperature":true}}"#, .wrongType),
-            (Self.room, #"{"AM2301":{"Temperature":"nan"}}"#, .notANumber),
-            (Self.room, #"{"AM2301":{"Temperature":1e13}}"#, .outOfRange),
-            (Self.room, #"{"AM2301":{"Temperature":85}}"#, .outOfRange),
-            (Self.esphomeTemperature, DeviceFixtures.esphomeSensorNaN, .notANumber),
-            (Self.esphomeTemperature, DeviceFixtures.esphomeSensorNone, .notANumber),
+            (Self.room, #"{"AM2301":{"Temperature":true}}"#, .value(.wrongType)),
+            (Self.room, #"{"AM2301":{"Temperature":"nan"}}"#, .value(.notANumber)),
+            (Self.room, #"{"AM2301":{"Temperature":1e13}}"#, .value(.outOfRange)),
+            (Self.room, #"{"AM2301":{"Temperature":85}}"#, .value(.outOfRange)),
+            (Self.esphomeTemperature, DeviceFixtures.esphomeSensorNaN, .value(.notANumber)),
+            (Self.esphomeTemperature, DeviceFixtures.esphomeSensorNone, .value(.notANumber)),
             (Self.door, "", .empty),
         ]
         for (topic, payload, reason) in cases {

@@ -39,7 +39,8 @@ import Testing
     }
 
     @Test func aHeldBreachAlertsOnTheTickWhenItsTimeHasCome() throws {
-        let hot = ThresholdRule(name: "hot", sensors: ["green*"], limit: ThresholdLimit(above: 30, holdFor: .seconds(60)))
+        let hot = ThresholdRule(
+            name: "hot", sensors: ["green*"], limit: ThresholdLimit(above: 30, holdFor: .seconds(60)))
         var tracker = tracker(try registry(), [hot])
         #expect(send(&tracker, "greenhouse", #"{"temperature":31}"#, at: 0).isEmpty)
         #expect(tracker.checkSilence(now: start + .seconds(59), time: later(59)).isEmpty)
@@ -53,7 +54,8 @@ import Testing
     }
 
     @Test func anAttributeRuleWatchesAStatusSensorsBattery() throws {
-        let low = ThresholdRule(name: "battery low", attribute: "battery", limit: ThresholdLimit(below: 15, hysteresis: 5))
+        let low = ThresholdRule(
+            name: "battery low", attribute: "battery", limit: ThresholdLimit(below: 15, hysteresis: 5))
         var tracker = tracker(try registry(), [low])
         #expect(send(&tracker, "door", #"{"contact":true,"battery":20}"#, at: 0).map(\.kind) == [.changed])
         let events = send(&tracker, "door", #"{"contact":true,"battery":14}"#, at: 1)

@@ -142,7 +142,7 @@ import Testing
         #expect(revealed.map(\.device)[1] == "livingroom/binary_sensor/balcony_door")
         #expect(revealed[0].setup.kind == .numeric && revealed[0].setup.format.unit == "°C")
         #expect(revealed[0].setup.availability == F.esphomeStatusTopic)
-        #expect(discovery.devices.map(\.value) == ["22.5 °C", "on", nil])
+        #expect(discovery.devices.map(\.value) == ["22.5 °C", "open", nil])
         #expect(
             revealed[1].presetArguments == ["--preset", "esphome", "--device", "livingroom/binary_sensor/balcony_door"])
         for device in revealed { #expect(try presetSetup(device) == device.setup) }

@@ -20,7 +20,8 @@ struct DeviceHubTests {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
             try await hub.use(broker)
-            let added = try await hub.hubctl.run("sensors", "add", "front door", "--preset", "zigbee2mqtt", "--value", "contact")
+            let added = try await hub.hubctl.run(
+                "sensors", "add", "front door", "--preset", "zigbee2mqtt", "--value", "contact")
             #expect(added.status == 0, "\(added.standardError)")
             try await hub.startAndWaitUntilReady()
             let topic = "zigbee2mqtt/front door"
@@ -78,16 +79,17 @@ struct DeviceHubTests {
     }
 
     @Test func aThresholdAlertsOncePerCrossingAndClearsPastItsHysteresis() async throws {
-        let configuration = Self.fastFlush + """
-            thresholds:
-              - name: greenhouse too hot
-                sensors: [green*]
-                above: 30
-                hysteresis: 1
-              - name: battery low
-                attribute: battery
-                below: 15
-            """
+        let configuration =
+            Self.fastFlush + """
+                thresholds:
+                  - name: greenhouse too hot
+                    sensors: [green*]
+                    above: 30
+                    hysteresis: 1
+                  - name: battery low
+                    attribute: battery
+                    below: 15
+                """
         try await withBroker { broker in
             let hub = try RunningHub(configuration: configuration)
             try await hub.use(broker)
@@ -99,7 +101,8 @@ struct DeviceHubTests {
             func send(_ temperature: Double) async throws {
                 try await publish(
                     broker, topic,
-                    #"{"Time":"2024-05-01T10:00:00","AM2301":{"Temperature":\#(temperature),"Humidity":32.4},"TempUnit":"C"}"#)
+                    #"{"Time":"2024-05-01T10:00:00","AM2301":{"Temperature":\#(temperature),"Humidity":32.4},"TempUnit":"C"}"#
+                )
             }
             for value: Double in [25, 31.2, 33, 29.5, 31, 28.9] { try await send(value) }
             try await hub.waitForLog("sensor event", "event=threshold", "to=clear")
@@ -109,6 +112,52 @@ struct DeviceHubTests {
             let history = try await events(hub, "greenhouse")
             #expect(history[0].contains("greenhouse too hot: 31.2 °C is above 30"), "\(history)")
             #expect(history[1].contains("greenhouse too hot: 28.9 °C is back from above 30"), "\(history)")
+            await hub.stop()
+        }
+    }
+
+    /// Every family through its preset, with the payloads of `DeviceFixtures` (each written from the family's own
+    /// documentation): ESPHome's plain values and node status, Shelly's component JSON and `online`.
+    @Test func esphomeAndShellyDevicesThroughTheirPresets() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush)
+            try await hub.use(broker)
+            for arguments in [
+                ["lounge", "--preset", "esphome", "--device", "livingroom/living_room_temperature"],
+                ["balcony", "--preset", "esphome", "--device", "livingroom/binary_sensor/balcony_door"],
+                ["bath", "--preset", "shelly", "--device", "\(DeviceFixtures.shellyHTPrefix)/temperature:0"],
+                ["kettle", "--preset", "shelly", "--device", "\(DeviceFixtures.shellySwitchPrefix)/switch:0"],
+            ] {
+                let added = try await hub.hubctl.run(["sensors", "add"] + arguments)
+                #expect(added.status == 0, "\(added.standardError)")
+            }
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, DeviceFixtures.esphomeTemperatureTopic, DeviceFixtures.esphomeTemperature)
+            try await publish(broker, DeviceFixtures.esphomeDoorTopic, DeviceFixtures.esphomeBinaryOn)
+            try await publish(broker, DeviceFixtures.shellyTemperatureTopic, DeviceFixtures.shellyTemperature)
+            try await publish(broker, DeviceFixtures.shellySwitchTopic, DeviceFixtures.shellySwitchOn)
+            try await eventually("every device's value is its sensor's status") {
+                try hub.sensor("lounge")?.status == DeviceFixtures.esphomeTemperature
+                    && hub.sensor("balcony")?.status == "open" && hub.sensor("bath")?.status == "19.8"
+                    && hub.sensor("kettle")?.status == "on"
+            }
+            #expect(try hub.sensor("bath")?.attributes.map(\.name) == ["id", "tF"])
+            // ESPHome's node says offline: both of its sensors go, each with its own event; back with their status.
+            try await publish(broker, DeviceFixtures.esphomeStatusTopic, DeviceFixtures.esphomeStatusOffline)
+            try await hub.waitForLog("sensor event", "sensor=balcony", "event=offline")
+            try await eventually("both ESPHome sensors are offline") {
+                try hub.sensor("lounge")?.status == "offline" && hub.sensor("balcony")?.status == "offline"
+            }
+            try await publish(broker, DeviceFixtures.esphomeStatusTopic, DeviceFixtures.esphomeStatusOnline)
+            try await eventually("both are back as they were") {
+                try hub.sensor("lounge")?.status == DeviceFixtures.esphomeTemperature
+                    && hub.sensor("balcony")?.status == "open"
+            }
+            try await publish(broker, DeviceFixtures.shellyOnlineTopic, DeviceFixtures.shellyOffline)
+            try await eventually("the Shelly switch is offline") { try hub.sensor("kettle")?.status == "offline" }
+            #expect(try hub.sensor("bath")?.status == "19.8")  // another device: its own availability topic
+            let list = try await hub.hubctl.run("sensors", "list")
+            #expect(list.standardOutput.contains("19.8 °C"), "\(list.standardOutput)")
             await hub.stop()
         }
     }

@@ -30,8 +30,10 @@ struct HubctlImportTests {
             ["garage", "--topic", "x/- yes: no &", "--silence-timeout", "1h30m"], ["flag", "--topic", "flags/🏳️‍🌈"],
             // Devices that publish JSON: their value path, map, unit, decimals, range and availability go too.
             ["front door", "--preset", "zigbee2mqtt", "--value", "contact"],
-            ["cellar", "--topic", "home/cellar", "--value", #"a\.b[0]"#, "--kind", "numeric", "--unit", "°C",
-             "--decimals", "1", "--range", "-40..85", "--map", "1=one,2=two"],
+            [
+                "cellar", "--topic", "home/cellar", "--value", #"a\.b[0]"#, "--kind", "numeric", "--unit", "°C",
+                "--decimals", "1", "--range", "-40..85", "--map", "1=one,2=two",
+            ],
         ] {
             let added = try await hubctl.run(["sensors", "add"] + arguments)
             #expect(added.status == 0, "\(added.standardError)")

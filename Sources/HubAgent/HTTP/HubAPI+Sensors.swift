@@ -88,7 +88,9 @@ extension HubAPI {
 
     func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request)
-        let body = try await object(request, context, allowed: ["name", "topic", "kind", "silenceTimeout"])
+        let body = try await object(
+            request, context,
+            allowed: ["name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "availability"])
         guard let name = body["name"] as? String else {
             throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
         }
@@ -105,11 +107,29 @@ extension HubAPI {
             }
             silence = duration
         }
+        // A device that publishes JSON: where its value is and what it means, checked as `hubctl sensors add` does.
+        var format = ValueFormat()
+        if let text = try optionalString(body, "value") {
+            do {
+                format.path = try ValuePath(text)
+            } catch {
+                throw HTTPError(.badRequest, message: "\"value\": \(error)")
+            }
+        }
+        if let text = try optionalString(body, "map") {
+            do {
+                format.map = try ValueMap(text)
+            } catch {
+                throw HTTPError(.badRequest, message: "\"map\": \(error)")
+            }
+        }
+        format.unit = try optionalString(body, "unit")
+        let availability = try optionalString(body, "availability")
         let template = snapshot(false).topicTemplate
         let sensor = try storeUpdate { document throws(RegistryError) in
             try document.addSensor(
                 named: name, topic: topic, template: template, kind: SensorKind(rawValue: kindText),
-                silenceTimeout: silence)
+                silenceTimeout: silence, format: format, availability: availability)
         }
         return sensorResponse(sensor, status: .created)
     }

@@ -69,6 +69,10 @@ enum OpenAPIDocument {
                         topic: {type: string, description: The sensor's MQTT topic (default from the topic template)}
                         kind: {type: string, enum: [status, numeric, particulate]}
                         silenceTimeout: {type: string, description: "A duration: 90s, 10m, 2h"}
+                        value: {type: string, description: "Where the value is in a JSON payload: contact, AM2301.Temperature, /a/0"}
+                        map: {type: string, description: "What values mean: true=closed,false=open"}
+                        unit: {type: string, description: "A numeric sensor's unit: °C"}
+                        availability: {type: string, description: "A topic where the device says online or offline"}
               responses:
                 "201": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
                 "400": {description: Invalid JSON, name, topic or field}

@@ -87,7 +87,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     document.recordStatus(
                         record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
                         sequence: record.sequence, attributes: record.attributes,
- alerts: record.alerts)
+                        alerts: record.alerts)
                 }
             }
             writes.withLock { $0 += 1 }

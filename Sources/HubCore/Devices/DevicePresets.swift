@@ -88,7 +88,7 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
                     "an ESPHome device is named node/object_id or node/component/object_id (like"
                         + " livingroom/sensor/temperature), not '\(device)'")
             }
-            let known = KnownField.esphome(objectID: parts[2])
+            let known = KnownField.field(named: parts[2])
             let numeric = parts[1] == "sensor"
             var format = numeric ? known?.format(path: nil) ?? ValueFormat() : ValueFormat()
             if parts[1] == "binary_sensor" {
@@ -152,17 +152,6 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
 public struct DevicePresetError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
-}
-
-extension KnownField {
-    /// The field an ESPHome object id names: itself (`temperature`), or a measurement's name at its end, as object
-    /// ids are entity names in snake case (`living_room_temperature`).
-    fileprivate static func esphome(objectID: String) -> KnownField? {
-        let id = objectID.lowercased()
-        if let known = all[id] { return known }
-        let suffixes = ["temperature", "humidity", "pressure", "co2", "pm25", "pm10", "illuminance", "contact"]
-        return suffixes.first { id.hasSuffix("_" + $0) }.flatMap { all[$0] }
-    }
 }
 
 extension String {

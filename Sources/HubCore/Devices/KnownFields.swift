@@ -34,6 +34,10 @@ public struct KnownField: Sendable, Hashable {
             .binary("tamper", "true=tampered,false=clear", "tamper"),
             .binary("battery_low", "true=low,false=ok", "battery"),
             .binary("output", "true=on,false=off", "power"),
+            // ESPHome's binary sensors by their object id (`balcony_door`: ON is open).
+            .binary("door", "true=open,false=closed", "door"),
+            .binary("window", "true=open,false=closed", "window"),
+            .binary("motion", "true=motion,false=clear", "motion"),
             .number("temperature", "°C", -60...125, "temperature"),
             .number("tc", "°C", -60...125, "temperature"),
             .number("humidity", "%", 0...100, "humidity"),
@@ -61,6 +65,14 @@ public struct KnownField: Sendable, Hashable {
     public static func field(at path: ValuePath) -> KnownField? {
         guard case .key(let key)? = path.segments.last else { return nil }
         return all[key.lowercased()]
+    }
+
+    /// The field an ESPHome object id or a similar name is about: the name itself, else its last word
+    /// (`living_room_temperature` → `temperature`, `balcony_door` → `door`).
+    public static func field(named name: String) -> KnownField? {
+        let name = name.lowercased()
+        if let field = all[name] { return field }
+        return name.split(separator: "_").last.flatMap { all[String($0)] }
     }
 
     /// A sensor's format for this field: its map, unit and range (`path` where the value is).

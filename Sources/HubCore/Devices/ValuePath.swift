@@ -174,9 +174,20 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 if !text.isEmpty { text += "." }
                 // A leading '/' would make the path a JSON Pointer.
                 if text.isEmpty && key.hasPrefix("/") { text += "\\" }
-                for character in key {
-                    if character == "." || character == "[" || character == "]" || character == "\\" { text += "\\" }
-                    text.append(character)
+                // Most keys need no escape (`battery`, `linkquality`): appended whole, not a character at a time.
+                let plain = key.utf8.allSatisfy {
+                    $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "[") && $0 != UInt8(ascii: "]")
+                        && $0 != UInt8(ascii: "\\")
+                }
+                if plain {
+                    text += key
+                } else {
+                    for character in key {
+                        if character == "." || character == "[" || character == "]" || character == "\\" {
+                            text += "\\"
+                        }
+                        text.append(character)
+                    }
                 }
                 if key == "*" { text = String(text.dropLast()) + "\\*" }
             case .index(let index): text += "[\(index)]"

@@ -164,7 +164,8 @@ public struct DefaultsDocument: Sendable, Hashable {
                 availability, "it is the sensor's own topic, where 'online' and 'offline' are understood already")
         }
         if let other = self.sensor(onTopic: availability) {
-            throw .invalidTopic(availability, "it is the topic of the sensor '\(other.name)', not an availability topic")
+            throw .invalidTopic(
+                availability, "it is the topic of the sensor '\(other.name)', not an availability topic")
         }
     }
 
@@ -187,7 +188,8 @@ public struct DefaultsDocument: Sendable, Hashable {
         }
         guard
             sensor.status != status || sensor.lastUpdated != lastUpdated
-                || (sequence ?? sensor.sequence) != sensor.sequence || (attributes ?? sensor.attributes) != sensor.attributes
+                || (sequence ?? sensor.sequence) != sensor.sequence
+                || (attributes ?? sensor.attributes) != sensor.attributes
                 || (alerts ?? sensor.alerts) != sensor.alerts
         else { return true }
         if let attributes { sensors[index].attributes = attributes }
@@ -390,4 +392,3 @@ extension DefaultsDocument {
         if !stored { needsIDs = true }
     }
 }
-

@@ -95,7 +95,8 @@ public enum SensorList {
             for sensor in sensors {
                 let timeout = sensor.silenceTimeout.map(DurationText.format) ?? ""
                 let device = Dictionary(uniqueKeysWithValues: deviceValues(sensor))
-                let cells = [sensor.name, sensor.topic, sensor.kind.rawValue, timeout] + columns.map { device[$0] ?? "" }
+                let cells =
+                    [sensor.name, sensor.topic, sensor.kind.rawValue, timeout] + columns.map { device[$0] ?? "" }
                 text += cells.map(csvField).joined(separator: ",")
                 text += "\n"
             }

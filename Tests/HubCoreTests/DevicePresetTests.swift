@@ -1,0 +1,57 @@
+import HubCore
+import Testing
+
+/// What each family's preset fills in from a device's name: topic, value, map, unit, availability, silence.
+@Suite struct DevicePresetTests {
+    @Test func zigbee2mqttNeedsAValueAndTakesTheKnownFieldsMeaning() throws {
+        let door = try DeviceFamily.zigbee2mqtt.setup(device: "garden/shed door", value: try ValuePath("contact"))
+        #expect(door.topic == "zigbee2mqtt/garden/shed door")
+        #expect(door.availability == "zigbee2mqtt/garden/shed door/availability")
+        #expect(door.kind == .status && door.format.map?.description == "true=closed,false=open")
+        #expect(door.silenceTimeout == .seconds(25 * 3600))
+        let mains = try DeviceFamily.zigbee2mqtt.setup(
+            device: "plug", base: "z2m/", value: try ValuePath("power"), batteryPowered: false)
+        #expect(mains.topic == "z2m/plug" && mains.silenceTimeout == .seconds(600))
+        #expect(mains.kind == .numeric && mains.format.unit == "W")
+        #expect(throws: DevicePresetError.self) { try DeviceFamily.zigbee2mqtt.setup(device: "door") }
+    }
+
+    @Test func tasmotaFollowsTheFirstTemperatureOrItsZigbeeContact() throws {
+        let climate = try DeviceFamily.tasmota.setup(device: "tasmota_5A1B2C")
+        #expect(climate.topic == "tele/tasmota_5A1B2C/SENSOR" && climate.availability == "tele/tasmota_5A1B2C/LWT")
+        #expect(climate.format.path?.description == "*.Temperature" && climate.format.unit == "°C")
+        #expect(climate.silenceTimeout == .seconds(900))
+        let contact = try DeviceFamily.tasmota.setup(device: "zb", value: try ValuePath("ZbReceived.*.Contact"))
+        #expect(contact.format.map?.description == "0=closed,1=open")
+        #expect(contact.silenceTimeout == .seconds(25 * 3600))
+        let decoded = try contact.format.decode(
+            #"{"ZbReceived":{"0x662E":{"Device":"0x662E","Contact":1}}}"#, numeric: false
+        ).get()
+        #expect(decoded.status == "open")
+    }
+
+    @Test func esphomeNamesNodeComponentAndObject() throws {
+        let temperature = try DeviceFamily.esphome.setup(device: "livingroom/living_room_temperature")
+        #expect(temperature.topic == "livingroom/sensor/living_room_temperature/state")
+        #expect(temperature.availability == "livingroom/status" && temperature.kind == .numeric)
+        #expect(temperature.format.unit == "°C" && temperature.format.path == nil)
+        let door = try DeviceFamily.esphome.setup(device: "balcony/binary_sensor/door")
+        #expect(door.kind == .status && door.format.map?.description == "ON=open,OFF=closed")
+        let button = try DeviceFamily.esphome.setup(device: "hall/binary_sensor/button")
+        #expect(button.format.map?.description == "ON=on,OFF=off")
+        #expect(throws: DevicePresetError.self) { try DeviceFamily.esphome.setup(device: "a/b/c/d") }
+    }
+
+    @Test func shellyKnowsItsComponentsFields() throws {
+        let temperature = try DeviceFamily.shelly.setup(device: "shellyplusht-08b61f/temperature:0")
+        #expect(temperature.topic == "shellyplusht-08b61f/status/temperature:0")
+        #expect(temperature.availability == "shellyplusht-08b61f/online")
+        #expect(temperature.format.path?.description == "tC" && temperature.format.unit == "°C")
+        let relay = try DeviceFamily.shelly.setup(device: "shellyplus1pm-a8032a/switch:0")
+        #expect(relay.format.path?.description == "output" && relay.format.map?.description == "true=on,false=off")
+        let battery = try DeviceFamily.shelly.setup(device: "shellyplusht-08b61f/devicepower:0")
+        #expect(battery.format.path?.description == "battery.percent" && battery.format.unit == "%")
+        #expect(throws: DevicePresetError.self) { try DeviceFamily.shelly.setup(device: "shellyplus1pm-a8032a") }
+        #expect(throws: DevicePresetError.self) { try DeviceFamily.shelly.setup(device: "x/cover:0") }
+    }
+}
