@@ -7,7 +7,8 @@ extension SensorTracker {
     public mutating func setThresholds(_ rules: [ThresholdRule]) {
         guard rules != thresholds else { return }
         thresholds = rules
-        let names = Set(rules.map(\.name))
+        // The air-quality alert is a particulate sensor's own, not a configured rule: it stays.
+        let names = Set(rules.map(\.name) + [AirQualityPolicy.alertName])
         for (topic, var tracked) in sensors where !tracked.watches.isEmpty || !tracked.alerts.isEmpty {
             tracked.watches = [:]
             let kept = tracked.alerts.filter(names.contains)

@@ -259,6 +259,18 @@ public struct SensorTracker: Sendable {
                 }
                 tracked.status = level
                 tracked.lastUpdated = time
+                // The reading's values as attributes, the alert among the sensor's alerts: one shape for every
+                // consumer of a sensor's state (the API, Home Assistant's configs read `attributes.pm25`).
+                tracked.attributes = SensorAttributes(
+                    [("pm25", reading.pm25), ("pm10", reading.pm10)].compactMap { name, value in
+                        value.map { SensorAttributes.Attribute(name: name, value: .number($0)) }
+                    })
+                if monitor.alerting != tracked.alerts.contains(AirQualityPolicy.alertName) {
+                    tracked.alerts =
+                        monitor.alerting
+                        ? (tracked.alerts + [AirQualityPolicy.alertName]).sorted()
+                        : tracked.alerts.filter { $0 != AirQualityPolicy.alertName }
+                }
                 dirty.insert(topic)
                 if let alert {
                     events.append(

@@ -57,6 +57,9 @@ public struct AirQualityPolicy: Sendable, Hashable {
         }
     }
 
+    /// The alert's name among a sensor's alerts (`Sensor.alerts`), beside the configured thresholds'.
+    public static let alertName = "air quality"
+
     public var scale = Scale.aqi
     /// Default: the WHO 24-hour guideline for PM2.5 on the 24-hour mean.
     public var metric = Metric(.pm25, window: .seconds(86_400))

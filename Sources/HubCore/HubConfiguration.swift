@@ -37,6 +37,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var thresholds: [ThresholdRule] = []
     /// `discovery`: the devices hubd adds by itself (none by default).
     public var discovery = DiscoverySettings()
+    /// `homeassistant`: MQTT discovery configs and uniform state topics for Home Assistant (off by default).
+    public var homeAssistant = HomeAssistantSettings()
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `http.listen`: where the API and dashboard listen.
@@ -136,6 +138,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
+        "homeassistant",
         "notifiers",
     ]
 
@@ -198,6 +201,7 @@ public struct HubConfiguration: Sendable, Hashable {
         try readAir(root, into: &result)
         result.thresholds = try ThresholdRule.read(root["thresholds"])
         result.discovery = try DiscoverySettings.read(root["discovery"])
+        result.homeAssistant = try HomeAssistantSettings.read(root["homeassistant"])
         try readHTTP(root["http"], into: &result)
         return result
     }

@@ -75,6 +75,13 @@ public struct KnownField: Sendable, Hashable {
         return name.split(separator: "_").last.flatMap { all[String($0)] }
     }
 
+    /// Which of a two-status map's statuses Home Assistant's binary sensor calls on: for a door or window, open
+    /// (Zigbee2MQTT's `contact: true` is closed); for the rest, what `true` (or `ON`, `1`) maps to.
+    public func onStatus(of map: ValueMap) -> String? {
+        if deviceClass == "door" || deviceClass == "window", map.statuses.contains("open") { return "open" }
+        return map.status(for: "true") ?? map.status(for: "ON") ?? map.status(for: "1")
+    }
+
     /// A sensor's format for this field: its map, unit and range (`path` where the value is).
     public func format(path: ValuePath?) -> ValueFormat {
         ValueFormat(path: path, map: map.flatMap { try? ValueMap($0) }, unit: unit, range: range)

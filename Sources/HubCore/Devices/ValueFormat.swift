@@ -136,6 +136,11 @@ public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, R
     public struct Attribute: Sendable, Hashable {
         public var name: String
         public var value: Value
+
+        public init(name: String, value: Value) {
+            self.name = name
+            self.value = value
+        }
     }
 
     public enum Value: Sendable, Hashable, CustomStringConvertible {

@@ -82,6 +82,9 @@ public struct ThresholdRule: Sendable, Hashable {
             let generated = "\(attribute ?? "value") \(limit.describe(ValueFormat().format))"
             let name = try item["name"].string().flatMap { $0.isEmpty ? nil : $0 } ?? generated
             if let problem = UnsafeText.problem(in: name) { throw item["name"].invalidValue(name, "it " + problem) }
+            if name == AirQualityPolicy.alertName {
+                throw item["name"].invalidValue(name, "the particulate sensors' own alert (air.alert) has this name")
+            }
             if rules.contains(where: { $0.name == name }) {
                 throw item["name"].invalidValue(name, "another threshold has this name")
             }
