@@ -103,10 +103,10 @@ public struct Hub: Sendable {
             : nil
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [],
-            discoverer: discoverer, logger: logger)
+            listeners: discoverer.map { [$0] } ?? [], logger: logger)
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
-            qos: configuration.qos, discoveryFilters: discoverer.map { [$0.listFilters, $0.stateFilters] } ?? [],
+            qos: configuration.qos, listenerFilters: discoverer?.filters ?? [],
             statusChanged: statusChanged, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(

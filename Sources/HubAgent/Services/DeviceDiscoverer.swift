@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// the hub then follows the registry as it does any change. At most `max_auto_sensors` are ever added: what was
 /// added is kept in `discovered.json` in the state directory, so a restart does not start the count again and a
 /// sensor the user removed is not added back.
-final class DeviceDiscoverer: Service, Sendable {
+final class DeviceDiscoverer: Service, TopicListener, Sendable {
     static let ledgerName = "discovered.json"
 
     let listFilters: [String]
@@ -64,6 +64,10 @@ final class DeviceDiscoverer: Service, Sendable {
         for device in new { foundSink.yield(device) }
         return listens
     }
+
+    /// Device lists first, in a subscription of their own: Mosquitto sent retained messages out of filter order
+    /// when they shared one.
+    var filters: [[String]] { [listFilters, stateFilters] }
 
     var statistics: AgentStatus.DiscoveryCounters { counters.withLock { $0 } }
 

@@ -11,6 +11,15 @@ protocol ReadingSink: Sendable {
     func accept(_ reading: SensorReading, of sensor: String)
 }
 
+/// A service that listens to topics of its own on the hub's connection (device discovery's, Home Assistant's
+/// birth): the subscriptions service subscribes to its filters, ingest offers it every message no sensor takes.
+protocol TopicListener: Sendable {
+    /// Its topic filters, subscribed to after the sensors' topics, one batch after another.
+    var filters: [[String]] { get }
+    /// Takes a message on a topic no sensor uses; returns whether it was one of its own. Must not block.
+    func offer(topic: String, payload: [UInt8], retained: Bool) -> Bool
+}
+
 /// Messages become statuses and events: every message of the connected client goes through the tracker (a value
 /// type with the rules), every status it changes goes to the journal with the events the change caused, and silence
 /// is checked four times a second.
@@ -24,8 +33,8 @@ final class Ingest: Service, Sendable {
     private let clients: AsyncStream<MosquittoClient>
     private let journal: Journal
     private let readings: [any ReadingSink]
-    /// Takes the messages on topics no sensor uses (`discovery:`); off when `nil`.
-    private let discoverer: DeviceDiscoverer?
+    /// Take the messages on topics no sensor uses (`discovery:`, Home Assistant's birth).
+    private let listeners: [any TopicListener]
     private let logger: Logger
 
     struct Counters {
@@ -37,14 +46,14 @@ final class Ingest: Service, Sendable {
     /// - Parameter clients: each client the connection makes, in turn; it finishes the stream when it stops.
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
-        discoverer: DeviceDiscoverer? = nil,
+        listeners: [any TopicListener] = [],
         logger: Logger
     ) {
         self.tracker = Locked(tracker)
         self.clients = clients
         self.journal = journal
         self.readings = readings
-        self.discoverer = discoverer
+        self.listeners = listeners
         self.logger = logger
     }
 
@@ -97,8 +106,10 @@ final class Ingest: Service, Sendable {
             case .unchanged:
                 counters.withLock { $0.messages += 1 }
             case .rejected(.unknownTopic)
-            where discoverer?.offer(topic: message.topic, payload: message.payload, retained: message.retain) == true:
-                // A device discovery listens for, not a sensor yet.
+            where listeners.contains(where: {
+                $0.offer(topic: message.topic, payload: message.payload, retained: message.retain)
+            }):
+                // A device discovery listens for (not a sensor yet), or Home Assistant's birth.
                 counters.withLock { $0.messages += 1 }
             case .rejected(let reason):
                 counters.withLock {

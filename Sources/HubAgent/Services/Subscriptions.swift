@@ -58,17 +58,22 @@ final class Subscriptions: Service, Sendable {
     private let ingest: Ingest
     private let connection: BrokerConnection
     private let qos: MQTTQoS
-    /// Discovery's topic filters, subscribed to after the sensors', batch by batch (its device lists first).
-    private let discoveryFilters: [[String]]
+    /// The listeners' topic filters (discovery's, Home Assistant's birth), subscribed to after the sensors', batch
+    /// by batch (discovery's device lists first).
+    private let listenerFilters: [[String]]
+    /// Told of each registry followed, and whether a new client has just subscribed to it.
+    private let followed: @Sendable (DefaultsDocument, _ newClient: Bool) -> Void
     private let statusChanged: Doorbell
     private let errors: ErrorRecorder
     private let logger: Logger
 
     init(
         inputs: Inputs, store: DefaultsStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
-        discoveryFilters: [[String]] = [], statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
+        listenerFilters: [[String]] = [], followed: @escaping @Sendable (DefaultsDocument, Bool) -> Void = { _, _ in },
+        statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
     ) {
-        self.discoveryFilters = discoveryFilters
+        self.listenerFilters = listenerFilters
+        self.followed = followed
         self.inputs = inputs
         self.store = store
         self.ingest = ingest
@@ -94,9 +99,10 @@ final class Subscriptions: Service, Sendable {
                 case .attach(let newClient, let done):
                     client = newClient
                     // Changes made while there was no client are in the store: read it first.
-                    await applyStore(to: nil)
+                    let document = await applyStore(to: nil)
                     await subscribe(ingest.topics, on: newClient)
-                    for filters in discoveryFilters { await subscribe(filters, on: newClient) }
+                    for filters in listenerFilters { await subscribe(filters, on: newClient) }
+                    if let document { followed(document, true) }
                     done.resume()
                     group.addTask { await self.settle(newClient) }
                 case .restored(let restoredClient):
@@ -120,13 +126,14 @@ final class Subscriptions: Service, Sendable {
 
     /// Reads the store and follows it: subscriptions for added and removed sensors, a reconnect for new broker
     /// settings. A damaged store is reported and the last good registry kept.
-    private func applyStore(to client: MosquittoClient?) async {
+    @discardableResult
+    private func applyStore(to client: MosquittoClient?) async -> DefaultsDocument? {
         let document: DefaultsDocument
         do {
             document = try store.read()
         } catch {
             errors.record("the registry can't be read, so changes to it are not followed: \(error)")
-            return
+            return nil
         }
         let delta = ingest.follow(document)
         if let client, !delta.isEmpty {
@@ -144,6 +151,8 @@ final class Subscriptions: Service, Sendable {
         }
         connection.follow(document.broker)
         statusChanged.ring()
+        if client != nil { followed(document, false) }
+        return document
     }
 
     /// Waits until no message has arrived for a second (at most a minute), then asks for the second pass.
