@@ -22,6 +22,18 @@ package enum TopicRules {
     }
 
     /// Why `filter` can't be subscribed to, or `nil` when it can.
+    /// Whether `topic` matches the subscription `filter` (`+` one level, `#` the rest), as MQTT 3.1.1 §4.7 says.
+    package static func matches(filter: String, topic: String) -> Bool {
+        let filterLevels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        let topicLevels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, level) in filterLevels.enumerated() {
+            if level == "#" { return true }
+            guard index < topicLevels.count else { return false }
+            if level != "+" && level != topicLevels[index] { return false }
+        }
+        return filterLevels.count == topicLevels.count
+    }
+
     package static func problemWithFilter(_ filter: String) -> String? {
         if filter.isEmpty { return "topic filter is empty" }
         if filter.utf8.count > 65535 { return "topic filter is longer than 65535 bytes" }

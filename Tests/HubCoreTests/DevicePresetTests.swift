@@ -24,6 +24,9 @@ import Testing
         let contact = try DeviceFamily.tasmota.setup(device: "zb", value: try ValuePath("ZbReceived.*.Contact"))
         #expect(contact.format.map?.description == "0=closed,1=open")
         #expect(contact.silenceTimeout == .seconds(25 * 3600))
+        // SetOption89: the device's own topic under the bridge's; the last will is still the bridge's.
+        let own = try DeviceFamily.tasmota.setup(device: "zbbridge/662E", value: try ValuePath("ZbReceived.*.Contact"))
+        #expect(own.topic == "tele/zbbridge/662E/SENSOR" && own.availability == "tele/zbbridge/LWT")
         let decoded = try contact.format.decode(
             #"{"ZbReceived":{"0x662E":{"Device":"0x662E","Contact":1}}}"#, numeric: false
         ).get()
@@ -39,6 +42,13 @@ import Testing
         #expect(door.kind == .status && door.format.map?.description == "ON=open,OFF=closed")
         let button = try DeviceFamily.esphome.setup(device: "hall/binary_sensor/button")
         #expect(button.format.map?.description == "ON=on,OFF=off")
+        // ON is open for ESPHome's contact too (Home Assistant's meaning), not Zigbee2MQTT's true = closed.
+        let contact = try DeviceFamily.esphome.setup(device: "hall/binary_sensor/front_contact")
+        #expect(contact.format.map?.description == "ON=open,OFF=closed")
+        let leak = try DeviceFamily.esphome.setup(device: "cellar/binary_sensor/water_leak")
+        #expect(leak.format.map?.description == "ON=leak,OFF=dry")
+        let volts = try DeviceFamily.esphome.setup(device: "node/sensor/battery_voltage")
+        #expect(volts.format.unit == "V")
         #expect(throws: DevicePresetError.self) { try DeviceFamily.esphome.setup(device: "a/b/c/d") }
     }
 

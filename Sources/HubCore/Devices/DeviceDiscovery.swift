@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// Finds home devices in what the broker carries, and the sensor each would make. A value type with no I/O: it
 /// takes messages and says which new devices each one revealed. `hubctl discover` and hubd's `discovery:` both
@@ -66,7 +67,11 @@ public struct DeviceDiscovery: Sendable {
     }
 
     /// Whether `topic` has the shape of one discovery reads.
-    public func listens(to topic: String) -> Bool { route(topic) != nil }
+    /// Whether `topic` is one of discovery's: a device's, or anything else its filters bring (Shelly's
+    /// `<prefix>/status/sys`), which is then not counted as a message for no sensor.
+    public func listens(to topic: String) -> Bool {
+        route(topic) != nil || filters.contains { TopicRules.matches(filter: $0, topic: topic) }
+    }
 
     /// Takes one message; returns the devices it revealed that were not known before.
     /// - Parameter retained: whether the broker sent its retained copy (the value may be old).

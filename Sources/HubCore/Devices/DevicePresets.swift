@@ -71,8 +71,11 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
         case .tasmota:
             let value = value ?? (try? ValuePath("*.Temperature"))!
             let zigbee = value.segments.first == .key("ZbReceived")
+            // With SetOption89 a Zigbee device has a topic of its own under the bridge's, `tele/<topic>/<short
+            // address>/SENSOR`; its last will stays the bridge's, `tele/<topic>/LWT`.
+            let bridge = device.split(separator: "/").first.map(String.init) ?? device
             var setup = Self.setup(
-                topic: "tele/\(device)/SENSOR", value: value, availability: "tele/\(device)/LWT",
+                topic: "tele/\(device)/SENSOR", value: value, availability: "tele/\(bridge)/LWT",
                 silence: zigbee ? Self.batterySilence : Self.tasmotaSilence)
             if case .key(let key)? = value.segments.last, key.lowercased() == "contact" {
                 // Tasmota's Zigbee bridge says Contact 0 for closed, 1 for open: the other way round from
@@ -91,12 +94,18 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
             let known = KnownField.field(named: parts[2])
             let numeric = parts[1] == "sensor"
             var format = numeric ? known?.format(path: nil) ?? ValueFormat() : ValueFormat()
+            // ESPHome reports volts where Zigbee2MQTT reports millivolts.
+            if numeric && known?.name == "voltage" { (format.unit, format.range) = ("V", 0...500) }
             if parts[1] == "binary_sensor" {
-                // ESPHome's binary sensors say ON/OFF where Zigbee2MQTT says true/false.
-                let map = known?.map.map {
-                    $0.replacingOccurrences(of: "true=", with: "ON=").replacingOccurrences(of: "false=", with: "OFF=")
+                // ON is what Home Assistant's device class calls on: an open door, motion, a leak — for a contact
+                // too, whose Zigbee2MQTT `true` is the other way round (closed).
+                var map = "ON=on,OFF=off"
+                if let known, let knownMap = known.map.flatMap({ try? ValueMap($0) }), knownMap.statuses.count == 2,
+                    let on = known.onStatus(of: knownMap), let off = knownMap.statuses.first(where: { $0 != on })
+                {
+                    map = "ON=\(on),OFF=\(off)"
                 }
-                format.map = try? ValueMap(map ?? "ON=on,OFF=off")
+                format.map = try? ValueMap(map)
             }
             return Setup(
                 topic: "\(parts[0])/\(parts[1])/\(parts[2])/state", kind: numeric ? .numeric : .status, format: format,

@@ -118,7 +118,11 @@ struct Zigbee2MQTTListing: Sendable {
     }
 
     /// Whether the bridge says the device runs on a battery; `nil` when it does not say.
-    var batteryPowered: Bool? { powerSource.map { $0 == "Battery" } }
+    /// ("Battery"; "Mains (single phase)", "Mains (3 phase)"; anything else, such as "Unknown" or "DC Source", is
+    /// not known, and the preset then assumes a battery, whose longer timeout raises no false alarm.)
+    var batteryPowered: Bool? {
+        powerSource.flatMap { $0 == "Battery" ? true : $0.hasPrefix("Mains") ? false : nil }
+    }
 
     /// The exposed properties, flattened: a composite with a property of its own (`color`) nests its features'
     /// values under it; one without (`climate`, `switch`) has them at the top of the state.
@@ -133,7 +137,12 @@ struct Zigbee2MQTTListing: Sendable {
             }
             guard let property, !property.isEmpty, expose["category"]?.text != "diagnostic" else { continue }
             // `access` bit 1: published in the state (2 settable, 4 readable).
-            if case .number(let access)? = expose["access"], Int(access) & 1 == 0 { continue }
+            // A hostile list can hold any number here (1e19, 1e400): read only what an Int holds exactly.
+            if case .number(let access)? = expose["access"], access.isFinite,
+                let bits = Int(exactly: access.rounded(.towardZero)), bits & 1 == 0
+            {
+                continue
+            }
             let type = expose["type"]?.text
             fields.append(
                 PrimaryField.Candidate(
