@@ -71,7 +71,14 @@ extension SensorTracker {
         var events: [SensorEvent] = []
         for topic in topics {
             guard var tracked = sensors[topic], tracked.isOffline == online else { continue }
+            // A replayed `online` is no news for a sensor that went silent; and with no status to show (offline
+            // since before the hub started), the device's next state brings the sensor back instead.
+            if online && ((retained && !tracked.offlineByAnnouncement) || tracked.statusBeforeOffline == nil) {
+                continue
+            }
             let old = tracked.status
+            tracked.offlineByAnnouncement = !online
+            tracked.cancelPendingThresholds()
             if online {
                 tracked.isOffline = false
                 tracked.status = tracked.statusBeforeOffline ?? Sensor.waiting

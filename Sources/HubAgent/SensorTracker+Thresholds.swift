@@ -1,5 +1,16 @@
 import HubCore
 
+extension SensorTracker.Tracked {
+    /// A sensor that goes offline: a breach waiting for its `for:` time does not alert for it (its value is no
+    /// longer known to hold).
+    mutating func cancelPendingThresholds() {
+        for (name, var watch) in watches where watch.isPending {
+            watch.cancelPending()
+            watches[name] = watch
+        }
+    }
+}
+
 // The configured thresholds (`thresholds:` in hubd.yaml), watched on every sensor they name: one `ThresholdWatch`
 // per rule and sensor, whose state survives a restart through the sensor's `alerts`.
 extension SensorTracker {

@@ -17,6 +17,9 @@ public struct SensorTracker: Sendable {
         var status: String
         /// The status before going offline, restored by an `online` announcement.
         var statusBeforeOffline: String?
+        /// Offline because its device (or its availability topic) said so in this run, not by silence: only then
+        /// does a retained `online`, which the broker replays on every subscription, bring it back.
+        var offlineByAnnouncement = false
         var lastUpdated: Timestamp?
         var isOffline: Bool
         var silenceTimeout: Duration?
@@ -218,6 +221,8 @@ public struct SensorTracker: Sendable {
         case "offline":
             guard !tracked.isOffline else { return .unchanged }
             tracked.isOffline = true
+            tracked.offlineByAnnouncement = true
+            tracked.cancelPendingThresholds()
             tracked.statusBeforeOffline = old
             tracked.status = Self.offline
             tracked.lastUpdated = time
@@ -335,6 +340,8 @@ public struct SensorTracker: Sendable {
             else { continue }
             let old = tracked.status
             tracked.isOffline = true
+            tracked.offlineByAnnouncement = false
+            tracked.cancelPendingThresholds()
             tracked.statusBeforeOffline = old
             tracked.status = Self.offline
             tracked.silenceDeadline = nil

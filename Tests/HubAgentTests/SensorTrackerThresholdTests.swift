@@ -85,4 +85,30 @@ import Testing
         second.setThresholds([])
         #expect(second.takeRecords(events: []).first?.alerts == [])
     }
+
+    @Test func aPendingBreachDoesNotAlertForASensorThatWentOffline() throws {
+        let hot = ThresholdRule(name: "hot", limit: ThresholdLimit(above: 30, holdFor: .seconds(60)))
+        var document = try registry()
+        try document.configureSensor(named: "greenhouse") { $0.availability = "greenhouse/availability" }
+        var tracker = tracker(document, [hot])
+        #expect(send(&tracker, "greenhouse", #"{"temperature":31}"#, at: 0).isEmpty)
+        #expect(send(&tracker, "greenhouse/availability", "offline", at: 10).map(\.kind) == [.offline])
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: later(61)).isEmpty)
+    }
+
+    @Test func aReplayedOnlineDoesNotBringBackASensorThatWentSilent() throws {
+        var document = try registry()
+        try document.configureSensor(named: "greenhouse") { $0.availability = "greenhouse/availability" }
+        var tracker = SensorTracker(defaultSilenceTimeout: .seconds(60))
+        _ = tracker.follow(document, now: start)
+        _ = send(&tracker, "greenhouse", #"{"temperature":21}"#, at: 0)
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: later(61)).map(\.kind) == [.silent])
+        // The broker replays the device's retained `online` on a reconnect: no news, no recovery.
+        let replay = tracker.ingest(
+            topic: "greenhouse/availability", payload: Array("online".utf8), retained: true, time: later(70),
+            now: start + .seconds(70))
+        #expect(replay.events.isEmpty)
+        // Said live, it is.
+        #expect(send(&tracker, "greenhouse/availability", "online", at: 80).map(\.newStatus) == ["21"])
+    }
 }

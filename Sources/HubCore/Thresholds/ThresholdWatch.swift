@@ -91,6 +91,9 @@ public struct ThresholdWatch: Sendable, Hashable {
         return fireIfDue(at: time)
     }
 
+    /// Forgets a breach still waiting to alert (the value is no longer known: its sensor went offline).
+    public mutating func cancelPending() { breachSince = nil }
+
     /// Whether a breach waits to alert (for its holding time or the least interval).
     public var isPending: Bool { !alerting && breachSince != nil }
 
