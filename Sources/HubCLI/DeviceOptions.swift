@@ -73,24 +73,14 @@ struct DeviceOptions: ParsableArguments {
             } else if device != nil || base != nil || mainsPowered {
                 throw ValidationError("--device, --base and --mains-powered go with --preset")
             }
+            // The same checks as an import's columns and the API's members.
             do {
-                parsed.path = try value.map { text throws(ValuePathError) in try ValuePath(text) }
+                let given = try ValueFormat.fields(
+                    value: value, map: map, unit: nil, decimals: decimals.map { "\($0)" }, range: range,
+                    knownDefaults: false)
+                (parsed.path, parsed.map, parsed.range) = (given.path, given.map, given.range)
             } catch {
-                throw ValidationError("--value \(error)")
-            }
-            do {
-                parsed.map = try map.map { text throws(ValuePathError) in try ValueMap(text) }
-            } catch {
-                throw ValidationError("--map \(error)")
-            }
-            if let decimals, !(0...6).contains(decimals) {
-                throw ValidationError("--decimals \(decimals) is not between 0 and 6")
-            }
-            if let range {
-                guard let bounds = ValueFormat.range(range) else {
-                    throw ValidationError("--range '\(range)' is not low..high, like -40..85")
-                }
-                parsed.range = bounds
+                throw ValidationError("--\(error)")
             }
             return parsed
         }

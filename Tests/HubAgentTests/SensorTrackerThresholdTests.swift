@@ -81,7 +81,9 @@ import Testing
         var second = tracker(document, [hot])
         #expect(send(&second, "greenhouse", #"{"temperature":33}"#, at: 10).isEmpty)
         #expect(send(&second, "greenhouse", #"{"temperature":28}"#, at: 20).map(\.newStatus) == ["clear"])
-        // A rule removed from the configuration: the sensor is past it no longer.
+        // A rule removed from the configuration while the sensor is past it: it is past it no longer.
+        #expect(send(&second, "greenhouse", #"{"temperature":35}"#, at: 30).map(\.newStatus) == ["alert"])
+        _ = second.takeRecords(events: [])
         second.setThresholds([])
         #expect(second.takeRecords(events: []).first?.alerts == [])
     }

@@ -90,7 +90,9 @@ extension HubAPI {
         try authorize(request)
         let body = try await object(
             request, context,
-            allowed: ["name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "availability"])
+            allowed: [
+                "name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "decimals", "range", "availability",
+            ])
         guard let name = body["name"] as? String else {
             throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
         }
@@ -108,27 +110,29 @@ extension HubAPI {
             silence = duration
         }
         // A device that publishes JSON: where its value is and what it means, checked as `hubctl sensors add` does.
-        var format = ValueFormat()
-        if let text = try optionalString(body, "value") {
-            do {
-                format.path = try ValuePath(text)
-            } catch {
-                throw HTTPError(.badRequest, message: "\"value\": \(error)")
-            }
+        let format: ValueFormat
+        do {
+            let number = (body["decimals"] as? NSNumber).map { "\($0.doubleValue)" }
+            let decimals = try number ?? optionalString(body, "decimals")
+            format = try ValueFormat.fields(
+                value: try optionalString(body, "value"), map: try optionalString(body, "map"),
+                unit: try optionalString(body, "unit"), decimals: decimals, range: try optionalString(body, "range"),
+                knownDefaults: true)
+        } catch let error as DeviceFieldError {
+            throw HTTPError(.badRequest, message: "\"\(error.field)\": \(error.reason)")
         }
-        if let text = try optionalString(body, "map") {
-            do {
-                format.map = try ValueMap(text)
-            } catch {
-                throw HTTPError(.badRequest, message: "\"map\": \(error)")
-            }
+        // As hubctl: a known numeric field (temperature) makes a numeric sensor unless the kind is given.
+        let kind =
+            body["kind"] == nil
+            ? (format.path.flatMap(KnownField.field(at:))?.kind ?? .status) : SensorKind(rawValue: kindText)
+        if kind == .particulate && !format.isEmpty {
+            throw HTTPError(.badRequest, message: "a particulate sensor reads its own formats: no value, map or unit")
         }
-        format.unit = try optionalString(body, "unit")
         let availability = try optionalString(body, "availability")
         let template = snapshot(false).topicTemplate
         let sensor = try storeUpdate { document throws(RegistryError) in
             try document.addSensor(
-                named: name, topic: topic, template: template, kind: SensorKind(rawValue: kindText),
+                named: name, topic: topic, template: template, kind: kind,
                 silenceTimeout: silence, format: format, availability: availability)
         }
         return sensorResponse(sensor, status: .created)

@@ -121,7 +121,13 @@ public struct ValueFormat: Sendable, Hashable {
     }
 
     /// `range` as `range(_:)` reads it.
-    public var rangeText: String? { range.map { "\(format($0.lowerBound))..\(format($0.upperBound))" } }
+    /// The bounds exactly (not rounded to the sensor's decimals), so an export imports to the same range.
+    public var rangeText: String? {
+        func exact(_ value: Double) -> String {
+            value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        }
+        return range.map { "\(exact($0.lowerBound))..\(exact($0.upperBound))" }
+    }
 
     /// The status with its unit, for people: `22.6 °C`.
     public func withUnit(_ status: String) -> String {

@@ -185,6 +185,9 @@ public struct DefaultsDocument: Sendable, Hashable {
             if sequence == sensor.sequence, let stored = sensor.lastUpdated, let lastUpdated, lastUpdated < stored {
                 return true
             }
+            // Discovery's first record (never updated) after the first reading of the same sequence (a numeric
+            // sensor's readings make no events): older news too.
+            if sequence == sensor.sequence, lastUpdated == nil, sensor.lastUpdated != nil { return true }
         }
         guard
             sensor.status != status || sensor.lastUpdated != lastUpdated

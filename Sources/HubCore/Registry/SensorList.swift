@@ -207,31 +207,13 @@ public enum SensorList {
     private static func device(_ values: [String: String?], into entry: Entry) -> Result<Entry, Problem> {
         var entry = entry
         func text(_ field: String) -> String? { (values[field] ?? nil).flatMap { $0.isEmpty ? nil : $0 } }
-        func problem(_ field: String, _ reason: String) -> Result<Entry, Problem> {
-            .failure(Problem("\(entry.location): \(field) \(reason)"))
-        }
         do {
-            entry.format.path = try text("value").map { text throws(ValuePathError) in try ValuePath(text) }
+            // Exactly as exported: no known field's defaults added to what the file says.
+            entry.format = try ValueFormat.fields(
+                value: text("value"), map: text("map"), unit: text("unit"), decimals: text("decimals"),
+                range: text("range"), knownDefaults: false)
         } catch {
-            return problem("value", "\(error)")
-        }
-        do {
-            entry.format.map = try text("map").map { text throws(ValuePathError) in try ValueMap(text) }
-        } catch {
-            return problem("map", "\(error)")
-        }
-        entry.format.unit = text("unit")
-        if let decimals = text("decimals") {
-            guard let number = Int(decimals), (0...6).contains(number) else {
-                return problem("decimals", "'\(UnsafeText.escaped(decimals))' is not a whole number from 0 to 6")
-            }
-            entry.format.decimals = number
-        }
-        if let range = text("range") {
-            guard let bounds = ValueFormat.range(range) else {
-                return problem("range", "'\(UnsafeText.escaped(range))' is not low..high, like -40..85")
-            }
-            entry.format.range = bounds
+            return .failure(Problem("\(entry.location): \(error)"))
         }
         entry.availability = text("availability")
         return .success(entry)

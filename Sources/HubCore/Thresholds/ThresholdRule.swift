@@ -48,7 +48,10 @@ public struct ThresholdRule: Sendable, Hashable {
 
     /// What an event says of a crossing: "greenhouse too hot: 31.2 °C is above 30".
     public func message(_ crossing: ThresholdWatch.Crossing, format: ValueFormat) -> String {
-        let unit = attribute == nil ? format.unit : attribute.flatMap { KnownField.all[$0.lowercased()]?.unit }
+        // An attribute's unit is its known field's, by the last key of its name (`AM2301.Humidity`: %).
+        let unit =
+            attribute == nil
+            ? format.unit : attribute.flatMap { try? ValuePath($0) }.flatMap(KnownField.field(at:))?.unit
         let shown = ValueFormat(unit: unit, decimals: format.decimals)
         let what = attribute.map { "\($0) " } ?? ""
         switch crossing {
