@@ -37,4 +37,20 @@ import Testing
         #expect(SensorList.Format(fileName: "/x/all.YML") == .yaml)
         #expect(SensorList.Format(fileName: "s.csv") == .csv && SensorList.Format(fileName: "s.txt") == nil)
     }
+
+    /// A device's fields: a JSON number for decimals, a range kept exactly (not rounded to the decimals), no known
+    /// field's defaults added to what the file says, and every bad field named with its place.
+    @Test func deviceFieldsAreReadAsWrittenAndCheckedLikeHubctlsOptions() throws {
+        let json = #"[{"name":"x","value":"temperature","decimals":0,"range":"-40.5..85.25","map":""}]"#
+        let (entries, problems) = SensorList.parse(json, as: .json)
+        #expect(problems.isEmpty && entries.first?.problem == nil, "\(entries)")
+        let format = try #require(entries.first?.format)
+        #expect(format.decimals == 0 && format.rangeText == "-40.5..85.25" && format.map == nil && format.unit == nil)
+        let bad = SensorList.parse("name,value,decimals\na,x..y,\nb,x,1.5\n", as: .csv).entries.map(\.problem)
+        #expect(
+            bad == [
+                "line 2: value 'x..y', at character 3: a key is missing here",
+                "line 3: decimals '1.5' is not a whole number from 0 to 6",
+            ])
+    }
 }

@@ -41,9 +41,12 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// `[a-zA-Z0-9_-]` only, as discovery topics allow.
     static func identifier(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-") ? scalar : "_"
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-")
+                        ? scalar : "_"
+                }))
     }
 
     // MARK: Configs
@@ -158,8 +161,9 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
                         self.member(&writer, &first, "device_class", deviceClass)
                     }
                     self.member(
-                        &writer, &first, "state_class", known?.deviceClass == "energy" ? "total_increasing" : "measurement")
-                },
+                        &writer, &first, "state_class",
+                        known?.deviceClass == "energy" ? "total_increasing" : "measurement")
+                }
             ]
         default:
             if let map = sensor.format.map, map.statuses.count == 2 {
@@ -174,14 +178,14 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
                         if let deviceClass = known?.deviceClass, known?.kind == .status {
                             self.member(&writer, &first, "device_class", deviceClass)
                         }
-                    },
+                    }
                 ]
             }
             // A free-text status: a sensor that shows the text.
             return [
                 Entity(component: "sensor", objectID: id, name: nil) { writer, first in
                     self.member(&writer, &first, "value_template", "{{ value_json.status }}")
-                },
+                }
             ]
         }
     }
@@ -223,7 +227,11 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         writer.key("status", first: &first)
         writer.string(sensor.status)
         writer.key("value", first: &first)
-        if sensor.kind == .numeric, let value = Double(sensor.status) { writer.number(value) } else { writer.raw("null") }
+        if sensor.kind == .numeric, let value = Double(sensor.status) {
+            writer.number(value)
+        } else {
+            writer.raw("null")
+        }
         writer.key("unit", first: &first)
         if let unit = sensor.format.unit { writer.string(unit) } else { writer.raw("null") }
         writer.key("attributes", first: &first)
