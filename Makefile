@@ -11,6 +11,7 @@ run:
 ## Build everything and run every test against real Mosquitto brokers.
 test:
 	scripts/install-deps
+	scripts/ha-venv >/dev/null    # Home Assistant's own discovery code, to check what hubd publishes for it
 	swift build --build-tests
 	scripts/run-tests
 

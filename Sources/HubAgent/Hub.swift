@@ -101,12 +101,28 @@ public struct Hub: Sendable {
             ? DeviceDiscoverer(
                 settings: configuration.discovery, state: state, journal: journal, errors: errors, logger: logger)
             : nil
+        let homeAssistant =
+            configuration.homeAssistant.enabled
+            ? HomeAssistantPublisher(
+                discovery: HomeAssistantDiscovery(
+                    prefix: configuration.homeAssistant.prefix, hubAvailability: configuration.availabilityTopic,
+                    hubID: document.broker.clientID, version: SensorHubVersion.current,
+                    defaultSilence: configuration.silenceTimeout),
+                journal: journal,
+                publish: { topic, payload in
+                    try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
+                }, logger: logger)
+            : nil
+        var listeners: [any TopicListener] = []
+        if let discoverer { listeners.append(discoverer) }
+        if let homeAssistant { listeners.append(homeAssistant) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [],
-            listeners: discoverer.map { [$0] } ?? [], logger: logger)
+            listeners: listeners, logger: logger)
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
-            qos: configuration.qos, listenerFilters: discoverer?.filters ?? [],
+            qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters),
+            followed: { document, newClient in homeAssistant?.followed(document, newClient: newClient) },
             statusChanged: statusChanged, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
@@ -143,6 +159,7 @@ public struct Hub: Sendable {
             (StoreWriter.consumerName, storeWriter), (NotificationRouter.consumerName, router),
         ]
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
+        if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
         journal.attach(consumers)
 
         var services: [any Service] = [journal, storeWriter]
@@ -150,6 +167,7 @@ public struct Hub: Sendable {
         services.append(router)
         // Before ingest, which hands it devices, and after the journal and the store it writes to.
         if let discoverer { services.append(discoverer) }
+        if let homeAssistant { services.append(homeAssistant) }
         services += [ingest, subscriptions, connection]
         if let sds011 { services.append(sds011) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]

@@ -30,7 +30,13 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// One retained message.
     public struct Message: Sendable, Hashable {
         public var topic: String
+        /// Empty: the config is removed (or, for a state, cleared).
         public var payload: [UInt8]
+
+        public init(topic: String, payload: [UInt8]) {
+            self.topic = topic
+            self.payload = payload
+        }
     }
 
     public func stateTopic(_ sensor: Sensor) -> String { "\(base)/sensor/\(sensor.id)/state" }

@@ -1,0 +1,185 @@
+import Foundation
+import HubCore
+import HubSupport
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// `homeassistant:`: keeps Home Assistant's view of the hub right. Every sensor's uniform state and availability
+/// are published, retained, whenever the journal has a change of it; its discovery configs whenever the registry
+/// changes (a rename updates them in place, a removal empties them), and all of it again after every connection
+/// and when Home Assistant announces its start on `<prefix>/status`.
+///
+/// Retained messages are idempotent, and all of them are published again after each (re)connection: so records
+/// are acknowledged to the journal as soon as they are taken, and nothing is kept on disk.
+final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sendable {
+    static let consumerName = "homeassistant"
+
+    private let discovery: HomeAssistantDiscovery
+    private let journal: Journal
+    private let publish: @Sendable (String, [UInt8]) async throws -> Void
+    private let logger: Logger
+    private let work = Locked(Work())
+    private let doorbell = Doorbell()
+
+    struct Work {
+        /// The registry's sensors with the hub's live statuses, by topic.
+        var sensors: [String: Sensor] = [:]
+        /// Config topics and payloads last published, by sensor id.
+        var published: [String: [String: [UInt8]]] = [:]
+        /// Availability last published, by sensor id.
+        var availability: [String: [UInt8]] = [:]
+        var statesDue: Set<String> = []
+        var configsDue = false
+        var everythingDue = false
+        var connected = false
+    }
+
+    init(
+        discovery: HomeAssistantDiscovery, journal: Journal,
+        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void, logger: Logger
+    ) {
+        self.discovery = discovery
+        self.journal = journal
+        self.publish = publish
+        self.logger = logger
+    }
+
+    var filters: [[String]] { [[discovery.birthTopic]] }
+
+    /// Home Assistant's birth message: it has (re)started and wants every config again.
+    func offer(topic: String, payload: [UInt8], retained: Bool) -> Bool {
+        guard topic == discovery.birthTopic else { return false }
+        if !retained, String(decoding: payload, as: UTF8.self) == "online" {
+            work.withLock { $0.everythingDue = true }
+            doorbell.ring()
+        }
+        return true
+    }
+
+    /// The registry as the subscriptions service followed it; `newClient` after each connection.
+    func followed(_ document: DefaultsDocument, newClient: Bool) {
+        work.withLock { work in
+            var sensors: [String: Sensor] = [:]
+            sensors.reserveCapacity(document.sensors.count)
+            for var sensor in document.sensors {
+                // The store lags the journal by a flush interval: keep the newer live state.
+                if let live = work.sensors[sensor.topic], live.id == sensor.id, live.sequence >= sensor.sequence {
+                    (sensor.status, sensor.lastUpdated, sensor.attributes, sensor.alerts, sensor.sequence) = (
+                        live.status, live.lastUpdated, live.attributes, live.alerts, live.sequence
+                    )
+                }
+                sensors[sensor.topic] = sensor
+            }
+            work.sensors = sensors
+            work.configsDue = true
+            if newClient {
+                work.connected = true
+                work.everythingDue = true
+            }
+        }
+        doorbell.ring()
+    }
+
+    func accept(_ records: [JournalRecord], through position: Int) {
+        work.withLock { work in
+            for record in records {
+                guard var sensor = work.sensors[record.topic], sensor.id == record.sensorID else { continue }
+                sensor.status = record.status
+                sensor.lastUpdated = record.lastUpdated
+                sensor.attributes = record.attributes
+                sensor.alerts = record.alerts
+                sensor.sequence = record.sequence
+                work.sensors[record.topic] = sensor
+                work.statesDue.insert(record.topic)
+            }
+        }
+        journal.acknowledge(Self.consumerName, through: position)
+        doorbell.ring()
+    }
+
+    func run() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await doorbell.wait(until: .now + .seconds(5))
+            await flush()
+        }
+    }
+
+    /// Publishes what is due; on a failure (not connected), everything is due again on the next connection.
+    private func flush() async {
+        let messages = work.withLock { work -> [HomeAssistantDiscovery.Message] in
+            guard work.connected else { return [] }
+            return Self.due(&work, discovery)
+        }
+        guard !messages.isEmpty else { return }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // A few in flight at a time: one round trip each would make a large registry slow to announce.
+                var inFlight = 0
+                for message in messages {
+                    if inFlight == 64 {
+                        try await group.next()
+                        inFlight -= 1
+                    }
+                    group.addTask { try await self.publish(message.topic, message.payload) }
+                    inFlight += 1
+                }
+                try await group.waitForAll()
+            }
+            logger.debug("published for Home Assistant", metadata: ["messages": "\(messages.count)"])
+        } catch {
+            work.withLock {
+                $0.connected = false
+                $0.everythingDue = true
+            }
+            logger.notice(
+                "could not publish for Home Assistant; all of it goes again on the next connection",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What `work` says must be published now, which it then counts as published.
+    static func due(_ work: inout Work, _ discovery: HomeAssistantDiscovery) -> [HomeAssistantDiscovery.Message] {
+        var messages: [HomeAssistantDiscovery.Message] = []
+        let everything = work.everythingDue
+        if everything || work.configsDue {
+            if everything { messages.append(discovery.hubConfig) }
+            var seen = Set<String>()
+            for sensor in work.sensors.values {
+                seen.insert(sensor.id)
+                let configs = discovery.configs(for: sensor)
+                let before = work.published[sensor.id] ?? [:]
+                var now: [String: [UInt8]] = [:]
+                for config in configs {
+                    now[config.topic] = config.payload
+                    if everything || before[config.topic] != config.payload { messages.append(config) }
+                }
+                // A kind changed: the entities it no longer has are removed.
+                for topic in before.keys where now[topic] == nil {
+                    messages.append(.init(topic: topic, payload: []))
+                }
+                if before.isEmpty || everything { work.statesDue.insert(sensor.topic) }
+                work.published[sensor.id] = now
+            }
+            // Removed sensors: their configs emptied, which removes the entities.
+            for (id, topics) in work.published where !seen.contains(id) {
+                messages += topics.keys.map { .init(topic: $0, payload: []) }
+                work.published[id] = nil
+                work.availability[id] = nil
+            }
+        }
+        for topic in work.statesDue {
+            guard let sensor = work.sensors[topic] else { continue }
+            messages.append(.init(topic: discovery.stateTopic(sensor), payload: HomeAssistantDiscovery.state(of: sensor)))
+            let availability = HomeAssistantDiscovery.availability(of: sensor)
+            if everything || work.availability[sensor.id] != availability {
+                messages.append(.init(topic: discovery.availabilityTopic(sensor), payload: availability))
+                work.availability[sensor.id] = availability
+            }
+        }
+        work.statesDue = []
+        work.configsDue = false
+        work.everythingDue = false
+        return messages
+    }
+}
