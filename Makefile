@@ -30,6 +30,7 @@ bench:
 ## 15 s waits, run first, on their own.
 tsan:
 	scripts/install-deps
+	scripts/ha-venv >/dev/null
 	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --skip HubToolsTests
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --filter HubToolsTests

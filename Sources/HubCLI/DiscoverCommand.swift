@@ -120,35 +120,11 @@ extension HubctlCommand {
         private func listen(
             _ client: MosquittoClient, _ discovery: DeviceDiscovery, for duration: Duration
         ) async throws -> DeviceDiscovery {
-            let marker = "sensorhub/discover/\(UUID().uuidString)"
             let heard = Locked(discovery)
-            let markerBack = Locked(false)
-            let doorbell = Doorbell()
-            if !discovery.listFilters.isEmpty { try await client.subscribe(discovery.listFilters, qos: .atLeastOnce) }
-            try await client.subscribe(discovery.stateFilters + [marker], qos: .atLeastOnce)
-            let deadline = ContinuousClock.now + duration
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await message in client.messages {
-                        if message.topic == marker {
-                            markerBack.withLock { $0 = true }
-                            doorbell.ring()
-                        } else {
-                            heard.withLock {
-                                _ = $0.take(topic: message.topic, payload: message.payload, retained: message.retain)
-                            }
-                        }
-                    }
-                }
-                try await client.publish(topic: marker, payload: "retained messages sent", qos: .atLeastOnce)
-                let timeout = client.configuration.operationTimeout
-                await doorbell.wait(until: .now + timeout)
-                guard markerBack.withLock({ $0 }) else {
-                    group.cancelAll()
-                    throw MosquittoError.timeout(operation: "the broker's retained messages", after: timeout)
-                }
-                try? await Task.sleep(until: deadline)
-                group.cancelAll()
+            try await BrokerSession.receive(
+                client, subscribing: [discovery.listFilters, discovery.stateFilters], for: duration
+            ) { message in
+                heard.withLock { _ = $0.take(topic: message.topic, payload: message.payload, retained: message.retain) }
             }
             return heard.withLock { $0 }
         }

@@ -35,7 +35,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         version: SensorHubVersion.current,
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
-            HistoryCommand.self, Events.self,
+            HistoryCommand.self, Events.self, HomeAssistant.self,
         ]
     )
 

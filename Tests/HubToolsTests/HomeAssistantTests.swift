@@ -29,10 +29,14 @@ struct HomeAssistantTests {
         }
 
         func json(_ topic: String) -> [String: Any]? {
-            latest.withLock { $0[topic] }.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+            latest.withLock { $0[topic] }.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]
+            }
         }
 
-        func text(_ topic: String) -> String? { latest.withLock { $0[topic] }.map { String(decoding: $0, as: UTF8.self) } }
+        func text(_ topic: String) -> String? {
+            latest.withLock { $0[topic] }.map { String(decoding: $0, as: UTF8.self) }
+        }
     }
 
     @Test func sensorsBecomeEntitiesThatFollowRenamesRemovalsBirthAndSilence() async throws {
@@ -109,8 +113,21 @@ struct HomeAssistantTests {
                 // A removal empties the config, which removes the entity.
                 _ = try await hub.hubctl.run("sensors", "remove", "porch door")
                 try await eventually("the removed config is empty") { retained.text(doorConfig) == "" }
+                // What hubd publishes, without the broker: the same config.
+                let show = try await hub.hubctl.run("ha", "show", "Küche oben")
+                #expect(show.status == 0, "\(show.standardError)")
+                #expect(show.standardOutput.contains("homeassistant/sensor/sensorhub/\(kitchen)/config\n{"))
+                #expect(show.standardOutput.contains(#""name" : "Küche oben""#), "\(show.standardOutput)")
+                // A clean uninstall: hubd stopped, every config it published emptied.
+                #expect(await hub.stop() == 0)
+                let clear = try await hub.hubctl.run("ha", "clear")
+                #expect(clear.status == 0, "\(clear.standardError)")
+                try await eventually("every config is empty") {
+                    retained.latest.withLock { latest in
+                        latest.filter { $0.key.hasSuffix("/config") }.allSatisfy(\.value.isEmpty)
+                    }
+                }
             }
-            #expect(await hub.stop() == 0)
         }
     }
 

@@ -170,7 +170,8 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         }
         for topic in work.statesDue {
             guard let sensor = work.sensors[topic] else { continue }
-            messages.append(.init(topic: discovery.stateTopic(sensor), payload: HomeAssistantDiscovery.state(of: sensor)))
+            messages.append(
+                .init(topic: discovery.stateTopic(sensor), payload: HomeAssistantDiscovery.state(of: sensor)))
             let availability = HomeAssistantDiscovery.availability(of: sensor)
             if everything || work.availability[sensor.id] != availability {
                 messages.append(.init(topic: discovery.availabilityTopic(sensor), payload: availability))
