@@ -399,7 +399,8 @@ import Testing
     @Test func everyNotificationArrivesAfterAnOutage() async throws {
         let downtime = Int(ProcessInfo.processInfo.environment["CHAOS_DOWNTIME"] ?? "") ?? 3
         let directory = try TemporaryDirectory()
-        let port = try freeLoopbackPort()
+        let reserved = try ReservedPort()
+        let port = reserved.port
         let yaml = """
             notifiers:
               backends:
@@ -411,6 +412,7 @@ import Testing
             for index in 0..<30 { router.submit(event("sensor \(index)")) }
             try await Task.sleep(for: .seconds(downtime))
             #expect(router.statistics.backends["hook"]?.delivered == 0)
+            reserved.release()
             let server = try await TestHTTPServer.start(port: port)
             defer { Task { await server.stop() } }
             try await eventually("all 30 delivered", within: .seconds(30)) {

@@ -222,6 +222,24 @@ public func freeLoopbackPort() throws -> Int {
     return try bindToLoopback(fd)
 }
 
+/// A port on 127.0.0.1 held (bound, not listening: a connection to it is refused, as to a server that is down)
+/// until `release()`, so that no other test's server or broker takes it meanwhile — `freeLoopbackPort()` leaves a
+/// window in which one can (a webhook "down" for 3 s lost its port to a parallel test once).
+public final class ReservedPort: Sendable {
+    public let port: Int
+    private let fd: Int32
+
+    public init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
+        self.fd = fd
+        port = try bindToLoopback(fd)
+    }
+
+    /// Lets the port go, for the server that takes it next (at once: it never had a connection, so no TIME_WAIT).
+    public func release() { close(fd) }
+}
+
 /// A TCP listener on 127.0.0.1 that accepts connections (the kernel does) and never says a word.
 public final class SilentListener: Sendable {
     public let port: Int
