@@ -412,8 +412,7 @@ import Testing
             for index in 0..<30 { router.submit(event("sensor \(index)")) }
             try await Task.sleep(for: .seconds(downtime))
             #expect(router.statistics.backends["hook"]?.delivered == 0)
-            reserved.release()
-            let server = try await TestHTTPServer.start(port: port)
+            let server = try await TestHTTPServer.start(adopting: reserved)
             defer { Task { await server.stop() } }
             try await eventually("all 30 delivered", within: .seconds(30)) {
                 router.statistics.backends["hook"]?.delivered == 30 && router.outbox.pendingCount == 0

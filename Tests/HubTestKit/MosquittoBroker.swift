@@ -223,21 +223,19 @@ public func freeLoopbackPort() throws -> Int {
 }
 
 /// A port on 127.0.0.1 held (bound, not listening: a connection to it is refused, as to a server that is down)
-/// until `release()`, so that no other test's server or broker takes it meanwhile — `freeLoopbackPort()` leaves a
-/// window in which one can (a webhook "down" for 3 s lost its port to a parallel test once).
+/// until a server adopts its socket, so that no other test's server, broker or outgoing connection takes it
+/// meanwhile — `freeLoopbackPort()` leaves a window in which one can (a webhook "down" for 3 s lost its port to a
+/// parallel test; closing the socket just before the server binds still lost it under the full suite's load).
 public final class ReservedPort: Sendable {
     public let port: Int
     private let fd: Int32
 
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
-        self.fd = fd
-        port = try bindToLoopback(fd)
+        (fd, port) = try boundLoopbackSocket()
     }
 
-    /// Lets the port go, for the server that takes it next (at once: it never had a connection, so no TIME_WAIT).
-    public func release() { close(fd) }
+    /// The bound socket, for a server that listens on it (`TestHTTPServer.start(adopting:)`); it owns it then.
+    public func adopt() -> Int32 { fd }
 }
 
 /// A TCP listener on 127.0.0.1 that accepts connections (the kernel does) and never says a word.
@@ -246,14 +244,23 @@ public final class SilentListener: Sendable {
     private let fd: Int32
 
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
-        self.fd = fd
-        port = try bindToLoopback(fd)
+        (fd, port) = try boundLoopbackSocket()
         guard listen(fd, 8) == 0 else { throw TestKitError("listen() failed: \(String(cString: strerror(errno)))") }
     }
 
     deinit { close(fd) }
+}
+
+/// A TCP socket bound to a free port on 127.0.0.1, and the port.
+private func boundLoopbackSocket() throws -> (Int32, Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestKitError("socket() failed: \(String(cString: strerror(errno)))") }
+    do {
+        return (fd, try bindToLoopback(fd))
+    } catch {
+        close(fd)
+        throw error
+    }
 }
 
 /// Binds `fd` to a free port on 127.0.0.1 and returns the port.

@@ -54,7 +54,7 @@ public final class TestHTTPServer: Sendable {
     /// Starts a server (on `port`, else a free one); with `tls`, it speaks HTTPS, and HTTP/2 when `http2` (ALPN `h2`).
     public static func start(
         tls: TestCertificates.ServerIdentity? = nil, http2: Bool = false, port: Int = 0,
-        responder: @escaping Responder = { _, _ in .ok }
+        adopting reserved: ReservedPort? = nil, responder: @escaping Responder = { _, _ in .ok }
     ) async throws -> TestHTTPServer {
         let sslContext: NIOSSLContext?
         if let tls {
@@ -95,7 +95,10 @@ public final class TestHTTPServer: Sendable {
                     }
                 }
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        // A reserved port's socket itself, already bound: no moment in which another test could take the port.
+        let channel =
+            try await (reserved.map { bootstrap.withBoundSocket($0.adopt()) }
+            ?? bootstrap.bind(host: "127.0.0.1", port: port)).get()
         let server = TestHTTPServer(channel: channel, scheme: tls == nil ? "http" : "https")
         box.withLock { $0 = server }
         return server

@@ -122,15 +122,12 @@ struct DeviceHubTests {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
             try await hub.use(broker)
-            for arguments in [
+            try await hub.add(arguments: [
                 ["lounge", "--preset", "esphome", "--device", "livingroom/living_room_temperature"],
                 ["balcony", "--preset", "esphome", "--device", "livingroom/binary_sensor/balcony_door"],
                 ["bath", "--preset", "shelly", "--device", "\(DeviceFixtures.shellyHTPrefix)/temperature:0"],
                 ["kettle", "--preset", "shelly", "--device", "\(DeviceFixtures.shellySwitchPrefix)/switch:0"],
-            ] {
-                let added = try await hub.hubctl.run(["sensors", "add"] + arguments)
-                #expect(added.status == 0, "\(added.standardError)")
-            }
+            ])
             try await hub.startAndWaitUntilReady()
             try await publish(broker, DeviceFixtures.esphomeTemperatureTopic, DeviceFixtures.esphomeTemperature)
             try await publish(broker, DeviceFixtures.esphomeDoorTopic, DeviceFixtures.esphomeBinaryOn)

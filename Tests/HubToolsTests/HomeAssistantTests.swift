@@ -43,15 +43,12 @@ struct HomeAssistantTests {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.configuration)
             try await hub.use(broker)
-            for arguments in [
+            try await hub.add(arguments: [
                 ["front door", "--preset", "zigbee2mqtt", "--value", "contact"],
                 ["greenhouse", "--preset", "tasmota", "--device", "tasmota_5A1B2C"],
                 ["Küche oben", "--topic", "home/kitchen", "--silence-timeout", "2s"],
                 ["air", "--kind", "particulate", "--topic", "sensorhub/sds011/a160/state"],
-            ] {
-                let added = try await hub.hubctl.run(["sensors", "add"] + arguments)
-                #expect(added.status == 0, "\(added.standardError)")
-            }
+            ])
             let ids = try Dictionary(uniqueKeysWithValues: hub.registry().sensors.map { ($0.name, $0.id) })
             let door = try #require(ids["front door"])
             let kitchen = try #require(ids["Küche oben"])

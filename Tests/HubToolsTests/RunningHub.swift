@@ -56,6 +56,17 @@ final class RunningHub: Sendable {
         try registry.write(toFile: hubctl.storePath, atomically: true, encoding: .utf8)
     }
 
+    /// Adds sensors with hubctl, each from its own `sensors add` arguments (`["door", "--preset", …]`), failing the
+    /// test if one is refused.
+    func add(arguments lists: [[String]]) async throws {
+        for arguments in lists {
+            let result = try await hubctl.run(["sensors", "add"] + arguments)
+            guard result.status == 0 else {
+                throw TestKitError("hubctl sensors add \(arguments) failed: \(result.standardError)")
+            }
+        }
+    }
+
     /// Points the registry at `broker` and adds `sensors`: what most tests do before starting hubd.
     func prepare(_ broker: MosquittoBroker, sensors: [String] = []) async throws {
         try await use(broker)
