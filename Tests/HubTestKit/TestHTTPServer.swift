@@ -97,7 +97,8 @@ public final class TestHTTPServer: Sendable {
             }
         // A reserved port's socket itself, already bound: no moment in which another test could take the port.
         let channel =
-            try await (reserved.map { bootstrap.withBoundSocket($0.adopt()) }
+            try await
+            (reserved.map { bootstrap.withBoundSocket($0.adopt()) }
             ?? bootstrap.bind(host: "127.0.0.1", port: port)).get()
         let server = TestHTTPServer(channel: channel, scheme: tls == nil ? "http" : "https")
         box.withLock { $0 = server }
