@@ -56,7 +56,8 @@ public struct Hub: Sendable {
             document.recordStatus(
                 record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
                 sequence: record.sequence, attributes: record.attributes,
-                alerts: record.alerts)
+                alerts: record.alerts,
+                statusBeforeOffline: .some(record.statusBeforeOffline))
         }
         if !replay.records.isEmpty {
             logger.notice(

@@ -107,7 +107,7 @@ public struct SensorTracker: Sendable {
                 let offline = sensor.status == Self.offline
                 sensors[sensor.topic] = Tracked(
                     id: sensor.id, sequence: sensor.sequence, name: sensor.name, status: sensor.status,
-                    statusBeforeOffline: nil,
+                    statusBeforeOffline: offline ? sensor.statusBeforeOffline : nil,
                     lastUpdated: sensor.lastUpdated, isOffline: offline, silenceTimeout: sensor.silenceTimeout,
                     kind: sensor.kind,
                     air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil,
@@ -376,7 +376,7 @@ public struct SensorTracker: Sendable {
                 JournalRecord(
                     topic: topic, sensorID: $0.id, status: $0.status, lastUpdated: $0.lastUpdated,
                     sequence: $0.sequence, events: events.filter { $0.topic == topic }, attributes: $0.attributes,
-                    alerts: $0.alerts)
+                    alerts: $0.alerts, statusBeforeOffline: $0.isOffline ? $0.statusBeforeOffline : nil)
             }
         }
     }

@@ -113,4 +113,24 @@ import Testing
         // Said live, it is.
         #expect(send(&tracker, "greenhouse/availability", "online", at: 80).map(\.newStatus) == ["21"])
     }
+
+    @Test func anOfflineSensorComesBackWithItsStatusAfterARestart() throws {
+        var document = try registry()
+        try document.configureSensor(named: "door") { $0.availability = "door/availability" }
+        var first = tracker(document, [])
+        _ = send(&first, "door", #"{"contact":"closed"}"#, at: 0)
+        #expect(send(&first, "door/availability", "offline", at: 5).map(\.kind) == [.offline])
+        for record in first.takeRecords(events: []) {
+            document.recordStatus(
+                record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+                sequence: record.sequence, statusBeforeOffline: .some(record.statusBeforeOffline))
+        }
+        // The registry keeps what `online` brings back, and survives being written and read again.
+        let stored = try DefaultsDocument.decode(document.encode())
+        #expect(stored.sensor(named: "door")?.statusBeforeOffline == "closed")
+        var second = tracker(stored, [])
+        let back = send(&second, "door/availability", "online", at: 60)
+        #expect(back.map(\.kind) == [.recovered] && back.first?.newStatus == "closed")
+        #expect(second.takeRecords(events: back).first?.statusBeforeOffline == nil)
+    }
 }

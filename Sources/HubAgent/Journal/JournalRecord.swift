@@ -19,10 +19,13 @@ public struct JournalRecord: Sendable, Hashable {
     public var attributes: SensorAttributes
     /// The thresholds the sensor is past now.
     public var alerts: [String]
+    /// While it is offline, the status it had before.
+    public var statusBeforeOffline: String?
 
     public init(
         topic: String, sensorID: String, status: String, lastUpdated: Timestamp?, sequence: Int,
-        events: [SensorEvent], attributes: SensorAttributes = [], alerts: [String] = [], position: Int = 0
+        events: [SensorEvent], attributes: SensorAttributes = [], alerts: [String] = [],
+        statusBeforeOffline: String? = nil, position: Int = 0
     ) {
         self.position = position
         self.topic = topic
@@ -33,6 +36,7 @@ public struct JournalRecord: Sendable, Hashable {
         self.events = events
         self.attributes = attributes
         self.alerts = alerts
+        self.statusBeforeOffline = statusBeforeOffline
     }
 
     /// The record as one journal line (without its newline), in the shape `Line` reads.
@@ -62,6 +66,10 @@ public struct JournalRecord: Sendable, Hashable {
             writer.key("alerts", first: &first)
             writer.strings(alerts)
         }
+        if let statusBeforeOffline {
+            writer.key("before", first: &first)
+            writer.string(statusBeforeOffline)
+        }
         if !events.isEmpty {
             writer.key("events", first: &first)
             writer.raw("[")
@@ -86,6 +94,7 @@ public struct JournalRecord: Sendable, Hashable {
         var events: [SensorEvent]?
         var attrs: String?
         var alerts: [String]?
+        var before: String?
         var ack: String?
         var through: Int?
 
@@ -94,7 +103,7 @@ public struct JournalRecord: Sendable, Hashable {
             return JournalRecord(
                 topic: topic, sensorID: sensor, status: status, lastUpdated: updated, sequence: seq,
                 events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [],
-                alerts: alerts ?? [], position: at)
+                alerts: alerts ?? [], statusBeforeOffline: before, position: at)
         }
     }
 

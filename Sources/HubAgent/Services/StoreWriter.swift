@@ -87,7 +87,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     document.recordStatus(
                         record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
                         sequence: record.sequence, attributes: record.attributes,
-                        alerts: record.alerts)
+                        alerts: record.alerts,
+                        statusBeforeOffline: .some(record.statusBeforeOffline))
                 }
             }
             writes.withLock { $0 += 1 }

@@ -175,7 +175,7 @@ public struct DefaultsDocument: Sendable, Hashable {
     @discardableResult
     public mutating func recordStatus(
         _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil,
-        attributes: SensorAttributes? = nil, alerts: [String]? = nil
+        attributes: SensorAttributes? = nil, alerts: [String]? = nil, statusBeforeOffline: String?? = nil
     ) -> Bool {
         guard let index = byTopic[topic], id == nil || sensors[index].id == id else { return false }
         let sensor = sensors[index]
@@ -194,7 +194,9 @@ public struct DefaultsDocument: Sendable, Hashable {
                 || (sequence ?? sensor.sequence) != sensor.sequence
                 || (attributes ?? sensor.attributes) != sensor.attributes
                 || (alerts ?? sensor.alerts) != sensor.alerts
+                || (statusBeforeOffline ?? sensor.statusBeforeOffline) != sensor.statusBeforeOffline
         else { return true }
+        if let statusBeforeOffline { sensors[index].statusBeforeOffline = statusBeforeOffline }
         if let attributes { sensors[index].attributes = attributes }
         if let alerts { sensors[index].alerts = alerts }
         sensors[index].status = status
@@ -286,7 +288,7 @@ extension DefaultsDocument {
     private static let sensorKeys = JSONReader.KnownKeys(
         [
             "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
-            "map", "unit", "decimals", "range", "availability", "attributes", "alerts",
+            "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline",
         ])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
@@ -387,6 +389,7 @@ extension DefaultsDocument {
             kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence, format: device.format,
             availability: device.availability, attributes: device.attributes)
         sensor.alerts = device.alerts
+        sensor.statusBeforeOffline = device.statusBeforeOffline
         sensor.unknownFields = unknown
         byName[key] = position
         byTopic[topic] = position

@@ -45,6 +45,10 @@ extension Sensor {
             writer.key("alerts", first: &first)
             writer.strings(alerts)
         }
+        if let statusBeforeOffline {
+            writer.key("statusBeforeOffline", first: &first)
+            writer.string(statusBeforeOffline)
+        }
         writer.unknown(unknownFields, first: &first)
         writer.raw("}")
     }
@@ -144,6 +148,7 @@ extension Sensor {
         var availability: String?
         var attributes: SensorAttributes = []
         var alerts: [String] = []
+        var statusBeforeOffline: String?
 
         mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
             let at = reader.index
@@ -186,10 +191,11 @@ extension Sensor {
                     throw reader.error("\(path).availability: \(error)", at: at)
                 }
             case 6: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
-            default:
+            case 7:
                 try reader.readArray { reader throws(JSONSyntaxError) in
                     alerts.append(try reader.string(at: "\(path).alerts"))
                 }
+            default: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
             }
         }
     }

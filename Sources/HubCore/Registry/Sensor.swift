@@ -34,6 +34,8 @@ public struct Sensor: Sendable, Hashable {
     public var attributes: SensorAttributes
     /// The thresholds it is past now (their names): after a restart each clears once, and does not alert again.
     public var alerts: [String] = []
+    /// While it is offline: the status it had before, which `online` brings back (after a restart too).
+    public var statusBeforeOffline: String?
     /// Keys this version does not know, kept as they were.
     var unknownFields: UnknownFields
 
