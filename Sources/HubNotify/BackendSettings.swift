@@ -56,6 +56,8 @@ public struct BackendSpec: Sendable {
         NtfyNotifier.Settings.self,
         MQTTNotifier.Settings.self,
         APNsNotifier.Settings.self,
+        TelegramNotifier.Settings.self,
+        GotifyNotifier.Settings.self,
     ]
 
     public var name: String

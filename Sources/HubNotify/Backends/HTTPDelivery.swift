@@ -101,6 +101,25 @@ struct HTTPDelivery: Sendable {
         }
     }
 
+    /// POSTs one JSON object, its members written by `members` (the chat backends' request): the answer, or why
+    /// there was none.
+    func postJSON(
+        _ url: String, headers: HTTPHeaders = HTTPHeaders(), members: (inout JSONWriter, inout Bool) -> Void
+    ) async -> Result<Answer, any Error> {
+        var writer = JSONWriter(capacity: 256, compact: true)
+        var first = true
+        writer.raw("{")
+        members(&writer, &first)
+        writer.raw("}")
+        var headers = headers
+        headers.add(name: "Content-Type", value: "application/json")
+        do {
+            return .success(try await post(url, headers: headers, body: writer.bytes))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// An error without an answer: the receiver may be back later.
     static func result(_ error: any Error, what: String) -> DeliveryResult {
         .retry(reason: "\(what): \(error)")
