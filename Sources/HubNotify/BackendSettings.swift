@@ -58,6 +58,8 @@ public struct BackendSpec: Sendable {
         APNsNotifier.Settings.self,
         TelegramNotifier.Settings.self,
         GotifyNotifier.Settings.self,
+        ChatWebhookNotifier.DiscordSettings.self,
+        ChatWebhookNotifier.SlackSettings.self,
     ]
 
     public var name: String

@@ -94,6 +94,57 @@ import Testing
         }
     }
 
+    /// Discord and Slack incoming webhooks: the URL (its secret) from a file and never shown beyond its host; no
+    /// mention of everyone and no markup from a status; Discord's 429 body says how long; Slack's 4xx is for good.
+    @Test func discordAndSlackWebhooksKeepTheirSecretAndTheirText() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { request, index in
+            if request.path.hasPrefix("/api/webhooks") {
+                return index == 0
+                    ? .init(
+                        status: 429,
+                        body: #"{"message":"You are being rate limited.","retry_after":0.5,"global":false}"#)
+                    : .init(status: 204)
+            }
+            return request.text.contains("cellar") ? .init(status: 400, body: "invalid_payload") : .init(body: "ok")
+        }
+        defer { Task { await server.stop() } }
+        try "\(server.url)/api/webhooks/123/s3cret-discord\n".write(
+            toFile: directory.file("discord-url"), atomically: true, encoding: .utf8)
+        try "\(server.url)/services/T1/B2/s3cret-slack\n".write(
+            toFile: directory.file("slack-url"), atomically: true, encoding: .utf8)
+        let yaml = """
+            notifiers:
+              backends:
+                discord: { type: discord, webhook_url_file: discord-url }
+                slack: { type: slack, webhook_url_file: slack-url }
+              rules:
+                doors: { backends: [discord, slack], sensors: [door], title: "{sensor}: {new}" }
+                cellar: { backends: [slack], sensors: [cellar] }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(event("door", "closed", "@everyone <!channel> & <b>"))
+            try await eventually("both delivered, Discord after its wait") {
+                router.statistics.backends["discord"]?.delivered == 1
+                    && router.statistics.backends["slack"]?.delivered == 1
+            }
+            #expect(router.statistics.backends["discord"]?.retried == 1)
+            let discord = try #require(server.requests.last { $0.path == "/api/webhooks/123/s3cret-discord" })
+            let content = try #require(try JSONSerialization.jsonObject(with: Data(discord.body)) as? [String: Any])
+            #expect((content["content"] as? String)?.hasPrefix("door: @everyone <!channel> & <b>") == true)
+            #expect((content["allowed_mentions"] as? [String: Any])?["parse"] as? [String] == [])
+            let slack = try #require(server.requests.first { $0.path == "/services/T1/B2/s3cret-slack" })
+            let text = try #require(try JSONSerialization.jsonObject(with: Data(slack.body)) as? [String: Any])
+            #expect((text["text"] as? String)?.hasPrefix("door: @everyone &lt;!channel&gt; &amp; &lt;b&gt;") == true)
+            router.submit(event("cellar"))
+            try await eventually("Slack's invalid_payload fails for good") {
+                router.statistics.backends["slack"]?.failed == 1
+            }
+            let error = router.statistics.backends["slack"]?.lastError ?? ""
+            #expect(error.contains("invalid_payload") && !error.contains("s3cret"), "\(error)")
+        }
+    }
+
     /// A missing token or chat stops the configuration with the key named; a token is never taken from a URL.
     @Test func badSettingsAreRefusedNamingTheKey() throws {
         func error(_ backend: String) -> String {
@@ -112,5 +163,7 @@ import Testing
         #expect(error("{ type: gotify, token: \"t\" }").contains("notifiers.backends.x.url"))
         #expect(error("{ type: gotify, url: \"http://h\" }").contains("needs its application token"))
         #expect(error("{ type: gotify, url: \"http://h\", token: \"t\", priority: 11 }").contains("priority"))
+        #expect(error("{ type: slack }").contains("needs its webhook's URL"))
+        #expect(error("{ type: discord, webhook_url: \"ftp://x\" }").contains("an https:// URL"))
     }
 }
