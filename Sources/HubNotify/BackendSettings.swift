@@ -58,8 +58,8 @@ public struct BackendSpec: Sendable {
         APNsNotifier.Settings.self,
         TelegramNotifier.Settings.self,
         GotifyNotifier.Settings.self,
-        ChatWebhookNotifier.DiscordSettings.self,
-        ChatWebhookNotifier.SlackSettings.self,
+        ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Discord>.self,
+        ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Slack>.self,
     ]
 
     public var name: String
@@ -91,7 +91,8 @@ public struct BackendSpec: Sendable {
         -> any Notifier
     {
         try settings.makeNotifier(
-            BackendContext(name: name, policy: policy, stateDirectory: stateDirectory, logger: logger, publish: publish))
+            BackendContext(name: name, policy: policy, stateDirectory: stateDirectory, logger: logger, publish: publish)
+        )
     }
 }
 

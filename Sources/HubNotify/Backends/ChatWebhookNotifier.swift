@@ -52,26 +52,19 @@ extension ChatWebhookNotifier {
         case discord, slack
     }
 
-    struct DiscordSettings: BackendSettings {
-        static let type = "discord"
-        static let keys = ["ca_file"]
-        static let secrets = ["webhook_url"]
+    /// A service as a type, so that each has settings of its own in the backend list.
+    protocol Kind: Sendable { static var service: Service { get } }
+    enum Discord: Kind { static let service = Service.discord }
+    enum Slack: Kind { static let service = Service.slack }
+
+    /// `type: discord` or `type: slack`.
+    struct ServiceSettings<K: Kind>: BackendSettings {
+        static var type: String { K.service.rawValue }
+        static var keys: [String] { ["ca_file"] }
+        static var secrets: [String] { ["webhook_url"] }
         let settings: Settings
 
-        init(_ node: ConfigNode) throws(ConfigurationError) { settings = try Settings(node, service: .discord) }
-
-        func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
-            ChatWebhookNotifier(settings: settings, http: try context.http(caFile: settings.caFile))
-        }
-    }
-
-    struct SlackSettings: BackendSettings {
-        static let type = "slack"
-        static let keys = ["ca_file"]
-        static let secrets = ["webhook_url"]
-        let settings: Settings
-
-        init(_ node: ConfigNode) throws(ConfigurationError) { settings = try Settings(node, service: .slack) }
+        init(_ node: ConfigNode) throws(ConfigurationError) { settings = try Settings(node, service: K.service) }
 
         func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
             ChatWebhookNotifier(settings: settings, http: try context.http(caFile: settings.caFile))
