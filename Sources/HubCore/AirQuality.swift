@@ -29,34 +29,32 @@ public struct ParticulateReading: Sendable, Hashable {
         if let number = Double(text) {
             return valid(number).map { ParticulateReading(pm25: $0, pm10: nil, time: time) }
         }
-        // JSONDecoder, not JSONSerialization: on Linux the latter's NSNumber 0 and 1 also pass for booleans, which
-        // rejected clean-air readings of 0 and 1 µg/m³ (found by the fuzzer).
-        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-            return nil
-        }
-        func number(_ value: JSONValue?) -> Double? {
+        // The devices' JSON reader (JSONTree), not JSONSerialization: on Linux the latter's NSNumber 0 and 1 also pass
+        // for booleans, which rejected clean-air readings of 0 and 1 µg/m³ (found by the fuzzer).
+        guard let tree = try? JSONTree.parse(Array(text.utf8)), case .object(let members) = tree else { return nil }
+        func number(_ value: JSONTree?) -> Double? {
             switch value {
             case .number(let number)?: return number
             case .string(let text)?: return Double(text)
             default: return nil
             }
         }
-        var pm25 = valid(number(object["pm25"]))
-        var pm10 = valid(number(object["pm10"]))
+        var pm25 = valid(number(tree["pm25"]))
+        var pm10 = valid(number(tree["pm10"]))
         if pm25 == nil && pm10 == nil {
             // Tasmota: the first member holding PM2.5 / PM10 (SDS0X1, SDS011, PMS5003, …).
-            for key in object.keys.sorted() {
-                guard case .object(let inner)? = object[key] else { continue }
-                pm25 = valid(number(inner["PM2.5"]))
-                pm10 = valid(number(inner["PM10"]))
+            for member in members.sorted(by: { $0.key < $1.key }) {
+                guard case .object = member.value else { continue }
+                pm25 = valid(number(member.value["PM2.5"]))
+                pm10 = valid(number(member.value["PM10"]))
                 if pm25 != nil || pm10 != nil { break }
             }
         }
         guard pm25 != nil || pm10 != nil else { return nil }
         var stamped: Timestamp?
-        if case .string(let text)? = object["time"] { stamped = Timestamp(iso8601: text) }
+        if case .string(let text)? = tree["time"] { stamped = Timestamp(iso8601: text) }
         var device: String?
-        if case .string(let id)? = object["id"] { device = id }
+        if case .string(let id)? = tree["id"] { device = id }
         return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: device)
     }
 
@@ -86,28 +84,6 @@ public struct ParticulateReading: Sendable, Hashable {
 
     /// One decimal, as the sensor measures.
     public static func format(_ value: Double) -> String { String(format: "%.1f", value) }
-}
-
-/// Any JSON value, with numbers and booleans kept apart.
-enum JSONValue: Decodable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let object = try? container.decode([String: JSONValue].self) {
-            self = .object(object)
-        } else {
-            self = .array(try container.decode([JSONValue].self))
-        }
-    }
 }
 
 /// The pollutants the hub evaluates.
