@@ -124,11 +124,9 @@ final class APNsTokenSigner: Sendable {
             var cached = state.cached
             defer { state.cached = cached }
             if let cached, ContinuousClock.now - cached.made < Self.lifetime { return cached.token }
-            let header = #"{"alg":"ES256","kid":"\#(keyID)"}"#
-            let claims = #"{"iss":"\#(teamID)","iat":\#(Int64(now.timeIntervalSince1970))}"#
-            let input = base64URL(Array(header.utf8)) + "." + base64URL(Array(claims.utf8))
-            let signature = try key.signature(for: Array(input.utf8))
-            let token = input + "." + base64URL(Array(signature.rawRepresentation))
+            let token = try ES256JWT.sign(
+                header: #"{"alg":"ES256","kid":"\#(keyID)"}"#,
+                claims: #"{"iss":"\#(teamID)","iat":\#(Int64(now.timeIntervalSince1970))}"#, with: key)
             cached = (token, .now)
             return token
         }
@@ -138,12 +136,6 @@ final class APNsTokenSigner: Sendable {
     func invalidate(_ token: String) {
         state.withLock { if $0.cached?.token == token { $0.cached = nil } }
     }
-}
-
-/// Base64 with the URL alphabet and no padding, as JWTs use.
-func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }
 
 extension APNsNotifier {
