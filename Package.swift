@@ -203,7 +203,8 @@ let package = Package(
                 "HubNotify", "HubCore", "HubSupport", "HubTestKit", "Mosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["webpush_check.py"]
         ),
         .testTarget(
             name: "HubAgentTests",
