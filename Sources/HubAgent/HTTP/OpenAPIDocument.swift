@@ -40,11 +40,38 @@ enum OpenAPIDocument {
                 "200": {description: SVG}
                 "400": {description: Bad period, or a status sensor (it has no readings)}
                 "404": {description: No such sensor}
+          /manifest.webmanifest:
+            get:
+              summary: The dashboard's web app manifest (installable, standalone)
+              responses:
+                "200": {description: application/manifest+json}
+          /sw.js:
+            get:
+              summary: The dashboard's service worker (shows Web Push messages; a tap opens the dashboard)
+              responses:
+                "200": {description: JavaScript}
+          /icon.svg:
+            get:
+              summary: The web app's icon
+              responses:
+                "200": {description: SVG}
+          /dashboard/push.js:
+            get:
+              summary: The script behind the dashboard's "Notify me on this device"
+              responses:
+                "200": {description: JavaScript}
           /api/v1/openapi.yaml:
             get:
               summary: This document
               responses:
                 "200": {description: YAML}
+          /api/v1/webpush/key:
+            get:
+              summary: The hub's VAPID public key, for pushManager.subscribe's applicationServerKey
+              description: Public (the browser hands it to its push service), so, like every read, no token.
+              responses:
+                "200": {description: '{"publicKey":"<uncompressed P-256 key, base64url>"}'}
+                "404": {description: No webpush backend is configured}
           /api/v1/sensors:
             get:
               summary: Every sensor, with its live status
