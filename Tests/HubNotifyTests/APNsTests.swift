@@ -22,8 +22,8 @@ import Testing
         let key = P256.Signing.PrivateKey()
         try key.pemRepresentation.write(toFile: directory.file("AuthKey.p8"), atomically: true, encoding: .utf8)
         let devices = DeviceStore(directory: directory.path)
-        try devices.add(live)
-        try devices.add(gone)
+        try devices.add(.apns(token: live))
+        try devices.add(.apns(token: gone))
         let yaml = """
             notifiers:
               backends:
@@ -90,19 +90,19 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = DeviceStore(directory: directory.path)
         let token = String(repeating: "0f", count: 32)
-        let first = try store.add(token)
+        let first = try store.add(.apns(token: token))
         #expect(first.added)
-        #expect(try store.add(token.uppercased()).added == false)
+        #expect(try store.add(.apns(token: token.uppercased())).added == false)
         #expect(try store.devices().count == 1)
         let file = try String(contentsOfFile: store.path, encoding: .utf8)
         #expect(!file.contains(token))
         var status = stat()
         #expect(stat(directory.file(DeviceStore.keyFileName), &status) == 0 && status.st_mode & 0o777 == 0o600)
-        #expect(throws: DeviceError.self) { try store.add("not-hex") }
-        #expect(throws: DeviceError.self) { try store.add("abcd") }
+        #expect(throws: DeviceError.self) { try store.add(.apns(token: "not-hex")) }
+        #expect(throws: DeviceError.self) { try store.add(.apns(token: "abcd")) }
         #expect(try store.remove(first.device.id))
         #expect(try store.devices().isEmpty)
-        try store.add(token)
+        try store.add(.apns(token: token))
         #expect(try store.remove(token))
         #expect(try store.remove(token) == false)
     }
@@ -220,7 +220,10 @@ import Testing
     @Test func everyBackendKindIsListedOnceAndTakesTheQueueKeys() throws {
         let types = BackendSpec.kinds.map { $0.type }
         #expect(Set(types).count == types.count)
-        #expect(types.sorted() == ["apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook"])
+        #expect(
+            types.sorted() == [
+                "apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook",
+            ])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
         }

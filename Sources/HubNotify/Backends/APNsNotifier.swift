@@ -32,7 +32,9 @@ struct APNsNotifier: HTTPBacked {
         } catch {
             return .retry(reason: "cannot read the devices: \(error)")
         }
-        guard let device else { return .failed(reason: "device \(notification.target ?? "?") was removed") }
+        guard let device, let deviceToken = device.token else {
+            return .failed(reason: "device \(notification.target ?? "?") was removed")
+        }
         let token: String
         do {
             token = try settings.signer.token()
@@ -52,7 +54,7 @@ struct APNsNotifier: HTTPBacked {
             if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
         }
         headers.add(name: "content-type", value: "application/json")
-        let url = "\(settings.server)/3/device/\(device.token)"
+        let url = "\(settings.server)/3/device/\(deviceToken)"
         let answer: HTTPDelivery.Answer
         do {
             answer = try await http.post(url, headers: headers, body: Self.payload(notification))
@@ -65,7 +67,7 @@ struct APNsNotifier: HTTPBacked {
             return .delivered
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             _ = try? devices.remove(device.id)
-            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
+            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.address.masked) retired")
         case (403, "ExpiredProviderToken"):
             settings.signer.invalidate(token)
             return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
