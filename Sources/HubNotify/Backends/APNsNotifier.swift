@@ -7,7 +7,7 @@ import NIOCore
 import NIOHTTP1
 
 /// `apns`: Apple Push Notification service, token-based: one HTTP/2 connection, a JWT signed with the team's `.p8`
-/// key (ES256) and reused for 40 minutes, one push per registered device.
+/// key (ES256) and reused for 40 minutes, one push per registered device that chose the event.
 ///
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
@@ -16,8 +16,9 @@ struct APNsNotifier: HTTPBacked {
     let devices: DeviceStore
     let http: HTTPDelivery
 
+    /// One notification per APNs device that chose this event (Web Push subscriptions are the webpush backend's).
     func expand(_ notification: Notification) async throws -> [Notification] {
-        let ids = try devices.devices().map(\.id)
+        let ids = try devices.devices().filter { $0.token != nil && $0.choice.wants(notification.event) }.map(\.id)
         return ids.map { id in
             var copy = notification
             copy.target = id
