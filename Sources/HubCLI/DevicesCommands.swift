@@ -33,10 +33,11 @@ extension HubctlCommand.Devices {
 
         func run() async throws {
             let store = DeviceStore(directory: try await state.state().path)
-            let (device, added) = try withDeviceErrors { () throws(DeviceError) in try store.add(token) }
+            let (device, added) = try withDeviceErrors { () throws(DeviceError) in try store.add(.apns(token: token)) }
             print(
                 added
-                    ? "added device \(device.id) (\(device.maskedToken))" : "device \(device.id) was already registered"
+                    ? "added device \(device.id) (\(device.address.masked))"
+                    : "device \(device.id) was already registered"
             )
         }
     }
@@ -51,13 +52,13 @@ extension HubctlCommand.Devices {
             let store = DeviceStore(directory: try await state.state().path)
             let devices = try withDeviceErrors { () throws(DeviceError) in try store.devices() }
             if json {
-                let list = devices.map { ["id": $0.id, "token": $0.token, "added": $0.added.iso8601] }
+                let list = devices.map { ["id": $0.id, "token": $0.token ?? "", "added": $0.added.iso8601] }
                 let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else if devices.isEmpty {
                 print("No devices yet. Register one with: hubctl devices add TOKEN")
             } else {
-                let rows = devices.map { [$0.id, $0.maskedToken, Output.absolute($0.added)] }
+                let rows = devices.map { [$0.id, $0.address.masked, Output.absolute($0.added)] }
                 print(Output.table(header: ["ID", "TOKEN", "ADDED"], rows: rows), terminator: "")
             }
         }
@@ -87,7 +88,7 @@ func withDeviceErrors<T>(_ body: () throws(DeviceError) -> T) throws -> T {
     } catch {
         Failure.printError(error.description)
         switch error {
-        case .invalidToken: throw ExitCode(Failure.invalidInput)
+        case .invalidToken, .invalidSubscription, .invalidChoice: throw ExitCode(Failure.invalidInput)
         case .damaged: throw ExitCode(Failure.damagedFile)
         case .system(_, let reason) where reason.contains("ermission"): throw ExitCode(Failure.permissionDenied)
         case .system, .crypto: throw ExitCode(Failure.ioError)

@@ -20,7 +20,7 @@ extension HubAPI {
         let store = DeviceStore(directory: stateDirectory)
         let result: (device: DeviceStore.Device, added: Bool)
         do throws(DeviceError) {
-            result = try store.add(token)
+            result = try store.add(.apns(token: token))
         } catch {
             if case .invalidToken(let reason) = error { throw HTTPError(.badRequest, message: reason) }
             throw HTTPError(.internalServerError, message: error.description)
