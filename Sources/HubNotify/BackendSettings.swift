@@ -56,6 +56,7 @@ public struct BackendSpec: Sendable {
         NtfyNotifier.Settings.self,
         MQTTNotifier.Settings.self,
         APNsNotifier.Settings.self,
+        WebPushNotifier.Settings.self,
         TelegramNotifier.Settings.self,
         GotifyNotifier.Settings.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Discord>.self,

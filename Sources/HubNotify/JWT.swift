@@ -20,12 +20,3 @@ func base64URL(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
 }
-
-/// The bytes of base64url text, padded or not (what browsers give for a subscription's keys); `nil` when it is not.
-func base64URLDecoded(_ text: String) -> [UInt8]? {
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    guard !base64.contains("=") || base64.hasSuffix("=") else { return nil }
-    base64 = base64.replacingOccurrences(of: "=", with: "")
-    while base64.count % 4 != 0 { base64 += "=" }
-    return Data(base64Encoded: base64).map { Array($0) }
-}

@@ -269,6 +269,7 @@ import Testing
         #expect(
             types.sorted() == [
                 "apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook",
+                "webpush",
             ])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
