@@ -18,8 +18,9 @@ struct APNsNotifier: HTTPBacked {
 
     /// One notification per APNs device that chose this event (Web Push subscriptions are the webpush backend's).
     func expand(_ notification: Notification) async throws -> [Notification] {
-        let ids = try devices.devices().filter { $0.token != nil && $0.choice.wants(notification.event) }.map(\.id)
-        return ids.map { id in
+        let phones = try devices.devices().filter { $0.token != nil }
+        guard !phones.isEmpty else { throw NoRecipients("no devices are registered (hubctl devices add TOKEN)") }
+        return phones.filter { $0.choice.wants(notification.event) }.map(\.id).map { id in
             var copy = notification
             copy.target = id
             return copy
