@@ -28,6 +28,15 @@ enum DashboardPush {
           const store = (key, value) => localStorage.setItem('sensorhub.' + key, value);
           const globs = () => sensors.value.split(',').map(s => s.trim()).filter(Boolean);
           const bytes = text => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), c => c.charCodeAt(0));
+          // A push service that never answers (no internet, or a browser built without one) must not leave the page
+          // saying "Subscribing…" for ever. (A test may shorten the wait.)
+          const within = (promise, what) => {
+            const seconds = window.sensorhubPushTimeout || 30;
+            const late = new Promise((_, fail) => setTimeout(() => fail(Object.assign(
+              new Error('no answer from ' + what + ' within ' + seconds + ' s; is the browser online?'), {name: 'TimeoutError'})),
+              seconds * 1000));
+            return Promise.race([promise, late]);
+          };
           const sameKey = (a, b) => a && a.byteLength === b.byteLength && new Uint8Array(a).every((x, i) => x === b[i]);
 
           async function call(method, url, body) {
@@ -65,16 +74,18 @@ enum DashboardPush {
               throw new Error('notifications are blocked for this site: allow them in the browser\\'s site settings');
             }
             say('Subscribing with the browser\\'s push service…', 'working');
-            let subscription = await registration.pushManager.getSubscription();
-            // One made with another key (the hub's key file replaced) can't be used: make a new one.
-            if (subscription && !sameKey(subscription.options.applicationServerKey, applicationServerKey)) {
-              await subscription.unsubscribe();
-              subscription = null;
-            }
-            const fresh = !subscription;
+            let subscription;
+            let fresh = true;
             try {
-              subscription = subscription ||
-                await registration.pushManager.subscribe({userVisibleOnly: true, applicationServerKey});
+              subscription = await within(registration.pushManager.getSubscription(), 'the browser');
+              // One made with another key (the hub's key file replaced) can't be used: make a new one.
+              if (subscription && !sameKey(subscription.options.applicationServerKey, applicationServerKey)) {
+                await subscription.unsubscribe();
+                subscription = null;
+              }
+              fresh = !subscription;
+              subscription = subscription || await within(
+                registration.pushManager.subscribe({userVisibleOnly: true, applicationServerKey}), 'the push service');
             } catch (e) {
               throw new Error('the browser could not subscribe with its push service (' + e.name + ': ' + e.message + ')');
             }
