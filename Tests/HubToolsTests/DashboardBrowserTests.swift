@@ -137,6 +137,13 @@ final class WebDriver: Sendable {
             "value"]
     }
 
+    /// Sets a permission for the page's origin (the WebDriver Permissions extension): `granted`, `denied` or `prompt`.
+    func setPermission(_ name: String, _ state: String) async throws {
+        let answer = try await Self.request(
+            "POST", "\(base)/session/\(session)/permissions", ["descriptor": ["name": name], "state": state])
+        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("set \(name): \(error)") }
+    }
+
     func waitUntil(_ what: String, within timeout: Duration = .seconds(15), _ condition: () async throws -> Bool)
         async throws
     {
