@@ -35,14 +35,7 @@ import Testing
                     && hub.sensor("cellar")?.status == "12.5"
             }
 
-            let browser = try await WebDriver.start()
-            do {
-                try await check(browser, address: String(address), broker: broker)
-            } catch {
-                await browser.stop()
-                throw error
-            }
-            await browser.stop()
+            try await WebDriver.with { try await check($0, address: String(address), broker: broker) }
             await hub.stop()
         }
     }
@@ -112,6 +105,18 @@ final class WebDriver: Sendable {
             throw TestKitError("no WebDriver session: \(answer)")
         }
         return WebDriver(process: process, base: base, session: session)
+    }
+
+    /// Runs `body` with a browser, which is closed afterwards, whether `body` threw or not.
+    static func with(_ body: (WebDriver) async throws -> Void) async throws {
+        let browser = try await start()
+        do {
+            try await body(browser)
+        } catch {
+            await browser.stop()
+            throw error
+        }
+        await browser.stop()
     }
 
     private init(process: ChildProcess, base: String, session: String) {

@@ -18,23 +18,18 @@ import Testing
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.configuration)
             try await hub.prepare(broker, sensors: ["front door"])
-            try hub.start()
-            let line = try await hub.waitForLog("HTTP API and dashboard listening")
-            let address = try #require(line.split(separator: " ").first { $0.hasPrefix("address=") }?.dropFirst(8))
-            let browser = try await WebDriver.start()
+            let address = try await hub.startAndWaitForHTTP()
             do {
-                try await check(browser, address: String(address), hub: hub)
+                try await WebDriver.with { try await check($0, address: address) }
             } catch {
-                await browser.stop()
                 await hub.stop()
                 throw error
             }
-            await browser.stop()
             await hub.stop()
         }
     }
 
-    func check(_ browser: WebDriver, address: String, hub: RunningHub) async throws {
+    func check(_ browser: WebDriver, address: String) async throws {
         try await browser.open("http://\(address)/")
         // 127.0.0.1 is a secure context: what service workers and push need.
         #expect(try await browser.script("return window.isSecureContext") as? Bool == true)

@@ -11,32 +11,18 @@ import NIOHTTP1
 ///
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
-struct APNsNotifier: HTTPBacked {
+struct APNsNotifier: DevicePushBackend {
     let settings: Settings
     let devices: DeviceStore
     let http: HTTPDelivery
 
-    /// One notification per APNs device that chose this event (Web Push subscriptions are the webpush backend's).
-    func expand(_ notification: Notification) async throws -> [Notification] {
-        let phones = try devices.devices().filter { $0.token != nil }
-        guard !phones.isEmpty else { throw NoRecipients("no devices are registered (hubctl devices add TOKEN)") }
-        return phones.filter { $0.choice.wants(notification.event) }.map(\.id).map { id in
-            var copy = notification
-            copy.target = id
-            return copy
-        }
-    }
+    /// Its devices are the APNs tokens (Web Push subscriptions are the webpush backend's).
+    static func address(of device: DeviceStore.Device) -> String? { device.token }
+    static let noDevices = "no devices are registered (hubctl devices add TOKEN)"
 
-    func send(_ notification: Notification) async -> DeliveryResult {
-        let device: DeviceStore.Device?
-        do {
-            device = try devices.devices().first { $0.id == notification.target }
-        } catch {
-            return .retry(reason: "cannot read the devices: \(error)")
-        }
-        guard let device, let deviceToken = device.token else {
-            return .failed(reason: "device \(notification.target ?? "?") was removed")
-        }
+    func send(_ notification: Notification, to device: DeviceStore.Device, at deviceToken: String) async
+        -> DeliveryResult
+    {
         let token: String
         do {
             token = try settings.signer.token()
@@ -89,14 +75,8 @@ struct APNsNotifier: HTTPBacked {
         writer.string(Template.clip(notification.title, 256))
         writer.raw(",\"body\":")
         writer.string(Template.clip(notification.body, 2048))
-        writer.raw("},\"sound\":\"default\"},\"id\":")
-        writer.string(notification.id)
-        writer.raw(",\"sensor\":")
-        writer.string(Template.clip(notification.event.sensor, 256))
-        writer.raw(",\"event\":")
-        writer.string(notification.event.kind.rawValue)
-        writer.raw(",\"status\":")
-        writer.string(Template.clip(notification.event.newStatus, 512))
+        writer.raw("},\"sound\":\"default\"},")
+        notification.writePushFields(into: &writer)
         writer.raw("}")
         return writer.bytes
     }

@@ -10,34 +10,19 @@ import NIOHTTP1
 /// 201 (and 200, 202) delivered; 404 and 410 mean the browser unsubscribed: the device is removed and the
 /// notification retired; 429 and 5xx are retried after `Retry-After`; 413 (too large), 400, 401 and 403 (a VAPID
 /// key or subject the service refuses) fail for good.
-struct WebPushNotifier: HTTPBacked {
+struct WebPushNotifier: DevicePushBackend {
     let settings: Settings
     let signer: VAPIDSigner
     let devices: DeviceStore
     let http: HTTPDelivery
 
-    func expand(_ notification: Notification) async throws -> [Notification] {
-        let browsers = try devices.devices().filter { $0.subscription != nil }
-        guard !browsers.isEmpty else {
-            throw NoRecipients("no browser has subscribed (the dashboard's \"Notify me on this device\")")
-        }
-        return browsers.filter { $0.choice.wants(notification.event) }.map { device in
-            var copy = notification
-            copy.target = device.id
-            return copy
-        }
-    }
+    /// Its devices are the browsers' subscriptions (APNs tokens are the apns backend's).
+    static func address(of device: DeviceStore.Device) -> WebPushSubscription? { device.subscription }
+    static let noDevices = "no browser has subscribed (the dashboard's \"Notify me on this device\")"
 
-    func send(_ notification: Notification) async -> DeliveryResult {
-        let device: DeviceStore.Device?
-        do {
-            device = try devices.devices().first { $0.id == notification.target }
-        } catch {
-            return .retry(reason: "cannot read the devices: \(error)")
-        }
-        guard let device, let subscription = device.subscription else {
-            return .failed(reason: "device \(notification.target ?? "?") was removed")
-        }
+    func send(_ notification: Notification, to device: DeviceStore.Device, at subscription: WebPushSubscription)
+        async -> DeliveryResult
+    {
         let service =
             (URL(string: subscription.endpoint)?.host).map { "push service \($0)" } ?? "push service"
         let body: [UInt8]
@@ -118,14 +103,8 @@ struct WebPushNotifier: HTTPBacked {
             writer.string(Template.clip(notification.title, 256))
             writer.raw(",\"body\":")
             writer.string(Template.clip(notification.body, bodyLimit))
-            writer.raw(",\"id\":")
-            writer.string(notification.id)
-            writer.raw(",\"sensor\":")
-            writer.string(Template.clip(notification.event.sensor, 256))
-            writer.raw(",\"event\":")
-            writer.string(notification.event.kind.rawValue)
-            writer.raw(",\"status\":")
-            writer.string(Template.clip(notification.event.newStatus, 512))
+            writer.raw(",")
+            notification.writePushFields(into: &writer)
             writer.raw("}")
             if writer.bytes.count <= WebPushEncryption.maximumPlaintext || bodyLimit < 16 {
                 return writer.bytes
