@@ -60,6 +60,8 @@ public struct BackendSpec: Sendable {
         GotifyNotifier.Settings.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Discord>.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Slack>.self,
+        PushoverNotifier.Settings.self,
+        MatrixNotifier.Settings.self,
     ]
 
     public var name: String
