@@ -72,8 +72,9 @@ public struct BackendSpec: Sendable {
 
     public var type: String { Swift.type(of: settings).type }
 
-    /// Reads `notifiers.backends.<name>`.
+    /// Reads `notifiers.backends.<name>`: its `type:` and keys, or an `apprise:` URL saying them.
     init(name: String, node: ConfigNode) throws(ConfigurationError) {
+        let node = try node.expandingApprise()
         let known = Self.kinds.map { $0.type }.joined(separator: ", ")
         let type = try node["type"].required { node throws(ConfigurationError) in
             try node.value("one of \(known)") { $0 }
