@@ -60,6 +60,7 @@ public struct BackendSpec: Sendable {
         GotifyNotifier.Settings.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Discord>.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Slack>.self,
+        EmailNotifier.Settings.self,
     ]
 
     public var name: String

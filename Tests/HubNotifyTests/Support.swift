@@ -31,6 +31,17 @@ func withRouter<T: Sendable>(
     }
 }
 
+/// What reading a backend `x` with the settings `backend` (YAML flow mapping) throws; `""` when it reads.
+func backendError(_ backend: String) -> String {
+    do {
+        _ = try NotifierConfiguration.read(
+            try ConfigNode.parse("notifiers:\n  backends:\n    x: \(backend)\n", environment: [:]))
+        return ""
+    } catch {
+        return "\(error)"
+    }
+}
+
 func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
 ) -> SensorEvent {
