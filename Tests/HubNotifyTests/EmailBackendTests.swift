@@ -19,6 +19,11 @@ struct EmailBackendTests {
             """
     }
 
+    /// A `notifiers:` section with one backend, `mail`, and one rule sending every event to it.
+    func notifiers(mail: String, templates: String) -> String {
+        "notifiers:\n  backends:\n    mail: \(mail)\n  rules:\n    all: { backends: [mail], \(templates) }\n"
+    }
+
     /// STARTTLS, then AUTH PLAIN; the headers a reader needs, a non-ASCII subject in encoded words, 8-bit text
     /// where the server takes it, a body line starting with "." intact, CRLF everywhere.
     @Test func startTLSDeliversAMessageAReaderParses() async throws {
@@ -29,13 +34,8 @@ struct EmailBackendTests {
             peer,
             #"username: hub, password_file: smtp-password, to: [me@example.org, "Other, Person <o@example.org>"]"#,
             directory: directory)
-        let yaml = """
-            notifiers:
-              backends:
-                mail: \(mail)
-              rules:
-                doors: { backends: [mail], title: "{sensor}: {new}", message: "was {old}\\n.dot\\n..two\\n.\\nend" }
-            """
+        let yaml = notifiers(
+            mail: mail, templates: #"title: "{sensor}: {new}", message: "was {old}\n.dot\n..two\n.\nend""#)
         let sent = event("Küche Tür", "zu ✗\rbare CR\nbare LF", "offen ✓")
         try await withRouter(yaml, directory: directory) { router in
             router.submit(sent)
@@ -72,13 +72,7 @@ struct EmailBackendTests {
         defer { Task { await peer.stop() } }
         let mail = try backend(
             peer, "tls: implicit, username: hub, password: secret, to: me@example.org", directory: directory)
-        let yaml = """
-            notifiers:
-              backends:
-                mail: \(mail)
-              rules:
-                all: { backends: [mail], title: "{sensor}", message: "{new}{new}" }
-            """
+        let yaml = notifiers(mail: mail, templates: #"title: "{sensor}", message: "{new}{new}""#)
         let long = String(repeating: "é=", count: 300)
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("attic", "closed", long))
@@ -175,13 +169,10 @@ struct EmailBackendTests {
         let directory = try TemporaryDirectory()
         let peer = try await SMTPPeer.start(tls: "none")
         defer { Task { await peer.stop() } }
-        let yaml = """
-            notifiers:
-              backends:
-                mail: { type: email, tls: none, host: localhost, port: \(peer.port), from: hub@example.org, to: me@example.org }
-              rules:
-                all: { backends: [mail], title: "{sensor}: {new}" }
-            """
+        let yaml = notifiers(
+            mail:
+                "{ type: email, tls: none, host: localhost, port: \(peer.port), from: hub@example.org, to: me@example.org }",
+            templates: #"title: "{sensor}: {new}""#)
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("door\nX-Evil: 1", "closed", "open\r\nBcc: victim@example.org\r\n\r\nbody"))
             try await eventually("delivered") { router.statistics.backends["mail"]?.delivered == 1 }
@@ -193,8 +184,9 @@ struct EmailBackendTests {
         #expect(message["subject"] as? String == "door X-Evil: 1: open  Bcc: victim@example.org    body")
     }
 
-    /// No server: refused connections and a server that never speaks are retried, the latter at the timeout.
-    @Test func noAnswerIsRetried() async throws {
+    /// No server, a server that never speaks, a certificate from another CA, a reply slipped in clear behind
+    /// STARTTLS's 220: each retried (the silent one at the timeout), and nothing sent.
+    @Test func noAnswerAndUntrustedAnswersAreRetried() async throws {
         let directory = try TemporaryDirectory()
         let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(silent) }
@@ -210,22 +202,35 @@ struct EmailBackendTests {
             }
         }
         let port = Int(UInt16(bigEndian: address.sin_port))
+        let peer = try await SMTPPeer.start(tls: "starttls")
+        defer { Task { await peer.stop() } }
+        let injecting = try await SMTPPeer.start(tls: "starttls", ["--inject"])
+        defer { Task { await injecting.stop() } }
+        let other = try TestCertificates.shared().otherCAFile
         let yaml = """
             notifiers:
               backends:
                 silent: { type: email, tls: none, host: 127.0.0.1, port: \(port), from: h@example.org, to: m@example.org, timeout: 300ms }
                 closed: { type: email, tls: none, host: 127.0.0.1, port: 1, from: h@example.org, to: m@example.org }
+                untrusted: { type: email, host: localhost, port: \(peer.port), ca_file: "\(other)", from: h@example.org, to: m@example.org }
+                injected: \(try backend(injecting, "username: hub, password: secret, to: m@example.org", directory: directory))
               rules:
-                all: { backends: [silent, closed] }
+                all: { backends: [silent, closed, untrusted, injected] }
             """
+        let names = ["silent", "closed", "untrusted", "injected"]
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("door"))
-            try await eventually("both retried") {
-                router.statistics.backends["silent"]?.retried ?? 0 >= 1
-                    && router.statistics.backends["closed"]?.retried ?? 0 >= 1
+            try await eventually("all retried") {
+                names.allSatisfy { router.statistics.backends[$0]?.retried ?? 0 >= 1 }
             }
-            #expect(router.statistics.backends["silent"]?.lastError?.contains("timed out") == true)
-            #expect(router.statistics.backends["closed"]?.lastError?.contains("cannot connect") == true)
+            let errors = names.map { router.statistics.backends[$0]?.lastError ?? "" }
+            #expect(errors[0].contains("timed out"), "\(errors[0])")
+            #expect(errors[1].contains("cannot connect"), "\(errors[1])")
+            #expect(errors[2].lowercased().contains("certificate"), "\(errors[2])")
+            #expect(errors[3].contains("data in clear after the 220 to STARTTLS"), "\(errors[3])")
+        }
+        for server in [peer, injecting] {
+            #expect(server.events("auth").isEmpty && server.events("mail").isEmpty)
         }
     }
 }

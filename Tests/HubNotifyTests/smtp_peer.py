@@ -96,6 +96,7 @@ async def main():
     parser.add_argument("--auth", default="PLAIN,LOGIN", help="mechanisms to offer")
     parser.add_argument("--no-8bitmime", action="store_true")
     parser.add_argument("--answers", default="{}")
+    parser.add_argument("--inject", action="store_true", help="a reply in clear right behind STARTTLS's 220")
     arguments = parser.parse_args()
 
     context = None
@@ -105,8 +106,14 @@ async def main():
     offered = set(arguments.auth.split(","))
     handler = Handler(json.loads(arguments.answers))
 
+    class Injecting(SMTP):
+        async def push(self, status):
+            if status.startswith("220 Ready to start TLS"):
+                status += "\r\n250 injected"
+            await super().push(status)
+
     def factory():
-        return SMTP(
+        return (Injecting if arguments.inject else SMTP)(
             handler,
             hostname="smtp.test",
             decode_data=arguments.no_8bitmime,  # aiosmtpd then does not offer 8BITMIME

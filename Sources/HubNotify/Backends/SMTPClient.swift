@@ -46,7 +46,8 @@ struct SMTPClient: Sendable {
     ) async throws(SMTPError) -> [Refusal] {
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let timedOut = Locked(false)
-        let channel: NIOAsyncChannel<String, ByteBuffer>
+        let boundary = Locked(TLSBoundary(encrypted: security == .implicit))
+        let channel: NIOAsyncChannel<SMTPLine, ByteBuffer>
         do {
             let (host, security, tls) = (host, security, tls)
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -56,8 +57,9 @@ struct SMTPClient: Sendable {
                         if security == .implicit, let tls {
                             try channel.pipeline.syncOperations.addHandler(try Self.tlsHandler(tls, host: host))
                         }
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SMTPLineDecoder()))
-                        return try NIOAsyncChannel<String, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(SMTPLineDecoder(boundary: boundary)))
+                        return try NIOAsyncChannel<SMTPLine, ByteBuffer>(wrappingChannelSynchronously: channel)
                     })
                 }
         } catch {
@@ -72,7 +74,8 @@ struct SMTPClient: Sendable {
         do {
             return try await channel.executeThenClose { inbound, outbound in
                 var dialogue = Dialogue(
-                    client: self, channel: channel.channel, lines: inbound.makeAsyncIterator(), outbound: outbound)
+                    client: self, channel: channel.channel, boundary: boundary, lines: inbound.makeAsyncIterator(),
+                    outbound: outbound)
                 return try await dialogue.run(from: sender, to: recipients, message: message)
             }
         } catch {
@@ -106,7 +109,8 @@ struct SMTPClient: Sendable {
     private struct Dialogue {
         let client: SMTPClient
         let channel: any Channel
-        var lines: NIOAsyncChannelInboundStream<String>.AsyncIterator
+        let boundary: Locked<TLSBoundary>
+        var lines: NIOAsyncChannelInboundStream<SMTPLine>.AsyncIterator
         let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
         /// What the last EHLO advertised: its keywords, upper-cased, with their parameters.
         var extensions: [String: [String]] = [:]
@@ -120,9 +124,14 @@ struct SMTPClient: Sendable {
                 guard extensions["STARTTLS"] != nil else { throw SMTPError.startTLSNotOffered }
                 try await command("STARTTLS", expecting: 220)
                 let (host, tls) = (client.host, client.tls!)
-                try await channel.eventLoop.submit { [channel] in
+                try await channel.eventLoop.submit { [channel, boundary] in
+                    // What came after the 220 came in clear: a reply an attacker slipped in before TLS.
+                    guard boundary.withLock({ $0.clearBytesWaiting }) == false else {
+                        throw SMTPError.garbled("data in clear after the 220 to STARTTLS")
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         try SMTPClient.tlsHandler(tls, host: host), position: .first)
+                    boundary.withLock { $0.encrypted = true }
                 }.get()
                 try await hello()
             }
@@ -213,7 +222,10 @@ struct SMTPClient: Sendable {
                 guard let line = try await lines.next() else {
                     throw SMTPError.connection("the server closed the connection")
                 }
-                if let reply = try parser.take(line) { return reply }
+                if !line.encrypted && boundary.withLock({ $0.encrypted }) {
+                    throw SMTPError.garbled("data in clear after the 220 to STARTTLS")
+                }
+                if let reply = try parser.take(line.text) { return reply }
             }
         }
 
@@ -298,13 +310,29 @@ enum SMTPError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// One line from the server, and whether it came over TLS.
+struct SMTPLine: Sendable {
+    var text: String
+    var encrypted: Bool
+}
+
+/// Where the connection stands with TLS, kept by the decoder and the dialogue on the connection's event loop.
+struct TLSBoundary: Sendable {
+    var encrypted: Bool
+    /// Bytes that came in clear and are not yet a whole line.
+    var clearBytesWaiting = false
+}
+
 /// Splits what the server sends into lines (without their CRLF); a line too long for a reply is an error.
 struct SMTPLineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = String
+    typealias InboundOut = SMTPLine
+    let boundary: Locked<TLSBoundary>
     /// RFC 5321 allows 512 bytes a reply line; some servers say more.
     static let maximumLength = 4096
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        let encrypted = boundary.withLock { $0.encrypted }
+        defer { if !encrypted { boundary.withLock { $0.clearBytesWaiting = buffer.readableBytes > 0 } } }
         guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > Self.maximumLength { throw SMTPError.garbled("a line longer than 4096 bytes") }
             return .needMoreData
@@ -314,7 +342,8 @@ struct SMTPLineDecoder: ByteToMessageDecoder {
         var bytes = buffer.readBytes(length: length)!
         buffer.moveReaderIndex(forwardBy: 1)
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        context.fireChannelRead(wrapInboundOut(String(decoding: bytes, as: UTF8.self)))
+        context.fireChannelRead(
+            wrapInboundOut(SMTPLine(text: String(decoding: bytes, as: UTF8.self), encrypted: encrypted)))
         return .continue
     }
 
