@@ -280,6 +280,21 @@ struct EmailBackendTests {
         #expect(qp.replacingOccurrences(of: "=\r\n", with: "") == String(repeating: "x", count: 200))
     }
 
+    @Test func theTransferEncodingFitsTheText() throws {
+        func headers(_ body: String, eightBit: Bool) throws -> [String] {
+            let notification = Notification(
+                id: "abc", backend: "mail", rule: "all", event: event("door"), title: "t", body: body)
+            let from = try #require(MailAddress("h@example.org"))
+            let message = EmailNotifier.message(notification, from: from, to: [from], eightBit: eightBit)
+            return String(decoding: message, as: UTF8.self).components(separatedBy: "\r\n")
+        }
+        #expect(try headers("plain", eightBit: false).contains("Content-Transfer-Encoding: 7bit"))
+        #expect(try headers("é", eightBit: true).contains("Content-Transfer-Encoding: 8bit"))
+        #expect(try headers("é", eightBit: false).contains("Content-Transfer-Encoding: quoted-printable"))
+        #expect(try headers("a\u{0}b", eightBit: true).contains("Content-Transfer-Encoding: quoted-printable"))
+        #expect(try headers("", eightBit: true).contains("Message-ID: <abc@example.org>"))
+    }
+
     @Test func addressesAreStrict() {
         #expect(MailAddress("hub@example.org")?.header == "hub@example.org")
         #expect(MailAddress("SensorHub <hub@example.org>")?.header == "\"SensorHub\" <hub@example.org>")

@@ -44,7 +44,10 @@ struct EmailNotifier: Notifier {
                 $0.split(separator: "\r", omittingEmptySubsequences: false)
             }
         let ascii = notification.body.utf8.allSatisfy { $0 < 0x80 }
-        let fits = lines.allSatisfy { $0.utf8.count <= 998 }
+        // 7bit and 8bit text hold no NUL or other control characters but tabs, and no line longer than 998 bytes.
+        let fits =
+            lines.allSatisfy { $0.utf8.count <= 998 }
+            && notification.body.utf8.allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
         let encoding = fits && ascii ? "7bit" : fits && eightBit ? "8bit" : "quoted-printable"
         let domain = from.address[from.address.index(after: from.address.lastIndex(of: "@")!)...]
         let id = String(notification.id.unicodeScalars.map { Self.atext.contains($0) ? Character($0) : "-" })
