@@ -154,7 +154,7 @@ struct SMTPClient: Sendable {
                 throw SMTPError.everyRecipientRefused(refused.map(\.description).joined(separator: ", "))
             }
             try await command("DATA", expecting: 354)
-            try await outbound.write(ByteBuffer(bytes: SMTPClient.dotStuffed(message(eightBit))))
+            try await write(ByteBuffer(bytes: SMTPClient.dotStuffed(message(eightBit))))
             try check(await reply(), "the message (after DATA)", expecting: 250)
             // Delivered: what QUIT gets (or doesn't) changes nothing, and must not make the queue send it again.
             try? await write("QUIT")
@@ -211,8 +211,19 @@ struct SMTPClient: Sendable {
             }
         }
 
-        private func write(_ line: String) async throws {
-            try await outbound.write(ByteBuffer(string: line + "\r\n"))
+        private mutating func write(_ line: String) async throws {
+            try await write(ByteBuffer(string: line + "\r\n"))
+        }
+
+        private mutating func write(_ bytes: ByteBuffer) async throws {
+            do {
+                try await outbound.write(bytes)
+            } catch {
+                // A write to a closed connection says only that; the reading side knows why (a TLS handshake
+                // that failed, a reset), and throws that.
+                while try await lines.next() != nil {}
+                throw error
+            }
         }
 
         /// The next reply, all its lines.
