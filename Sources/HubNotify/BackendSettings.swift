@@ -62,6 +62,7 @@ public struct BackendSpec: Sendable {
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Slack>.self,
         PushoverNotifier.Settings.self,
         MatrixNotifier.Settings.self,
+        EmailNotifier.Settings.self,
     ]
 
     public var name: String

@@ -222,8 +222,8 @@ import Testing
         #expect(Set(types).count == types.count)
         #expect(
             types.sorted() == [
-                "apns", "discord", "exec", "file", "gotify", "log", "matrix", "mqtt", "ntfy", "pushover", "slack",
-                "telegram", "webhook",
+                "apns", "discord", "email", "exec", "file", "gotify", "log", "matrix", "mqtt", "ntfy", "pushover",
+                "slack", "telegram", "webhook",
             ])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
