@@ -25,13 +25,12 @@ extension HubAPI {
         }
     }
 
-    /// What `POST` answers: whether the device was new (`added`, as before choices), its id and its choice.
+    /// What `POST` answers: whether the device was new (`added`, as before choices), its id and its choice (the
+    /// caller knows the address it sent).
     struct DeviceAnswer: Encodable {
         var added: Bool
         /// A key id, never the token.
         var id: String
-        var kind: String
-        var masked: String
         var choice: DeviceChoice
     }
 
@@ -53,10 +52,7 @@ extension HubAPI {
                 ? nil : try DeviceChoice.everything.replacing(sensors: given.sensors, events: given.events)
             return try store.add(address, choice: choice)
         }
-        let answer = DeviceAnswer(
-            added: added, id: device.id, kind: device.address.kind, masked: device.address.masked,
-            choice: device.choice)
-        return json(answer, status: added ? .created : .ok)
+        return json(DeviceAnswer(added: added, id: device.id, choice: device.choice), status: added ? .created : .ok)
     }
 
     func editDevice(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

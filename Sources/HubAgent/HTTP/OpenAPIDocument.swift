@@ -195,8 +195,8 @@ enum OpenAPIDocument {
                         sensors: {$ref: '#/components/schemas/DeviceChoice/properties/sensors'}
                         events: {$ref: '#/components/schemas/DeviceChoice/properties/events'}
               responses:
-                "201": {description: '{"added":true,"id":"…","kind":"apns","masked":"740f4707…78ad","choice":{…}}'}
-                "200": {description: 'Already registered: {"added":false,"id":"…",…}'}
+                "201": {description: '{"added":true,"id":"…","choice":{"sensors":["door*"],"events":[]}}'}
+                "200": {description: 'Already registered: {"added":false,"id":"…","choice":{…}}'}
                 "400": {description: Not a device token or subscription, or a bad sensors/events field (named)}
                 "401": {description: The API token is missing or wrong}
           /api/v1/devices/{id}:
