@@ -266,10 +266,7 @@ import Testing
     @Test func everyBackendKindIsListedOnceAndTakesTheQueueKeys() throws {
         let types = BackendSpec.kinds.map { $0.type }
         #expect(Set(types).count == types.count)
-        #expect(
-            types.sorted() == [
-                "apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook",
-            ])
+        #expect(types.sorted() == ["apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook"])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
         }
