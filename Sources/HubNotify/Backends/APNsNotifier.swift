@@ -7,7 +7,7 @@ import NIOCore
 import NIOHTTP1
 
 /// `apns`: Apple Push Notification service, token-based: one HTTP/2 connection, a JWT signed with the team's `.p8`
-/// key (ES256) and reused for 40 minutes, one push per registered device.
+/// key (ES256) and reused for 40 minutes, one push per registered device that chose the event.
 ///
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
@@ -16,8 +16,9 @@ struct APNsNotifier: HTTPBacked {
     let devices: DeviceStore
     let http: HTTPDelivery
 
+    /// One notification per APNs device that chose this event (Web Push subscriptions are the webpush backend's).
     func expand(_ notification: Notification) async throws -> [Notification] {
-        let ids = try devices.devices().map(\.id)
+        let ids = try devices.devices().filter { $0.token != nil && $0.choice.wants(notification.event) }.map(\.id)
         return ids.map { id in
             var copy = notification
             copy.target = id
@@ -32,7 +33,9 @@ struct APNsNotifier: HTTPBacked {
         } catch {
             return .retry(reason: "cannot read the devices: \(error)")
         }
-        guard let device else { return .failed(reason: "device \(notification.target ?? "?") was removed") }
+        guard let device, let deviceToken = device.token else {
+            return .failed(reason: "device \(notification.target ?? "?") was removed")
+        }
         let token: String
         do {
             token = try settings.signer.token()
@@ -52,7 +55,7 @@ struct APNsNotifier: HTTPBacked {
             if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
         }
         headers.add(name: "content-type", value: "application/json")
-        let url = "\(settings.server)/3/device/\(device.token)"
+        let url = "\(settings.server)/3/device/\(deviceToken)"
         let answer: HTTPDelivery.Answer
         do {
             answer = try await http.post(url, headers: headers, body: Self.payload(notification))
@@ -65,7 +68,7 @@ struct APNsNotifier: HTTPBacked {
             return .delivered
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             _ = try? devices.remove(device.id)
-            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
+            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.address.masked) retired")
         case (403, "ExpiredProviderToken"):
             settings.signer.invalidate(token)
             return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
