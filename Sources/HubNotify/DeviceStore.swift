@@ -58,7 +58,10 @@ public struct DeviceStore: Sendable {
         /// What the API and `hubctl devices add` take: `{"token": …}`, the original app's `{"ID": …}`, or a
         /// browser's `PushSubscription.toJSON()`; other keys (`sensors`, `events`) are the caller's.
         public init(json: [String: Any]) throws(DeviceError) {
-            if json["endpoint"] != nil || json["keys"] != nil {
+            let subscription = json["endpoint"] != nil || json["keys"] != nil
+            if subscription && (json["token"] != nil || json["ID"] != nil) {
+                throw .invalidSubscription("a token and a subscription at once: give one of them")
+            } else if subscription {
                 self = .webPush(try WebPushSubscription(json: json))
             } else if let token = (json["token"] ?? json["ID"]) {
                 guard let token = token as? String else { throw .invalidToken("\"token\" must be a string") }

@@ -23,7 +23,7 @@ public struct WebPushSubscription: Sendable, Hashable, Codable {
         }
         let local = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
         guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && local) else {
-            throw .invalidSubscription("the endpoint must be an https URL; this one is \(url.scheme ?? "not") one")
+            throw .invalidSubscription("the endpoint must be an https URL, not \(url.scheme ?? "this")")
         }
         guard let key = base64URLDecoded(p256dh), key.count == 65, key.first == 4 else {
             throw .invalidSubscription("keys.p256dh must be a P-256 public key: 65 bytes (uncompressed), base64url")

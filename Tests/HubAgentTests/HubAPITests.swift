@@ -369,7 +369,7 @@ import Yams
             }
             for (method, path) in HubAPI.routes {
                 let uri = path.replacingOccurrences(of: "{name}", with: "nobody").replacingOccurrences(
-                    of: "{token}", with: "00")
+                    of: "{id}", with: "00")
                 try await client.execute(uri: uri, method: method, body: ByteBuffer(string: "{}")) { response in
                     let unrouted =
                         response.status == .notFound && error(response.body)?.hasPrefix("no such endpoint") == true

@@ -268,8 +268,8 @@ import Testing
         #expect(Set(types).count == types.count)
         #expect(
             types.sorted() == [
-                "apns", "discord", "exec", "file", "gotify", "log", "mqtt", "ntfy", "slack", "telegram", "webhook",
-                "webpush",
+                "apns", "discord", "email", "exec", "file", "gotify", "log", "matrix", "mqtt", "ntfy", "pushover",
+                "slack", "telegram", "webhook", "webpush",
             ])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")

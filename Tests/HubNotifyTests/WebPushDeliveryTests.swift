@@ -8,7 +8,7 @@ import Testing
 
 /// The `webpush` backend through the router, against a local stand-in for push services (HTTPS, answering as
 /// Mozilla's and Google's do); every request it receives is decrypted and its VAPID token verified by an
-/// independent implementation (webpush_check.py: http_ece and py_vapid).
+/// independent implementation (Tests/Peers/webpush_check.py: http_ece and py_vapid).
 @Suite struct WebPushDeliveryTests {
     static func yaml(caFile: String) -> String {
         """

@@ -7,7 +7,7 @@ import Testing
 @testable import HubNotify
 
 /// Web Push's cryptography: RFC 8291's own example to the byte, and what the hub makes checked by an independent
-/// implementation (http_ece and py_vapid, in the venv `scripts/webpush-venv` makes).
+/// implementation (http_ece and py_vapid, in the tests' peer venv: `PythonPeers`).
 @Suite struct WebPushCryptoTests {
     /// RFC 8291 Appendix A: the same keys, auth secret and salt give the same body, header and ciphertext.
     @Test func rfc8291AppendixA() throws {
@@ -128,16 +128,14 @@ struct WebPushSubscriber {
         var k: String
     }
 
-    /// Runs webpush_check.py on one request; a failure to check is a test failure, never a skip.
+    /// Runs Tests/Peers/webpush_check.py on one request; a failure to check is a test failure, never a skip.
     func check(endpoint: String, authorization: String, body: [UInt8]) async throws -> Checked {
-        let python = try WebPushSubscriber.python()
         let request: [String: Any] = [
             "endpoint": endpoint, "authorization": authorization, "body": base64URL(body),
             "ua_private": base64URL(Array(key.rawRepresentation)), "auth": authSecret,
         ]
         let input = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
-        let result = try await runProcess(
-            python, [Self.root.appendingPathComponent("Tests/HubNotifyTests/webpush_check.py").path], input: input)
+        let result = try await PythonPeers.run("Tests/Peers/webpush_check.py", [], input: input)
         guard result.status == 0 else {
             throw TestKitError("webpush_check.py refused the request: \(result.standardError)")
         }
@@ -146,18 +144,5 @@ struct WebPushSubscriber {
         return Checked(
             plaintext: try #require(answer["plaintext"] as? String), claims: answer["claims"] as? [String: Any] ?? [:],
             k: answer["k"] as? String ?? "")
-    }
-
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    /// The venv's interpreter: scripts/webpush-venv makes the venv the first time and answers at once after that.
-    static func python() throws -> String {
-        let made = try runProcessBlocking(root.appendingPathComponent("scripts/webpush-venv").path, [])
-        let python = made.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) + "/bin/python"
-        guard made.status == 0, FileManager.default.isExecutableFile(atPath: python) else {
-            throw TestKitError("scripts/webpush-venv could not make the checker's venv:\n\(made.standardError)")
-        }
-        return python
     }
 }

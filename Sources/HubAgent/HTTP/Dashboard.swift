@@ -181,15 +181,11 @@ extension HubAPI {
             image("chart-pm10", alt: "PM10 chart", query: "pollutant=pm10", lazy: false)
         }
         for sensor in numeric {
-            let name = sensor.name.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? ""
+            let name = WebText.percentEncoded(sensor.name)
             image(nil, alt: sensor.name + " chart", query: "sensor=" + name, lazy: true)
         }
         return html + "</div>\n"
     }
-
-    /// What may stand in a URL's query as it is (RFC 3986's unreserved characters).
-    static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`).
     static func shownStatus(_ sensor: Sensor) -> String {
@@ -202,20 +198,5 @@ extension HubAPI {
     }
 }
 
-/// Text safe inside HTML and SVG: markup characters as entities, control and formatting characters (`UnsafeText`)
-/// as visible `\u{202E}`, so that a status can't reorder or hide what the page shows around it.
-func escape(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.count)
-    for character in UnsafeText.escaped(text) {
-        switch character {
-        case "&": result += "&amp;"
-        case "<": result += "&lt;"
-        case ">": result += "&gt;"
-        case "\"": result += "&quot;"
-        case "'": result += "&#39;"
-        default: result.append(character)
-        }
-    }
-    return result
-}
+/// Text safe inside HTML and SVG (`WebText.html`).
+func escape(_ text: String) -> String { WebText.html(text) }

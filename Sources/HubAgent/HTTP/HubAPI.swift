@@ -48,7 +48,8 @@ struct HubAPI: Sendable {
         (.get, "/api/v1/sensors"), (.post, "/api/v1/sensors"),
         (.get, "/api/v1/sensors/{name}"), (.delete, "/api/v1/sensors/{name}"),
         (.get, "/api/v1/events"), (.get, "/api/v1/air"), (.get, "/api/v1/air/history"), (.get, "/api/v1/alert"),
-        (.post, "/api/v1/devices"), (.delete, "/api/v1/devices/{token}"),
+        (.get, "/api/v1/devices"), (.post, "/api/v1/devices"), (.patch, "/api/v1/devices/{id}"),
+        (.delete, "/api/v1/devices/{id}"),
     ]
 
     func router() -> Router<BasicRequestContext> {
@@ -83,8 +84,10 @@ struct HubAPI: Sendable {
         api.get("/air") { _, _ in json(self.air()) }
         api.get("/air/history") { request, _ in try self.airHistory(request) }
         api.get("/alert") { _, _ in json(self.alert()) }
+        api.get("/devices") { request, _ in try self.listDevices(request) }
         api.post("/devices") { request, context in try await self.addDevice(request, context) }
-        api.delete("/devices/{token}") { request, context in try await self.removeDevice(request, context) }
+        api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
+        api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
         return router
     }
 

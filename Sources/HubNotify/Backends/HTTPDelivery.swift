@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HubCore
+import HubSupport
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -53,11 +54,16 @@ struct HTTPDelivery: Sendable {
     /// The client keeps the backend's `timeout` itself (a timer on its event loop), so the queue needs no watchdog
     /// task per attempt: that was a quarter of hubd's CPU per webhook request.
     func post(_ url: String, headers: HTTPHeaders, body: [UInt8]) async throws -> Answer {
+        try await request(.POST, url, headers: headers, body: body)
+    }
+
+    /// One request (`post`'s, with any method; `body` `nil` sends none).
+    func request(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders, body: [UInt8]?) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
-        request.method = .POST
+        request.method = method
         request.headers = headers
         request.headers.replaceOrAdd(name: "User-Agent", value: "SensorHub/\(SensorHubVersion.current)")
-        request.body = .bytes(ByteBuffer(bytes: body))
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: deadline)
@@ -101,10 +107,11 @@ struct HTTPDelivery: Sendable {
         }
     }
 
-    /// POSTs one JSON object, its members written by `members` (the chat backends' request): the answer, or why
-    /// there was none.
+    /// POSTs (or PUTs) one JSON object, its members written by `members` (the chat backends' request): the answer,
+    /// or why there was none.
     func postJSON(
-        _ url: String, headers: HTTPHeaders = HTTPHeaders(), members: (inout JSONWriter, inout Bool) -> Void
+        _ url: String, method: HTTPMethod = .POST, headers: HTTPHeaders = HTTPHeaders(),
+        members: (inout JSONWriter, inout Bool) -> Void
     ) async -> Result<Answer, any Error> {
         var writer = JSONWriter(capacity: 256, compact: true)
         var first = true
@@ -114,7 +121,19 @@ struct HTTPDelivery: Sendable {
         var headers = headers
         headers.add(name: "Content-Type", value: "application/json")
         do {
-            return .success(try await post(url, headers: headers, body: writer.bytes))
+            return .success(try await request(method, url, headers: headers, body: writer.bytes))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// POSTs an HTML form (`application/x-www-form-urlencoded`, every byte but the unreserved ones escaped).
+    func postForm(_ url: String, fields: [(String, String)]) async -> Result<Answer, any Error> {
+        let body = fields.map { WebText.percentEncoded($0) + "=" + WebText.percentEncoded($1) }.joined(separator: "&")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        do {
+            return .success(try await post(url, headers: headers, body: Array(body.utf8)))
         } catch {
             return .failure(error)
         }

@@ -1,8 +1,8 @@
 """Checks one Web Push request as a push service and the browser would, with an independent implementation.
 
-Run with the interpreter of the venv that scripts/webpush-venv makes (http_ece, py_vapid, cryptography):
+Run with the interpreter of the tests' peer venv (scripts/peer-venv; http_ece, py_vapid, cryptography):
 
-    "$(scripts/webpush-venv)/bin/python" Tests/HubNotifyTests/webpush_check.py < request.json
+    "$(scripts/peer-venv)/bin/python" Tests/Peers/webpush_check.py < request.json
 
 The request, as JSON on standard input: {"endpoint", "authorization", "body" (base64url), "ua_private" (the
 subscription's private key, base64url of its 32 bytes), "auth" (the subscription's auth secret, base64url)}.

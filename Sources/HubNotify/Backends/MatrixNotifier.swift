@@ -1,0 +1,210 @@
+import Foundation
+import HubCore
+import HubSupport
+import NIOHTTP1
+
+/// `matrix`: the client-server API's `PUT /_matrix/client/v3/rooms/{room}/send/m.room.message/{txnId}`, with the
+/// notification's id as the transaction id: the homeserver de-duplicates a redelivery (after a timeout, a restart)
+/// into the one message. The body is plain text, with an HTML `formatted_body` whose every character of the event is
+/// escaped.
+///
+/// With an access token, that is all. With a user and password, hubd logs in once (as one stable device, so the
+/// account does not collect a device per start) and logs in again when the server says the token is no longer
+/// valid. A room alias (`#home:example.org`) is resolved to its id once.
+struct MatrixNotifier: HTTPBacked {
+    let settings: Settings
+    let http: HTTPDelivery
+    /// The access token and room id found so far.
+    let session = Locked<(token: String?, room: String?)>((nil, nil))
+
+    func send(_ notification: Notification) async -> DeliveryResult {
+        let token: String
+        switch await accessToken() {
+        case .success(let value): token = value
+        case .failure(let failure): return failure.result
+        }
+        let room: String
+        switch await roomID(token: token) {
+        case .success(let value): room = value
+        case .failure(let failure): return failure.result
+        }
+        let url =
+            settings.homeserver + "/_matrix/client/v3/rooms/" + WebText.percentEncoded(room)
+            + "/send/m.room.message/" + WebText.percentEncoded(notification.id)
+        let answer = await http.postJSON(url, method: .PUT, headers: Self.authorization(token)) { writer, first in
+            writer.key("msgtype", first: &first)
+            writer.string(settings.messageType)
+            writer.key("body", first: &first)
+            writer.string(notification.title + "\n" + notification.body)
+            writer.key("format", first: &first)
+            writer.string("org.matrix.custom.html")
+            writer.key("formatted_body", first: &first)
+            writer.string(Self.html(title: notification.title, body: notification.body))
+        }
+        let result = Self.result(answer, what: "Matrix at \(settings.host)")
+        guard case .failed(let reason) = result, case .success(let answer) = answer else { return result }
+        if answer.status == 401, settings.user != nil {
+            // The token was logged out or expired: log in again, now.
+            session.withLock { if $0.token == token { $0.token = nil } }
+            return .retry(reason: reason + "; logging in again", after: .zero)
+        }
+        return .failed(reason: reason + (answer.status == 403 ? " (has the account joined the room?)" : ""))
+    }
+
+    /// `<strong>title</strong><br>body`, every character of both escaped and line breaks kept.
+    static func html(title: String, body: String) -> String {
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map { WebText.html(String($0)) }
+        return "<strong>" + WebText.html(title) + "</strong>"
+            + (body.isEmpty ? "" : "<br>" + lines.joined(separator: "<br>"))
+    }
+
+    static func authorization(_ token: String) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer " + token)
+        return headers
+    }
+
+    /// Why a step before the message could not be made, as the attempt's result.
+    struct Failure: Error {
+        var result: DeliveryResult
+    }
+
+    /// The configured token, or the one a login gave.
+    private func accessToken() async -> Result<String, Failure> {
+        if let token = settings.token ?? session.withLock({ $0.token }) { return .success(token) }
+        guard let user = settings.user, let password = settings.password else {
+            return .failure(Failure(result: .failed(reason: "Matrix: no access token and no password")))
+        }
+        let what = "Matrix login at \(settings.host) as \(user)"
+        let answer = await http.postJSON(settings.homeserver + "/_matrix/client/v3/login") { writer, first in
+            writer.key("type", first: &first)
+            writer.string("m.login.password")
+            writer.key("identifier", first: &first)
+            writer.raw(#"{"type":"m.id.user","user":"#)
+            writer.string(user)
+            writer.raw("}")
+            writer.key("password", first: &first)
+            writer.string(password)
+            writer.key("device_id", first: &first)
+            writer.string(settings.deviceID)
+            writer.key("initial_device_display_name", first: &first)
+            writer.string("SensorHub")
+        }
+        guard case .success(let reply) = answer, reply.status == 200 else {
+            return .failure(Failure(result: Self.result(answer, what: what)))
+        }
+        guard case .string(let token)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["access_token"] else {
+            return .failure(Failure(result: .retry(reason: "\(what): the answer has no access_token")))
+        }
+        session.withLock { $0.token = token }
+        return .success(token)
+    }
+
+    /// The room's id: as configured (`!…`), or its alias (`#…`) resolved once.
+    private func roomID(token: String) async -> Result<String, Failure> {
+        if settings.room.hasPrefix("!") { return .success(settings.room) }
+        if let room = session.withLock({ $0.room }) { return .success(room) }
+        let what = "Matrix at \(settings.host) resolving \(settings.room)"
+        let url = settings.homeserver + "/_matrix/client/v3/directory/room/" + WebText.percentEncoded(settings.room)
+        let answer: Result<HTTPDelivery.Answer, any Error>
+        do {
+            answer = .success(try await http.request(.GET, url, headers: Self.authorization(token), body: nil))
+        } catch {
+            answer = .failure(error)
+        }
+        guard case .success(let reply) = answer, reply.status == 200 else {
+            return .failure(Failure(result: Self.result(answer, what: what)))
+        }
+        guard case .string(let room)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["room_id"] else {
+            return .failure(Failure(result: .retry(reason: "\(what): the answer has no room_id")))
+        }
+        session.withLock { $0.room = room }
+        return .success(room)
+    }
+
+    /// By status, as every HTTP backend, said with Matrix' own `errcode` and `error` (`M_UNKNOWN_TOKEN`,
+    /// `M_FORBIDDEN`); a 429 waits its `retry_after_ms` when there is no `Retry-After`.
+    static func result(_ answer: Result<HTTPDelivery.Answer, any Error>, what: String) -> DeliveryResult {
+        switch answer {
+        case .failure(let error):
+            return HTTPDelivery.result(error, what: what)
+        case .success(let answer):
+            let body = try? JSONTree.parse(Array(answer.body.utf8))
+            var reason = "\(what) answered HTTP \(answer.status)"
+            if case .string(let code)? = body?["errcode"] { reason += " " + Template.clip(code, 60) }
+            if case .string(let error)? = body?["error"] { reason += ": " + Template.clip(error, 200) }
+            if answer.status == 429, answer.headers.first(name: "Retry-After") == nil,
+                case .number(let milliseconds)? = body?["retry_after_ms"], milliseconds.isFinite,
+                (0..<86_400_000).contains(milliseconds)
+            {
+                return .retry(reason: reason, after: .milliseconds(Int64(milliseconds)))
+            }
+            switch HTTPDelivery.result(answer, what: what) {
+            case .failed: return .failed(reason: reason)
+            case .retry(_, let after): return .retry(reason: reason, after: after)
+            case let other: return other
+            }
+        }
+    }
+}
+
+extension MatrixNotifier {
+    struct Settings: BackendSettings {
+        static let type = "matrix"
+        static let keys = ["homeserver", "room", "user", "device_id", "msgtype", "ca_file"]
+        static let secrets = ["token", "password"]
+        var homeserver: String
+        var host: String
+        /// `!id:server` or `#alias:server`.
+        var room: String
+        var token: String?
+        var user: String?
+        var password: String?
+        var deviceID: String
+        /// `m.notice` (the default: what the spec asks of bots, and what other bots don't answer) or `m.text`.
+        var messageType: String
+        var caFile: String?
+
+        init(_ node: ConfigNode) throws(ConfigurationError) {
+            homeserver = try node["homeserver"].required { try $0.url() }
+            while homeserver.hasSuffix("/") { homeserver.removeLast() }
+            host = URL(string: homeserver)?.host ?? homeserver
+            room = try node["room"].required { node in
+                try node.value("a room id (!abc:example.org) or alias (#home:example.org)") { text in
+                    text.range(of: #"^[!#][^:\s/]+:[A-Za-z0-9.\-\[\]:]+$"#, options: .regularExpression) != nil
+                        ? text : nil
+                }
+            }
+            token = try node.secret("token")
+            user = try node["user"].value("a user id (@hub:example.org) or name") { text in
+                text.range(of: #"^@?[a-z0-9._=/+\-]+(:[A-Za-z0-9.\-\[\]:]+)?$"#, options: .regularExpression) != nil
+                    ? text : nil
+            }
+            password = try node.secret("password")
+            switch (token?.isEmpty == false, user != nil && password?.isEmpty == false) {
+            case (true, false): break
+            case (false, true): break
+            case (true, true): throw node.invalid("give either token or user and password, not both")
+            case (false, false):
+                throw node.invalid(
+                    "a matrix backend needs an access token (token_file) or a user and password (password_file)")
+            }
+            if let token, UnsafeText.problem(in: token) != nil || token.contains(" ") {
+                throw node["token"].invalidValue("…", "an access token is one word of printable characters")
+            }
+            deviceID =
+                try node["device_id"].value("letters, digits and _ (a Matrix device id)") { text in
+                    text.range(of: #"^[A-Za-z0-9_]{1,64}$"#, options: .regularExpression) != nil ? text : nil
+                } ?? "SENSORHUB"
+            messageType =
+                try node["msgtype"].value("notice or text") { text in
+                    ["notice": "m.notice", "m.notice": "m.notice", "text": "m.text", "m.text": "m.text"][text]
+                } ?? "m.notice"
+            caFile = try node["ca_file"].filePath()
+        }
+
+        func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
+            MatrixNotifier(settings: self, http: try context.http(caFile: caFile))
+        }
+    }
+}
