@@ -122,27 +122,12 @@ struct WebPushSubscriber {
         try WebPushEncryption(p256dh: Array(key.publicKey.x963Representation), auth: auth)
     }
 
-    struct Checked {
-        var plaintext: String
-        var claims: [String: Any]
-        var k: String
-    }
-
-    /// Runs Tests/Peers/webpush_check.py on one request; a failure to check is a test failure, never a skip.
-    func check(endpoint: String, authorization: String, body: [UInt8]) async throws -> Checked {
-        let request: [String: Any] = [
-            "endpoint": endpoint, "authorization": authorization, "body": base64URL(body),
-            "ua_private": base64URL(Array(key.rawRepresentation)), "auth": authSecret,
-        ]
-        let input = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
-        let result = try await PythonPeers.run("Tests/Peers/webpush_check.py", [], input: input)
-        guard result.status == 0 else {
-            throw TestKitError("webpush_check.py refused the request: \(result.standardError)")
-        }
-        let answer = try #require(
-            try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
-        return Checked(
-            plaintext: try #require(answer["plaintext"] as? String), claims: answer["claims"] as? [String: Any] ?? [:],
-            k: answer["k"] as? String ?? "")
+    /// Tests/Peers/webpush_check.py on one request; a failure to check is a test failure, never a skip.
+    func check(endpoint: String, authorization: String, body: [UInt8]) async throws -> (
+        plaintext: String, claims: [String: Any], k: String
+    ) {
+        try await PythonPeers.checkWebPush(
+            endpoint: endpoint, authorization: authorization, body: body,
+            privateKey: base64URL(Array(key.rawRepresentation)), auth: authSecret)
     }
 }
