@@ -154,6 +154,40 @@ import Testing
     }
 }
 
+extension WebPushDeliveryTests {
+    /// A push service that refuses the hub's VAPID signature (403) or the message's size (413): failed for good,
+    /// saying what to check, and the browsers are kept (their subscriptions are not what was wrong).
+    @Test func refusalsFailSayingWhatToCheck() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates.shared()
+        let server = try await TestHTTPServer.start(tls: certificates.localhost) { request, _ in
+            request.path.hasPrefix("/forbidden")
+                ? .init(status: 403, body: "the VAPID credentials do not correspond to those of the subscription")
+                : .init(status: 413, body: "payload too large")
+        }
+        defer { Task { await server.stop() } }
+        let store = DeviceStore(directory: directory.path)
+        for path in ["/forbidden/1", "/large/1"] {
+            let subscriber = WebPushSubscriber()
+            try store.add(
+                .webPush(
+                    try WebPushSubscription(
+                        endpoint: "https://localhost:\(server.port)\(path)", p256dh: subscriber.p256dh,
+                        auth: subscriber.authSecret)), now: .now)
+        }
+        let log = LogRecorder()
+        try await withRouter(Self.yaml(caFile: certificates.caFile), directory: directory, log: log) { router in
+            router.submit(event("kitchen"))
+            try await eventually("both failed") { router.statistics.backends["browsers"]?.failed == 2 }
+        }
+        let reasons = log.all.filter { $0.message == "notification failed" }.compactMap { $0.metadata["error"] }
+        #expect(reasons.contains { $0.contains("HTTP 403: the VAPID credentials") && $0.contains("check subject") })
+        #expect(reasons.contains { $0.contains("HTTP 413: the message is too large") })
+        #expect(server.requests.count == 2)
+        #expect(try store.devices().count == 2)
+    }
+}
+
 /// The `webpush` settings: what is wrong is named by its key.
 @Suite struct WebPushSettingsTests {
     @Test func errorsNameTheKey() throws {
