@@ -90,14 +90,9 @@ struct MatrixNotifier: HTTPBacked {
             writer.key("initial_device_display_name", first: &first)
             writer.string("SensorHub")
         }
-        guard case .success(let reply) = answer, reply.status == 200 else {
-            return .failure(Failure(result: Self.result(answer, what: what)))
-        }
-        guard case .string(let token)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["access_token"] else {
-            return .failure(Failure(result: .retry(reason: "\(what): the answer has no access_token")))
-        }
-        session.withLock { $0.token = token }
-        return .success(token)
+        let token = Self.text("access_token", of: answer, what: what)
+        if case .success(let token) = token { session.withLock { $0.token = token } }
+        return token
     }
 
     /// The room's id: as configured (`!…`), or its alias (`#…`) resolved once.
@@ -112,14 +107,22 @@ struct MatrixNotifier: HTTPBacked {
         } catch {
             answer = .failure(error)
         }
+        let room = Self.text("room_id", of: answer, what: what)
+        if case .success(let room) = room { session.withLock { $0.room = room } }
+        return room
+    }
+
+    /// The text `member` of a 200 answer's JSON; else why not, as the attempt's result.
+    private static func text(
+        _ member: String, of answer: Result<HTTPDelivery.Answer, any Error>, what: String
+    ) -> Result<String, Failure> {
         guard case .success(let reply) = answer, reply.status == 200 else {
-            return .failure(Failure(result: Self.result(answer, what: what)))
+            return .failure(Failure(result: result(answer, what: what)))
         }
-        guard case .string(let room)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["room_id"] else {
-            return .failure(Failure(result: .retry(reason: "\(what): the answer has no room_id")))
+        guard case .string(let text)? = (try? JSONTree.parse(Array(reply.body.utf8)))?[member] else {
+            return .failure(Failure(result: .retry(reason: "\(what): the answer has no \(member)")))
         }
-        session.withLock { $0.room = room }
-        return .success(room)
+        return .success(text)
     }
 
     /// By status, as every HTTP backend, said with Matrix' own `errcode` and `error` (`M_UNKNOWN_TOKEN`,
