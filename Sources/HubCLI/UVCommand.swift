@@ -165,7 +165,7 @@ struct UVReport {
             ))
         var text = Output.aligned(fields).map { $0 + "\n" }.joined()
         guard maximum.value > 0 else { return text + "No UV: the Sun does not rise above the horizon.\n" }
-        text += "\nAt the maximum, clear sky, unprotected (MED: Fitzpatrick types, COST-713 table):\n"
+        text += "\nAt the maximum, clear sky, unprotected (MED per Fitzpatrick skin type):\n"
         let rows = SkinType.allCases.map { skin in
             [
                 skin.description, String(format: "%.0f J/m²", skin.minimalErythemalDose),

@@ -142,8 +142,8 @@ public struct SolarPosition: Sendable, Hashable {
     /// The Sun's elevation above the horizon without refraction: 90° − zenith.
     public var elevation: Double { 90 - zenith }
 
-    /// The zenith angle as seen through the air: NOAA's refraction correction (Meeus ch. 16, Sæmundsson's and
-    /// Bennett's fits as NOAA's spreadsheet writes them) subtracted from the geometric zenith.
+    /// The zenith angle as seen through the air: the geometric zenith less NOAA's approximation of atmospheric
+    /// refraction (its spreadsheet's piecewise formula, for a standard atmosphere at sea level).
     public var apparentZenith: Double { zenith - Self.refraction(elevation: elevation) }
 
     /// NOAA's atmospheric refraction in degrees for a geometric elevation in degrees.

@@ -101,8 +101,11 @@ public enum SkinType: Int, Sendable, Hashable, CaseIterable, CustomStringConvert
     case i = 1, ii, iii, iv, v, vi
 
     /// The minimal erythemal dose, erythemally weighted J/m²: 200, 250, 300, 450, 600 and 1,000 for types I–VI
-    /// (2, 2.5, 3, 4.5, 6 and 10 SED, 1 SED = 100 J/m²), the table of the COST-713 action's report *UV-Index for the
-    /// Public* (European Commission, 2000) after Fitzpatrick's types; measured MEDs vary widely within a type.
+    /// (2, 2.5, 3, 4.5, 6 and 10 SED, 1 SED = 100 J/m²): one table, the widely reprinted one for Fitzpatrick's six
+    /// types, as Bentham Instruments' application guide "Erythemal dose and skin exposure to UV" gives it (in SED,
+    /// with the CIE erythemal action spectrum, CIE S 007/E-1998) and a CMAJ Open article's Table 1 "Minimal erythemal
+    /// dose (MED) for different skin types using the Fitzpatrick scale" (in J/m²). COST-713's *UV-Index for the
+    /// Public* uses DIN 5050's four types instead. Measured MEDs vary widely within a type: a guide, not a threshold.
     public var minimalErythemalDose: Double {
         switch self {
         case .i: 200
