@@ -85,7 +85,9 @@ import Testing
 
     @Test func rowsInAnyTableOrder() throws {
         let minimal = """
+            <?xml version="1.0"?><!DOCTYPE html>
             <table><tr><th>Date</th><th>UV index</th><th>ozone column</th></tr>
+            <tr><td colspan=3>UV < 3 is low, 8 <= UV is very high</td></tr>
             <tr><td>02 Feb 2024</td><td>1.2</td><td>380.0 DU</td></tr>
             <tr><td>01 February 2024</td><td>1.1</td><td>390</td></tr></table>
             """
@@ -135,6 +137,22 @@ import Testing
         let large = [UInt8](repeating: UInt8(ascii: "<"), count: TEMISPage.maximumSize + 1)
         #expect(throws: TEMISPageError.tooLarge(TEMISPage.maximumSize + 1)) {
             try TEMISPage(html: large, place: Self.deBilt)
+        }
+    }
+
+    /// Pages as large as accepted, made of what makes a reader work hardest, are read (or refused) at once.
+    @Test(.timeLimit(.minutes(1))) func largeHostilePagesAreCheap() {
+        let size = TEMISPage.maximumSize
+        let pages = [
+            String(repeating: "<", count: size), String(repeating: "<a ", count: size / 3),
+            String(repeating: "<table>", count: size / 7), String(repeating: "<tr><td>", count: size / 8),
+            String(repeating: "&amp;", count: size / 5), "<!--" + String(repeating: "-", count: size - 4),
+            String(repeating: "<td>1 Jan 2024</td><td>1.0</td><td>300 DU</td>", count: size / 50),
+        ]
+        for page in pages {
+            let start = ContinuousClock.now
+            _ = try? Self.read(page)
+            #expect(ContinuousClock.now - start < .seconds(10))
         }
     }
 

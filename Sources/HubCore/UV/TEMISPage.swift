@@ -166,7 +166,11 @@ struct HTMLTables {
                 index = Self.find(Array("-->".utf8), in: bytes, from: index + 4).map { $0 + 3 } ?? bytes.count
                 continue
             }
-            let (name, closing, end) = Self.tag(bytes, at: index)
+            guard let (name, closing, end) = Self.tag(bytes, at: index) else {
+                append("<")
+                index += 1
+                continue
+            }
             index = end
             switch (name, closing) {
             case ("script", false), ("style", false):
@@ -216,13 +220,17 @@ struct HTMLTables {
     }
 
     /// The tag at `start` (a `<`): its lowercased name, whether it closes, and the index after its `>` (quoted
-    /// attribute values may hold `>`). Not a tag (`<` then no letter): an empty name.
-    static func tag(_ bytes: [UInt8], at start: Int) -> (name: String, closing: Bool, end: Int) {
+    /// attribute values may hold `>`). A declaration (`<!DOCTYPE …>`, `<?xml …?>`): an empty name, skipped. Not a tag at
+    /// all (`5 < 6`): `nil`, and the `<` is text.
+    static func tag(_ bytes: [UInt8], at start: Int) -> (name: String, closing: Bool, end: Int)? {
         var index = start + 1
         let closing = index < bytes.count && bytes[index] == UInt8(ascii: "/")
         if closing { index += 1 }
         let nameStart = index
         while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        let declaration =
+            index < bytes.count && (bytes[index] == UInt8(ascii: "!") || bytes[index] == UInt8(ascii: "?"))
+        guard index > nameStart || (declaration && !closing) else { return nil }
         let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
         var quote: UInt8?
         while index < bytes.count {
