@@ -12,7 +12,7 @@ run:
 test:
 	scripts/install-deps
 	scripts/ha-venv >/dev/null    # Home Assistant's own discovery code, to check what hubd publishes for it
-	scripts/uv-venv >/dev/null    # PyEphem, the independent reference for the solar position tests
+	scripts/peer-venv >/dev/null  # the other independent peers (Tests/Peers/requirements.txt)
 	swift build --build-tests
 	scripts/run-tests
 
@@ -32,7 +32,7 @@ bench:
 tsan:
 	scripts/install-deps
 	scripts/ha-venv >/dev/null
-	scripts/uv-venv >/dev/null
+	scripts/peer-venv >/dev/null
 	swift build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --skip HubToolsTests
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --filter HubToolsTests

@@ -129,7 +129,8 @@ extension HubdCommand {
         }
         let api = HubAPI(
             snapshot: hub.snapshot, store: hub.store, stateDirectory: hub.stateDirectory,
-            token: configuration.httpToken, metrics: metrics, logger: logger)
+            token: configuration.httpToken, metrics: metrics, logger: logger,
+            webPushKey: { [router = hub.router] in router.webPushPublicKey })
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(

@@ -190,9 +190,10 @@ struct AppriseURL: Sendable {
 
 extension ConfigNode {
     /// A backend given by an Apprise URL (`apprise:`, `apprise_file:` or its environment variable), expanded into
-    /// the keys of its kind; this node when there is none.
-    func expandingApprise() throws(ConfigurationError) -> ConfigNode {
-        guard self["apprise"].isSet || self["apprise_file"].isSet else { return self }
+    /// the keys of its kind, and the keys the URL said (not those the mapping set beside it); this node and none
+    /// when there is no URL.
+    func expandingApprise() throws(ConfigurationError) -> (node: ConfigNode, derived: Set<String>) {
+        guard self["apprise"].isSet || self["apprise_file"].isSet else { return (self, []) }
         if self["type"].isSet {
             throw self["type"].invalid("an apprise URL says the kind itself (its scheme): remove type")
         }
@@ -203,6 +204,24 @@ extension ConfigNode {
         } catch {
             throw self["apprise"].invalidValue("…", error.description)
         }
-        return replacing("apprise", with: [("type", [expanded.type])] + expanded.keys)
+        let written = Set((try? keys()) ?? [])
+        let derived = Set(expanded.keys.map(\.key).filter { !written.contains($0) }.map { path + "." + $0 })
+        return (replacing("apprise", with: [("type", [expanded.type])] + expanded.keys), derived)
+    }
+}
+
+extension ConfigurationError {
+    /// This error, saying that its key came from the backend's apprise URL when it did (the user wrote the URL, not
+    /// the key the message names).
+    func said(byAppriseURL keys: Set<String>) -> ConfigurationError {
+        let note = " (this comes from the backend's apprise URL)"
+        switch self {
+        case .invalid(let file, let key, let line, let reason) where keys.contains(key):
+            return .invalid(file: file, key: key, line: line, reason: reason + note)
+        case .invalidValue(let file, let key, let value, let reason) where keys.contains(key):
+            return .invalidValue(file: file, key: key, value: value, reason: reason + note)
+        default:
+            return self
+        }
     }
 }

@@ -56,12 +56,14 @@ public struct BackendSpec: Sendable {
         NtfyNotifier.Settings.self,
         MQTTNotifier.Settings.self,
         APNsNotifier.Settings.self,
+        WebPushNotifier.Settings.self,
         TelegramNotifier.Settings.self,
         GotifyNotifier.Settings.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Discord>.self,
         ChatWebhookNotifier.ServiceSettings<ChatWebhookNotifier.Slack>.self,
         PushoverNotifier.Settings.self,
         MatrixNotifier.Settings.self,
+        EmailNotifier.Settings.self,
     ]
 
     public var name: String
@@ -74,7 +76,7 @@ public struct BackendSpec: Sendable {
 
     /// Reads `notifiers.backends.<name>`: its `type:` and keys, or an `apprise:` URL saying them.
     init(name: String, node: ConfigNode) throws(ConfigurationError) {
-        let node = try node.expandingApprise()
+        let (node, derived) = try node.expandingApprise()
         let known = Self.kinds.map { $0.type }.joined(separator: ", ")
         let type = try node["type"].required { node throws(ConfigurationError) in
             try node.value("one of \(known)") { $0 }
@@ -85,7 +87,11 @@ public struct BackendSpec: Sendable {
         try node.allow(["type"] + DeliveryPolicy.keys + kind.keys, secrets: kind.secrets)
         self.name = name
         self.policy = try DeliveryPolicy(node)
-        self.settings = try kind.init(node)
+        do {
+            self.settings = try kind.init(node)
+        } catch {
+            throw error.said(byAppriseURL: derived)
+        }
         self.fingerprint = node.fingerprint
     }
 

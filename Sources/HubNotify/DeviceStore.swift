@@ -2,15 +2,19 @@ import Crypto
 import Foundation
 import HubCore
 
-/// The phones that get push notifications: APNs device tokens, encrypted at rest and de-duplicated.
+/// The phones and browsers that get push notifications: APNs device tokens and Web Push subscriptions, each with
+/// its own choice of sensors and events, encrypted at rest and de-duplicated.
 ///
-/// `devices.json` in the state directory holds each token sealed with AES-GCM (a random 12-byte nonce, then the
-/// ciphertext and tag, as hex), under a 256-bit key in `device-key` (mode 0600, made on first use). A device's id
-/// is an HMAC of its token under that key: stable, unique, and telling nothing about the token. Changes are made
-/// under `flock` and written crash-safely, like the registry.
+/// `devices.json` in the state directory holds each address sealed with AES-GCM (a random 12-byte nonce, then the
+/// ciphertext and tag, as hex): the token, or the whole subscription as JSON, under a 256-bit key in `device-key`
+/// (mode 0600, made on first use). A device's id is an HMAC of its token or endpoint under that key: stable,
+/// unique, and telling nothing about the address. The choice is kept in the clear. Changes are made under `flock`
+/// and written crash-safely, like the registry. Files of schema 1 (APNs tokens only) are read; schema 2 is written.
 public struct DeviceStore: Sendable {
     public static let fileName = "devices.json"
     public static let keyFileName = "device-key"
+    /// The schema this store writes.
+    static let schemaVersion = 2
 
     public let directory: String
     public var path: String { directory + "/" + Self.fileName }
@@ -20,24 +24,91 @@ public struct DeviceStore: Sendable {
         self.directory = directory
     }
 
+    /// Where a device's notifications go.
+    public enum Address: Sendable, Hashable {
+        /// An iPhone's APNs device token (hexadecimal).
+        case apns(token: String)
+        /// A browser's Web Push subscription.
+        case webPush(WebPushSubscription)
+
+        /// `apns` or `webpush`, as lists and devices.json name it.
+        public var kind: String {
+            switch self {
+            case .apns: return "apns"
+            case .webPush: return "webpush"
+            }
+        }
+
+        /// Enough to recognise, not enough to use: the token's ends, or the push service's host.
+        public var masked: String {
+            switch self {
+            case .apns(let token): return "\(token.prefix(8))…\(token.suffix(4))"
+            case .webPush(let subscription): return subscription.host
+            }
+        }
+
+        /// What the id is an HMAC of: the token, or the endpoint.
+        var identity: String {
+            switch self {
+            case .apns(let token): return token
+            case .webPush(let subscription): return subscription.endpoint
+            }
+        }
+
+        /// What the API and `hubctl devices add` take: `{"token": …}`, the original app's `{"ID": …}`, or a
+        /// browser's `PushSubscription.toJSON()`; other keys (`sensors`, `events`) are the caller's.
+        public init(json: [String: Any]) throws(DeviceError) {
+            let subscription = json["endpoint"] != nil || json["keys"] != nil
+            if subscription && (json["token"] != nil || json["ID"] != nil) {
+                throw .invalidSubscription("a token and a subscription at once: give one of them")
+            } else if subscription {
+                self = .webPush(try WebPushSubscription(json: json))
+            } else if let token = (json["token"] ?? json["ID"]) {
+                guard let token = token as? String else { throw .invalidToken("\"token\" must be a string") }
+                self = .apns(token: try DeviceStore.normalise(token))
+            } else {
+                throw .invalidToken(
+                    "say \"token\" (an APNs device token) or give a Web Push subscription (\"endpoint\", \"keys\")")
+            }
+        }
+
+        /// A token, or a subscription's JSON (text that starts with `{`), as `hubctl devices add` takes it.
+        public init(text: String) throws(DeviceError) {
+            let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard text.hasPrefix("{") else {
+                self = .apns(token: try DeviceStore.normalise(text))
+                return
+            }
+            guard let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+                throw .invalidSubscription("not a JSON object (the browser's PushSubscription.toJSON())")
+            }
+            try self.init(json: json)
+        }
+
+        /// The same address with a checked, normalised token.
+        func normalised() throws(DeviceError) -> Address {
+            guard case .apns(let token) = self else { return self }
+            return .apns(token: try DeviceStore.normalise(token))
+        }
+    }
+
     /// One registered device, decrypted.
     public struct Device: Sendable, Hashable {
         public var id: String
-        public var token: String
+        public var address: Address
+        public var choice: DeviceChoice
         public var added: Timestamp
 
-        /// The token as lists show it: enough to recognise, not enough to use.
-        public var maskedToken: String { "\(token.prefix(8))…\(token.suffix(4))" }
-    }
+        /// The APNs token; `nil` for a Web Push subscription.
+        public var token: String? {
+            guard case .apns(let token) = address else { return nil }
+            return token
+        }
 
-    struct File: Codable {
-        var schemaVersion = 1
-        var devices: [Entry] = []
-
-        struct Entry: Codable {
-            var id: String
-            var token: String
-            var added: Timestamp
+        /// The Web Push subscription; `nil` for an APNs token.
+        public var subscription: WebPushSubscription? {
+            guard case .webPush(let subscription) = address else { return nil }
+            return subscription
         }
     }
 
@@ -67,8 +138,8 @@ public struct DeviceStore: Sendable {
         var devices: [Device] = []
         var undecryptable = 0
         for entry in file.devices {
-            if let token = try? open(entry.token, key: key) {
-                devices.append(Device(id: entry.id, token: token, added: entry.added))
+            if let address = try? open(entry, key: key) {
+                devices.append(Device(id: entry.id, address: address, choice: entry.choice, added: entry.added))
             } else {
                 undecryptable += 1
             }
@@ -76,33 +147,75 @@ public struct DeviceStore: Sendable {
         return (devices, undecryptable)
     }
 
-    /// Adds `token` unless it is there already; returns the device and whether it was new.
+    /// Adds a device unless it is there already; returns the device and whether it was new.
+    ///
+    /// A device added again keeps its id and when it was added; its choice changes only when `choice` is given,
+    /// and a subscription's keys are replaced with the new ones.
+    /// - Parameters:
+    ///   - choice: what it wants; `nil` (not given) is everything for a new device and no change for a known one.
     @discardableResult
-    public func add(_ token: String, now: Timestamp = .now) throws(DeviceError) -> (device: Device, added: Bool) {
-        let token = try Self.normalise(token)
+    public func add(_ address: Address, choice: DeviceChoice? = nil, now: Timestamp = .now) throws(DeviceError) -> (
+        device: Device, added: Bool
+    ) {
+        let address = try address.normalised()
+        let choice = try choice?.validated()
         return try update { file, key throws(DeviceError) in
-            let id = Self.id(of: token, key: key)
-            if let entry = file.devices.first(where: { $0.id == id }) {
-                return (Device(id: id, token: token, added: entry.added), false)
+            let id = Self.id(of: address.identity, key: key)
+            let sealed = try seal(address, key: key)
+            if let index = file.devices.firstIndex(where: { $0.id == id }) {
+                var entry = file.devices[index]
+                if let choice { entry.choice = choice }
+                if (try? open(entry, key: key)) != address { entry.sealed = sealed }
+                file.devices[index] = entry
+                return (Device(id: id, address: address, choice: entry.choice, added: entry.added), false)
             }
-            let sealed: String
-            do {
-                sealed = try AES.GCM.seal(Array(token.utf8), using: key).combined!.hexString
-            } catch {
-                throw .crypto("\(error)")
-            }
-            file.devices.append(.init(id: id, token: sealed, added: now))
-            return (Device(id: id, token: token, added: now), true)
+            let entry = File.Entry(
+                id: id, kind: address.kind, sealed: sealed, choice: choice ?? .everything, added: now)
+            file.devices.append(entry)
+            return (Device(id: id, address: address, choice: entry.choice, added: now), true)
         }
     }
 
-    /// Removes the device with this id or token; `false` when there was none.
+    /// Replaces the choice of the device with this id, token or endpoint; `nil` when there is no such device.
+    @discardableResult
+    public func setChoice(_ idOrToken: String, _ choice: DeviceChoice) throws(DeviceError) -> Device? {
+        let choice = try choice.validated()
+        return try editChoice(idOrToken) { _ throws(DeviceError) in choice }
+    }
+
+    /// Replaces the parts given of a device's choice (`hubctl devices edit`, `PATCH`); `nil` when there is no
+    /// such device.
+    /// - Parameters:
+    ///   - sensors: names or globs; `[]` for every sensor, `nil` to keep them.
+    ///   - events: event kinds by name; `[]` for every kind, `nil` to keep them.
+    @discardableResult
+    public func setChoice(_ idOrToken: String, sensors: [String]?, events: [String]?) throws(DeviceError) -> Device? {
+        _ = try DeviceChoice.everything.replacing(sensors: sensors, events: events)
+        return try editChoice(idOrToken) { choice throws(DeviceError) in
+            try choice.replacing(sensors: sensors, events: events)
+        }
+    }
+
+    private func editChoice(_ idOrToken: String, _ edit: (DeviceChoice) throws(DeviceError) -> DeviceChoice)
+        throws(DeviceError) -> Device?
+    {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try update { file, key throws(DeviceError) in
+            let id = Self.id(lookingUp: idOrToken, key: key)
+            guard let index = file.devices.firstIndex(where: { $0.id == id }) else { return nil }
+            let entry = file.devices[index]
+            let address = try open(entry, key: key)
+            file.devices[index].choice = try edit(entry.choice)
+            return Device(id: id, address: address, choice: file.devices[index].choice, added: entry.added)
+        }
+    }
+
+    /// Removes the device with this id, token or endpoint; `false` when there was none.
     @discardableResult
     public func remove(_ idOrToken: String) throws(DeviceError) -> Bool {
         guard FileManager.default.fileExists(atPath: path) else { return false }
         return try update { file, key throws(DeviceError) in
-            let wanted = idOrToken.trimmingCharacters(in: .whitespaces).lowercased()
-            let id = (try? Self.normalise(wanted)).map { Self.id(of: $0, key: key) } ?? wanted
+            let id = Self.id(lookingUp: idOrToken, key: key)
             let before = file.devices.count
             file.devices.removeAll { $0.id == id }
             return file.devices.count != before
@@ -111,133 +224,15 @@ public struct DeviceStore: Sendable {
 
     // MARK: - Files
 
-    static func id(of token: String, key: SymmetricKey) -> String {
-        String(HMAC<SHA256>.authenticationCode(for: Array(token.utf8), using: key).hexString.prefix(16))
+    static func id(of identity: String, key: SymmetricKey) -> String {
+        String(HMAC<SHA256>.authenticationCode(for: Array(identity.utf8), using: key).hexString.prefix(16))
     }
 
-    private func open(_ sealed: String, key: SymmetricKey) throws(DeviceError) -> String {
-        guard let bytes = [UInt8](hex: sealed) else { throw .damaged(path, "a token is not hexadecimal") }
-        do {
-            let box = try AES.GCM.SealedBox(combined: bytes)
-            return String(decoding: try AES.GCM.open(box, using: key), as: UTF8.self)
-        } catch {
-            throw .damaged(path, "a token does not decrypt with \(keyPath) (was the key replaced?)")
-        }
+    /// The id a user's words name: an id as lists show it, a token, or a subscription's endpoint.
+    static func id(lookingUp idOrToken: String, key: SymmetricKey) -> String {
+        let wanted = idOrToken.trimmingCharacters(in: .whitespaces)
+        if let token = try? normalise(wanted) { return id(of: token, key: key) }
+        if wanted.contains("://") { return id(of: wanted, key: key) }
+        return wanted.lowercased()
     }
-
-    private func readFile() throws(DeviceError) -> File? {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) { throw .system(path: path, "permission denied") }
-            return nil
-        }
-        do {
-            return try JSONDecoder().decode(File.self, from: data)
-        } catch {
-            throw .damaged(path, "\(error)")
-        }
-    }
-
-    private func loadKey(create: Bool) throws(DeviceError) -> SymmetricKey {
-        if let data = FileManager.default.contents(atPath: keyPath) {
-            guard data.count == 32 else { throw .damaged(keyPath, "the key is not 32 bytes") }
-            return SymmetricKey(data: data)
-        }
-        guard create else { throw .system(path: keyPath, "missing: the devices can't be decrypted without it") }
-        let key = SymmetricKey(size: .bits256)
-        let bytes = key.withUnsafeBytes { Array($0) }
-        do {
-            try replaceFileAtomically(at: keyPath, with: bytes)
-        } catch {
-            throw .system(path: keyPath, "\(error)")
-        }
-        return key
-    }
-
-    private func update<T>(_ change: (inout File, SymmetricKey) throws(DeviceError) -> T) throws(DeviceError) -> T {
-        let lock: Int32
-        do {
-            try createDirectory(directory)
-            lock = try acquireLock(path + ".lock", directory: directory)
-        } catch {
-            throw .system(path: path, "\(error)")
-        }
-        defer { close(lock) }
-        var file = try readFile() ?? File()
-        // A new key for a file that has tokens would leave them unreadable for good.
-        let key = try loadKey(create: file.devices.isEmpty)
-        let before = file.devices.map(\.id)
-        let result = try change(&file, key)
-        if file.devices.map(\.id) != before {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do {
-                try replaceFileAtomically(at: path, with: Array(try encoder.encode(file)) + [10])
-            } catch {
-                throw .system(path: path, "\(error)")
-            }
-        }
-        return result
-    }
-}
-
-/// Why a device can't be added, listed or removed.
-public enum DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The token is not a device token.
-    case invalidToken(String)
-    /// The file or key can't be read as it should.
-    case damaged(String, String)
-    /// A system call failed.
-    case system(path: String, String)
-    /// Encryption failed.
-    case crypto(String)
-
-    public var description: String {
-        switch self {
-        case .invalidToken(let reason): return "invalid device token: \(reason)"
-        case .damaged(let path, let reason): return "\(path) is damaged: \(reason)"
-        case .system(let path, let reason): return "\(path): \(reason)"
-        case .crypto(let reason): return "encryption failed: \(reason)"
-        }
-    }
-}
-
-extension Sequence where Element == UInt8 {
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0xf)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-extension Array where Element == UInt8 {
-    init?(hex: String) {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
-        var index = 0
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        self = bytes
-    }
-}
-
-/// HMAC-SHA256 of `body` under `key`, as lowercase hex.
-func hmacSHA256Hex(key: [UInt8], _ body: [UInt8]) -> String {
-    HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: key)).hexString
 }

@@ -82,6 +82,17 @@ public enum DeliveryResult: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// What `expand` throws when a push backend has nobody at all to send to (no device registered): the router logs
+/// it and counts the notification as failed. An empty list instead means devices are there but none chose the
+/// event: nothing to send, nothing failed.
+public struct NoRecipients: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
 /// A way to deliver notifications: a phone push service, an HTTP endpoint, a command, a file.
 ///
 /// `send` makes one attempt and says how it went; the queue in front of it does the retrying, the timeouts and the
@@ -93,7 +104,8 @@ public protocol Notifier: Sendable {
     var batchSize: Int { get }
     /// One attempt for several notifications, a result for each, in order.
     func send(batch: [Notification]) async -> [DeliveryResult]
-    /// The copies of one notification this backend needs: one per device for push, else just the one.
+    /// The copies of one notification this backend needs: one per device that chose the event for push (none when
+    /// no device did; `NoRecipients` when there is no device at all), else just the one.
     func expand(_ notification: Notification) async throws -> [Notification]
     /// Releases what the backend holds (HTTP connections).
     func shutdown() async

@@ -331,7 +331,11 @@ public final class NotificationRouter: Service, Sendable {
                     guard routed.insert(notification.key).inserted else { continue }
                     do {
                         let copies = try await queue.notifier.expand(notification)
-                        if copies.isEmpty { queue.noRecipients(notification, reason: "no devices are registered") }
+                        if copies.isEmpty {
+                            logger.debug(
+                                "no device chose the event",
+                                metadata: ["backend": "\(backend)", "sensor": "\(event.sensor)", "id": "\(id)"])
+                        }
                         notifications += copies
                     } catch {
                         queue.noRecipients(notification, reason: "\(error)")

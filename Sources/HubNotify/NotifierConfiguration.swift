@@ -71,13 +71,9 @@ public struct NotifierConfiguration: Sendable {
             throw item.invalid("no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
         }
         var rule = NotificationRule(name: name, backends: targets.map(\.text))
-        let aliases = ["status": "changed", "change": "changed", "silence": "silent", "recovery": "recovered"]
         for (text, item) in try node["events"].stringItems() ?? [] {
-            let kind = SensorEvent.Kind(rawValue: aliases[text] ?? text)
-            guard SensorEvent.Kind.all.contains(kind), kind != .test else {
-                throw item.invalid(
-                    "'\(text)' is not an event; use changed, silent, offline, recovered, air_quality, threshold or"
-                        + " discovered")
+            guard let kind = SensorEvent.Kind(chosen: text) else {
+                throw item.invalid("'\(text)' is not an event; use \(SensorEvent.Kind.choosable)")
             }
             rule.events.insert(kind)
         }

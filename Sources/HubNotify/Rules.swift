@@ -29,9 +29,7 @@ public struct NotificationRule: Sendable {
     public func matches(_ event: SensorEvent) -> Bool {
         if event.kind == .test { return true }
         if !events.isEmpty && !events.contains(event.kind) { return false }
-        if !sensors.isEmpty && !sensors.contains(where: { glob($0, event.sensor) }) { return false }
-        if !statuses.isEmpty && !statuses.contains(where: { glob($0, event.newStatus) }) { return false }
-        return true
+        return glob(anyOf: sensors, event.sensor) && glob(anyOf: statuses, event.newStatus)
     }
 
     /// The rendered title and message for `event`.

@@ -26,15 +26,16 @@ import Yams
         store = StateDirectory(option: directory.path).store
     }
 
-    func withClient(token: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
-        async throws
-    {
+    func withClient(
+        token: String? = nil, webPushKey: String? = nil,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
         var logger = Logger(label: "api-test")
         logger.logLevel = .critical
         let hub = self.hub
         let api = HubAPI(
             snapshot: { _ in hub.withLock { $0 } }, store: store, stateDirectory: directory.path, token: token,
-            metrics: MetricsExporter(), logger: logger)
+            metrics: MetricsExporter(), logger: logger, webPushKey: { webPushKey })
         let app = Application(router: api.router())
         try await app.test(.router) { client in try await body(client) }
     }
@@ -368,7 +369,7 @@ import Yams
             }
             for (method, path) in HubAPI.routes {
                 let uri = path.replacingOccurrences(of: "{name}", with: "nobody").replacingOccurrences(
-                    of: "{token}", with: "00")
+                    of: "{id}", with: "00")
                 try await client.execute(uri: uri, method: method, body: ByteBuffer(string: "{}")) { response in
                     let unrouted =
                         response.status == .notFound && error(response.body)?.hasPrefix("no such endpoint") == true

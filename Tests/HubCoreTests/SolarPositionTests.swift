@@ -73,7 +73,6 @@ import Testing
     /// Zenith within 0.1°, solar noon within 1 min, sunrise and sunset within 2 min of PyEphem; polar days and nights
     /// the same. Prints the largest differences found.
     @Test(.timeLimit(.minutes(5))) func againstPyEphem() async throws {
-        guard let python = try await Self.referencePython() else { return }
         let cases = Self.cases
         let input = cases.map { item -> [String: Any] in
             [
@@ -81,9 +80,9 @@ import Testing
                 "instant": ISO8601DateFormatter().string(from: item.instant),
             ]
         }
-        let script = Self.root.appendingPathComponent("Tests/HubCoreTests/solar_reference.py").path
-        let result = try await runProcess(
-            python, [script], input: String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self))
+        let result = try await PythonPeers.run(
+            "Tests/Peers/solar_reference.py", [],
+            input: String(decoding: try JSONSerialization.data(withJSONObject: input), as: UTF8.self))
         try #require(result.status == 0, "solar_reference.py failed: \(result.standardError)")
         let answers = try #require(
             try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]])
@@ -190,33 +189,5 @@ import Testing
         #expect(GeoPoint(latitude: 0, longitude: -180.5) == nil)
         #expect(GeoPoint(latitude: .nan, longitude: 0) == nil)
         #expect(GeoPoint(latitude: -33.87, longitude: 151.21)?.description == "33.8700° S, 151.2100° E")
-    }
-
-    // MARK: The reference
-
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    /// PyEphem's interpreter from the venv scripts/uv-venv makes (made here if missing). Without it the comparison is
-    /// skipped with a note — except under CI (CI=true), where it fails.
-    static func referencePython() async throws -> String? {
-        let python = root.appendingPathComponent(".build/uv-venv/bin/python").path
-        let marker = try? FileManager.default.contentsOfDirectory(
-            atPath: root.appendingPathComponent(".build/uv-venv").path
-        )
-        .contains { $0.hasPrefix(".installed-") }
-        if marker != true {
-            let made = try await runProcess(root.appendingPathComponent("scripts/uv-venv").path, [])
-            if made.status != 0 {
-                let message = "PyEphem's venv could not be made (scripts/uv-venv): \(made.standardError)"
-                if ProcessInfo.processInfo.environment["CI"] == "true" {
-                    Issue.record(Comment(rawValue: message))
-                } else {
-                    print("SolarPositionTests: skipping the PyEphem comparison. \(message)")
-                }
-                return nil
-            }
-        }
-        return python
     }
 }

@@ -22,23 +22,9 @@ import Testing
         let key = P256.Signing.PrivateKey()
         try key.pemRepresentation.write(toFile: directory.file("AuthKey.p8"), atomically: true, encoding: .utf8)
         let devices = DeviceStore(directory: directory.path)
-        try devices.add(live)
-        try devices.add(gone)
-        let yaml = """
-            notifiers:
-              backends:
-                iphone:
-                  type: apns
-                  server: https://localhost:\(server.port)
-                  ca_file: \(certificates.caFile)
-                  bundle_id: org.example.SensorHub
-                  team_id: TEAM123456
-                  key_id: KEY1234567
-                  key_file: AuthKey.p8
-                  expiration: 1h
-              rules:
-                all: { backends: [iphone], title: "{sensor} is {new}" }
-            """
+        try devices.add(.apns(token: live))
+        try devices.add(.apns(token: gone))
+        let yaml = configuration(port: server.port, caFile: certificates.caFile)
         let log = LogRecorder()
         try await withRouter(yaml, directory: directory, log: log) { router in
             router.submit(event("front door"))
@@ -85,24 +71,84 @@ import Testing
         #expect(try devices.devices().map(\.token) == [live])
     }
 
+    /// Each phone gets what it chose: one door events, one offline events, one (that chose nothing) everything; a
+    /// Web Push subscription in the same store is not APNs's to reach.
+    @Test func eachDeviceGetsWhatItChose() async throws {
+        let directory = try TemporaryDirectory()
+        let certificates = try TestCertificates.shared()
+        let server = try await TestHTTPServer.start(tls: certificates.localhost, http2: true) { _, _ in .ok }
+        defer { Task { await server.stop() } }
+        try P256.Signing.PrivateKey().pemRepresentation.write(
+            toFile: directory.file("AuthKey.p8"), atomically: true, encoding: .utf8)
+        let devices = DeviceStore(directory: directory.path)
+        let doors = String(repeating: "d0", count: 32)
+        let offline = String(repeating: "0f", count: 32)
+        let all = String(repeating: "aa", count: 32)
+        try devices.add(.apns(token: doors), choice: DeviceChoice(sensors: ["door*"], kinds: [.changed]))
+        try devices.add(.apns(token: offline), choice: DeviceChoice(kinds: [.offline]))
+        try devices.add(.apns(token: all))
+        try devices.add(.webPush(WebPushSubscription(json: PushFixtures.subscription())))
+        try await withRouter(configuration(port: server.port, caFile: certificates.caFile), directory: directory) {
+            router in
+            router.submit(event("Door front"))
+            router.submit(event("kitchen", kind: .offline))
+            router.submit(event("garage"))
+            router.submit(event("door back", kind: .offline))
+            try await eventually("every chosen push delivered") {
+                let statistics = router.statistics
+                return statistics.backends["iphone"]?.delivered ?? 0 >= 7 && statistics.outboxPending == 0
+            }
+            #expect(router.statistics.backends["iphone"]?.delivered == 7)
+        }
+        func sensors(_ token: String) throws -> [String] {
+            try server.requests.filter { $0.path == "/3/device/\(token)" }.map { request in
+                let payload = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any]
+                return payload?["sensor"] as? String ?? "?"
+            }.sorted()
+        }
+        #expect(try sensors(doors) == ["Door front"])
+        #expect(try sensors(offline) == ["door back", "kitchen"])
+        #expect(try sensors(all) == ["Door front", "door back", "garage", "kitchen"])
+        #expect(server.requests.count == 7)
+    }
+
+    /// An apns backend `iphone` on a local server shaped like APNs, and a rule sending everything to it.
+    func configuration(port: Int, caFile: String) -> String {
+        """
+        notifiers:
+          backends:
+            iphone:
+              type: apns
+              server: https://localhost:\(port)
+              ca_file: \(caFile)
+              bundle_id: org.example.SensorHub
+              team_id: TEAM123456
+              key_id: KEY1234567
+              key_file: AuthKey.p8
+              expiration: 1h
+          rules:
+            all: { backends: [iphone], title: "{sensor} is {new}" }
+        """
+    }
+
     /// Tokens are encrypted at rest, de-duplicated, and removable by id or token.
     @Test func deviceStoreEncryptsAndDeduplicates() throws {
         let directory = try TemporaryDirectory()
         let store = DeviceStore(directory: directory.path)
         let token = String(repeating: "0f", count: 32)
-        let first = try store.add(token)
+        let first = try store.add(.apns(token: token))
         #expect(first.added)
-        #expect(try store.add(token.uppercased()).added == false)
+        #expect(try store.add(.apns(token: token.uppercased())).added == false)
         #expect(try store.devices().count == 1)
         let file = try String(contentsOfFile: store.path, encoding: .utf8)
         #expect(!file.contains(token))
         var status = stat()
         #expect(stat(directory.file(DeviceStore.keyFileName), &status) == 0 && status.st_mode & 0o777 == 0o600)
-        #expect(throws: DeviceError.self) { try store.add("not-hex") }
-        #expect(throws: DeviceError.self) { try store.add("abcd") }
+        #expect(throws: DeviceError.self) { try store.add(.apns(token: "not-hex")) }
+        #expect(throws: DeviceError.self) { try store.add(.apns(token: "abcd")) }
         #expect(try store.remove(first.device.id))
         #expect(try store.devices().isEmpty)
-        try store.add(token)
+        try store.add(.apns(token: token))
         #expect(try store.remove(token))
         #expect(try store.remove(token) == false)
     }
@@ -222,8 +268,8 @@ import Testing
         #expect(Set(types).count == types.count)
         #expect(
             types.sorted() == [
-                "apns", "discord", "exec", "file", "gotify", "log", "matrix", "mqtt", "ntfy", "pushover", "slack",
-                "telegram", "webhook",
+                "apns", "discord", "email", "exec", "file", "gotify", "log", "matrix", "mqtt", "ntfy", "pushover",
+                "slack", "telegram", "webhook", "webpush",
             ])
         for kind in BackendSpec.kinds {
             #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")

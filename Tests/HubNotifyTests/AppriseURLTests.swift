@@ -9,7 +9,39 @@ import Testing
 /// written out; what hubd would not act on is refused; secrets never appear in a message.
 @Suite struct AppriseURLTests {
     /// The keys each URL says.
-    @Test(arguments: [
+    @Test(arguments: Self.examples)
+    func eachSchemeSaysItsKindsKeys(url: String, type: String, keys: String) throws {
+        let (kind, derived) = try AppriseURL(url).settings()
+        #expect(kind == type)
+        #expect(derived.map { "\($0.key)=\($0.values.joined(separator: ","))" }.joined(separator: " ") == keys)
+    }
+
+    /// Apprise itself (from PyPI, `Tests/Peers/apprise_keys.py`) reads each example's URL as hubd does: the same
+    /// kind, and every key Apprise has the same value. (One example differs on purpose and is left out: Apprise
+    /// makes `hub@smtp.example.org` the sender of `mailtos://hub@example.org:pw@…`; hubd takes the user's address.)
+    @Test func appriseReadsTheURLsAsHubdDoes() async throws {
+        let examples = Self.examples.filter { !$0.0.contains("hub@example.org:pw") }
+        let output = try await PythonPeers.run("Tests/Peers/apprise_keys.py", examples.map(\.0))
+        #expect(output.status == 0, "\(output.standardError)")
+        let answers = output.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(answers.count == examples.count, "\(output.standardOutput)\(output.standardError)")
+        for (answer, example) in zip(answers, examples) {
+            let url = example.0
+            #expect(answer["error"] == nil, "Apprise refused \(url): \(answer["error"] ?? "")")
+            #expect(answer["type"] as? String == example.1, "\(url)")
+            let (_, derived) = try AppriseURL(url).settings()
+            let ours = Dictionary(uniqueKeysWithValues: derived.map { ($0.key, $0.values.joined(separator: ",")) })
+            let theirs = try #require(answer["keys"] as? [String: String], "\(url)")
+            for (key, value) in theirs {
+                #expect(
+                    ours[key] == value, "\(url): \(key) is '\(value)' to Apprise, '\(ours[key] ?? "nothing")' to hubd")
+            }
+        }
+    }
+
+    static let examples: [(String, String, String)] = [
         (
             "tgram://123456:ABC-def_1/-1001234567890", "telegram",
             "token=123456:ABC-def_1 chat_id=-1001234567890"
@@ -50,12 +82,7 @@ import Testing
             "mailtos://hub@example.org:pw@smtp.example.org?mode=ssl", "email",
             "host=smtp.example.org tls=implicit username=hub@example.org password=pw from=hub@example.org to=hub@example.org"
         ),
-    ])
-    func eachSchemeSaysItsKindsKeys(url: String, type: String, keys: String) throws {
-        let (kind, derived) = try AppriseURL(url).settings()
-        #expect(kind == type)
-        #expect(derived.map { "\($0.key)=\($0.values.joined(separator: ","))" }.joined(separator: " ") == keys)
-    }
+    ]
 
     /// What hubd would not act on, or a URL it can't read, is refused with a reason that never repeats the URL.
     @Test(arguments: [
@@ -105,6 +132,12 @@ import Testing
         let settings = try #require(gotify.settings as? GotifyNotifier.Settings)
         #expect(gotify.type == "gotify" && settings.url == "http://push.lan" && settings.token == "AbCdEf.123")
         #expect(settings.priority == 9 && gotify.policy.initialDelay == .seconds(5))
+        let mail = try read(#"{ apprise: "mailtos://hub:pw@mail.example.org?to=me@example.org,you@example.org" }"#)
+        #expect(mail.type == "email")
+        #expect(error(#"{ apprise: "mailto://hub:pw@mail.example.org" }"#).contains("notifiers.backends.x.tls"))
+        #expect(error(#"{ apprise: "mailto://hub:pw@mail.example.org" }"#).contains("from the backend's apprise URL"))
+        #expect(!error(#"{ apprise: "gotify://h/t", priority: 11 }"#).contains("apprise URL"), "a key written out")
+        #expect(!error(#"{ apprise: "mailto://hub:pw@mail.example.org" }"#).contains("pw"))
         #expect(error("{ apprise: \"tgram://1:a/2\", type: telegram }").contains("remove type"))
         #expect(error("{ apprise: \"tgram://not-a-token/2\" }").contains("notifiers.backends.x.token"))
         #expect(!error("{ apprise: \"tgram://not-a-token/2\" }").contains("not-a-token"))

@@ -147,23 +147,14 @@ import Testing
 
     /// A missing token or chat stops the configuration with the key named; a token is never taken from a URL.
     @Test func badSettingsAreRefusedNamingTheKey() throws {
-        func error(_ backend: String) -> String {
-            do {
-                _ = try NotifierConfiguration.read(
-                    try ConfigNode.parse("notifiers:\n  backends:\n    x: \(backend)\n", environment: [:]))
-                return ""
-            } catch {
-                return "\(error)"
-            }
-        }
-        #expect(error("{ type: telegram, chat_id: \"1\" }").contains("needs its bot token"))
-        #expect(error("{ type: telegram, token: \"x\", chat_id: \"1\" }").contains("a bot token looks like"))
-        #expect(error("{ type: telegram, token: \"1:a\" }").contains("notifiers.backends.x.chat_id"))
-        #expect(error("{ type: telegram, token: \"1:a\", chat_id: \"me\" }").contains("chat id"))
-        #expect(error("{ type: gotify, token: \"t\" }").contains("notifiers.backends.x.url"))
-        #expect(error("{ type: gotify, url: \"http://h\" }").contains("needs its application token"))
-        #expect(error("{ type: gotify, url: \"http://h\", token: \"t\", priority: 11 }").contains("priority"))
-        #expect(error("{ type: slack }").contains("needs its webhook's URL"))
-        #expect(error("{ type: discord, webhook_url: \"ftp://x\" }").contains("an https:// URL"))
+        #expect(backendError("{ type: telegram, chat_id: \"1\" }").contains("needs its bot token"))
+        #expect(backendError("{ type: telegram, token: \"x\", chat_id: \"1\" }").contains("a bot token looks like"))
+        #expect(backendError("{ type: telegram, token: \"1:a\" }").contains("notifiers.backends.x.chat_id"))
+        #expect(backendError("{ type: telegram, token: \"1:a\", chat_id: \"me\" }").contains("chat id"))
+        #expect(backendError("{ type: gotify, token: \"t\" }").contains("notifiers.backends.x.url"))
+        #expect(backendError("{ type: gotify, url: \"http://h\" }").contains("needs its application token"))
+        #expect(backendError("{ type: gotify, url: \"http://h\", token: \"t\", priority: 11 }").contains("priority"))
+        #expect(backendError("{ type: slack }").contains("needs its webhook's URL"))
+        #expect(backendError("{ type: discord, webhook_url: \"ftp://x\" }").contains("an https:// URL"))
     }
 }

@@ -136,31 +136,26 @@ import Testing
 
     /// Bad settings stop the configuration naming the key; secrets never appear in the message.
     @Test func badSettingsAreRefusedNamingTheKey() throws {
-        func error(_ backend: String) -> String {
-            do {
-                _ = try NotifierConfiguration.read(
-                    try ConfigNode.parse("notifiers:\n  backends:\n    x: \(backend)\n", environment: [:]))
-                return ""
-            } catch {
-                return "\(error)"
-            }
-        }
         let user = "user: gznej3rKEVAvPUxu9vvNnqpmZpokzF"
-        #expect(error("{ type: pushover, \(user) }").contains("needs the application's API token"))
-        #expect(error("{ type: pushover, \(user), token: short }").contains("30 letters and digits"))
-        #expect(!error("{ type: pushover, \(user), token: short }").contains("short"))
+        #expect(backendError("{ type: pushover, \(user) }").contains("needs the application's API token"))
+        #expect(backendError("{ type: pushover, \(user), token: short }").contains("30 letters and digits"))
+        #expect(!backendError("{ type: pushover, \(user), token: short }").contains("short"))
         #expect(
-            error("{ type: pushover, \(user), token: azGDORePK8gMaC0QOYAMyEEuzJnyUi, emergency_retry: 5s }")
+            backendError("{ type: pushover, \(user), token: azGDORePK8gMaC0QOYAMyEEuzJnyUi, emergency_retry: 5s }")
                 .contains("notifiers.backends.x.emergency_retry"))
-        #expect(error("{ type: matrix, room: \"#a:b\", token: t }").contains("notifiers.backends.x.homeserver"))
-        #expect(error("{ type: matrix, homeserver: \"https://m\", token: t, room: lobby }").contains("a room id"))
-        #expect(error("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\" }").contains("needs an access token"))
+        #expect(backendError("{ type: matrix, room: \"#a:b\", token: t }").contains("notifiers.backends.x.homeserver"))
         #expect(
-            error("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\", token: t, user: u, password: p }")
+            backendError("{ type: matrix, homeserver: \"https://m\", token: t, room: lobby }").contains("a room id"))
+        #expect(
+            backendError("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\" }").contains(
+                "needs an access token"))
+        #expect(
+            backendError("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\", token: t, user: u, password: p }")
                 .contains("not both"))
         #expect(
-            error("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\", token: t, msgtype: html }").contains(
-                "msgtype"))
+            backendError("{ type: matrix, homeserver: \"https://m\", room: \"#a:b\", token: t, msgtype: html }")
+                .contains(
+                    "msgtype"))
     }
 }
 

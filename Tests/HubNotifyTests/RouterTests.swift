@@ -343,7 +343,9 @@ import Testing
         try await withRouter(yaml, directory: directory) { router in
             router.submit(event("kitchen"))
             try await eventually("counted") { router.statistics.backends["iphone"]?.failed == 1 }
-            #expect(router.statistics.backends["iphone"]?.lastError == "no devices are registered")
+            #expect(
+                router.statistics.backends["iphone"]?.lastError
+                    == "no devices are registered (hubctl devices add TOKEN)")
         }
     }
 }

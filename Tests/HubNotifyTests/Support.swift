@@ -31,6 +31,18 @@ func withRouter<T: Sendable>(
     }
 }
 
+/// What reading a configuration with one backend `x`, written `backend` (YAML flow), says is wrong; `""` when
+/// nothing is.
+func backendError(_ backend: String) -> String {
+    do {
+        _ = try NotifierConfiguration.read(
+            try ConfigNode.parse("notifiers:\n  backends:\n    x: \(backend)\n", environment: [:]))
+        return ""
+    } catch {
+        return "\(error)"
+    }
+}
+
 func event(
     _ sensor: String, _ old: String = "closed", _ new: String = "open", kind: SensorEvent.Kind = .changed
 ) -> SensorEvent {

@@ -35,14 +35,7 @@ import Testing
                     && hub.sensor("cellar")?.status == "12.5"
             }
 
-            let browser = try await WebDriver.start()
-            do {
-                try await check(browser, address: String(address), broker: broker)
-            } catch {
-                await browser.stop()
-                throw error
-            }
-            await browser.stop()
+            try await WebDriver.with { try await check($0, address: String(address), broker: broker) }
             await hub.stop()
         }
     }
@@ -114,6 +107,18 @@ final class WebDriver: Sendable {
         return WebDriver(process: process, base: base, session: session)
     }
 
+    /// Runs `body` with a browser, which is closed afterwards, whether `body` threw or not.
+    static func with(_ body: (WebDriver) async throws -> Void) async throws {
+        let browser = try await start()
+        do {
+            try await body(browser)
+        } catch {
+            await browser.stop()
+            throw error
+        }
+        await browser.stop()
+    }
+
     private init(process: ChildProcess, base: String, session: String) {
         self.process = process
         self.base = base
@@ -135,6 +140,13 @@ final class WebDriver: Sendable {
     func script(_ source: String) async throws -> Any? {
         try await Self.request("POST", "\(base)/session/\(session)/execute/sync", ["script": source, "args": []])[
             "value"]
+    }
+
+    /// Sets a permission for the page's origin (the WebDriver Permissions extension): `granted`, `denied` or `prompt`.
+    func setPermission(_ name: String, _ state: String) async throws {
+        let answer = try await Self.request(
+            "POST", "\(base)/session/\(session)/permissions", ["descriptor": ["name": name], "state": state])
+        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("set \(name): \(error)") }
     }
 
     func waitUntil(_ what: String, within timeout: Duration = .seconds(15), _ condition: () async throws -> Bool)

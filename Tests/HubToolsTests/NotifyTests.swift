@@ -6,7 +6,7 @@ import Mosquitto
 import Testing
 
 /// Notifications end to end: hubd routing real sensor messages to backends, surviving SIGKILL, and hubctl's
-/// `notify test` and `devices`.
+/// `notify test`.
 @Suite struct NotifyTests {
     /// A status change reaches the mqtt backend (over hubd's own connection) and the file backend.
     @Test func statusChangeReachesMQTTAndFile() async throws {
@@ -133,31 +133,5 @@ import Testing
         let invalid = try await hubctl.run(["notify", "test", "--config", hub.configFile])
         #expect(invalid.status == 78)
         #expect(invalid.standardError == "hubctl: \(hub.configFile): notifiers.backends.x.path: missing\n")
-    }
-
-    @Test func devicesAddListRemove() async throws {
-        let hubctl = try Hubctl()
-        let token = "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad"
-        let added = try await hubctl.run("devices", "add", token)
-        #expect(added.status == 0)
-        let id = try #require(added.standardOutput.split(separator: " ").dropFirst(2).first.map(String.init))
-        #expect(added.standardOutput == "added device \(id) (740f4707…78ad)\n")
-        #expect(
-            try await hubctl.run("devices", "add", token.uppercased()).standardOutput
-                == "device \(id) was already registered\n")
-        let list = try await hubctl.run("devices", "list")
-        #expect(list.standardOutput.hasPrefix("ID                TOKEN          ADDED\n\(id)  740f4707…78ad  "))
-        let bad = try await hubctl.run("devices", "add", "xyz")
-        #expect(
-            bad.status == 64
-                && bad.standardError
-                    == "hubctl: invalid device token: a device token is hexadecimal digits (0-9, a-f)\n"
-        )
-        #expect(try await hubctl.run("devices", "remove", id).standardOutput == "removed device \(id)\n")
-        let missing = try await hubctl.run("devices", "remove", id)
-        #expect(missing.status == 64)
-        #expect(
-            try await hubctl.run("devices", "list").standardOutput
-                == "No devices yet. Register one with: hubctl devices add TOKEN\n")
     }
 }

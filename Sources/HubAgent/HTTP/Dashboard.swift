@@ -19,6 +19,8 @@ extension HubAPI {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>SensorHub</title>
+            <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/icon.svg" type="image/svg+xml">
+            <meta name="theme-color" content="#1d2330">
             <style>
             body{font-family:system-ui,-apple-system,sans-serif;margin:0;padding:1rem;background:#f6f7f9;color:#1d2330}
             h1{font-size:1.3rem;margin:0 0 1rem} h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
@@ -33,6 +35,8 @@ extension HubAPI {
             .charts img{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
             .attributes{font-weight:400;margin-top:.15rem}
             nav a{margin-right:.8rem}
+            #push input,#push button{font:inherit;padding:.35rem .5rem;margin:.2rem .4rem .2rem 0}
+            #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
             @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
             </style></head><body>
             <h1>SensorHub</h1>
@@ -58,6 +62,7 @@ extension HubAPI {
         }
         html += "</tbody></table>\n"
         html += charts(air: air != nil, numeric: sensors.filter { $0.kind == .numeric })
+        html += DashboardPush.section
         html += """
             <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             <script>

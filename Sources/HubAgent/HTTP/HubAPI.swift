@@ -20,10 +20,13 @@ struct HubAPI: Sendable {
     let token: String?
     let metrics: MetricsExporter
     let logger: Logger
+    /// The VAPID public key browsers subscribe with; `nil` without a webpush backend. Asked each time: a reload
+    /// may add or remove the backend.
+    let webPushKey: @Sendable () -> String?
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
-        metrics: MetricsExporter, logger: Logger
+        metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil }
     ) {
         self.snapshot = snapshot
         self.store = store
@@ -31,6 +34,7 @@ struct HubAPI: Sendable {
         self.token = token
         self.metrics = metrics
         self.logger = logger
+        self.webPushKey = webPushKey
     }
 
     /// Largest request body accepted.
@@ -39,11 +43,13 @@ struct HubAPI: Sendable {
     /// Every route, for the OpenAPI test: method and path as the document writes it.
     static let routes: [(HTTPRequest.Method, String)] = [
         (.get, "/healthz"), (.get, "/metrics"), (.get, "/"), (.get, "/dashboard/chart.svg"),
-        (.get, "/api/v1/openapi.yaml"),
+        (.get, "/manifest.webmanifest"), (.get, "/sw.js"), (.get, "/icon.svg"), (.get, "/dashboard/push.js"),
+        (.get, "/api/v1/openapi.yaml"), (.get, "/api/v1/webpush/key"),
         (.get, "/api/v1/sensors"), (.post, "/api/v1/sensors"),
         (.get, "/api/v1/sensors/{name}"), (.delete, "/api/v1/sensors/{name}"),
         (.get, "/api/v1/events"), (.get, "/api/v1/air"), (.get, "/api/v1/air/history"), (.get, "/api/v1/alert"),
-        (.post, "/api/v1/devices"), (.delete, "/api/v1/devices/{token}"),
+        (.get, "/api/v1/devices"), (.post, "/api/v1/devices"), (.patch, "/api/v1/devices/{id}"),
+        (.delete, "/api/v1/devices/{id}"),
     ]
 
     func router() -> Router<BasicRequestContext> {
@@ -55,12 +61,21 @@ struct HubAPI: Sendable {
         router.get("/metrics") { _, _ in self.prometheus() }
         router.get("/") { _, _ in try self.dashboard() }
         router.get("/dashboard/chart.svg") { request, _ in try self.chart(request) }
+        router.get("/manifest.webmanifest") { _, _ in
+            self.staticFile(Self.manifest, type: "application/manifest+json")
+        }
+        router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
+        router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
+        router.get("/dashboard/push.js") { _, _ in
+            self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
+        }
         let api = router.group("/api/v1")
         api.get("/openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
+        api.get("/webpush/key") { _, _ in try self.webPushKeyAnswer() }
         api.get("/sensors") { _, _ in try self.sensorsResponse(self.sensors()) }
         api.post("/sensors") { request, context in try await self.addSensor(request, context) }
         api.get("/sensors/{name}") { _, context in try self.sensorResponse(self.sensor(context)) }
@@ -69,8 +84,10 @@ struct HubAPI: Sendable {
         api.get("/air") { _, _ in json(self.air()) }
         api.get("/air/history") { request, _ in try self.airHistory(request) }
         api.get("/alert") { _, _ in json(self.alert()) }
+        api.get("/devices") { request, _ in try self.listDevices(request) }
         api.post("/devices") { request, context in try await self.addDevice(request, context) }
-        api.delete("/devices/{token}") { request, context in try await self.removeDevice(request, context) }
+        api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
+        api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
         return router
     }
 

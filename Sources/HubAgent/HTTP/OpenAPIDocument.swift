@@ -40,11 +40,38 @@ enum OpenAPIDocument {
                 "200": {description: SVG}
                 "400": {description: Bad period, or a status sensor (it has no readings)}
                 "404": {description: No such sensor}
+          /manifest.webmanifest:
+            get:
+              summary: The dashboard's web app manifest (installable, standalone)
+              responses:
+                "200": {description: application/manifest+json}
+          /sw.js:
+            get:
+              summary: The dashboard's service worker (shows Web Push messages; a tap opens the dashboard)
+              responses:
+                "200": {description: JavaScript}
+          /icon.svg:
+            get:
+              summary: The web app's icon
+              responses:
+                "200": {description: SVG}
+          /dashboard/push.js:
+            get:
+              summary: The script behind the dashboard's "Notify me on this device"
+              responses:
+                "200": {description: JavaScript}
           /api/v1/openapi.yaml:
             get:
               summary: This document
               responses:
                 "200": {description: YAML}
+          /api/v1/webpush/key:
+            get:
+              summary: The hub's VAPID public key, for pushManager.subscribe's applicationServerKey
+              description: Public (the browser hands it to its push service), so, like every read, no token.
+              responses:
+                "200": {description: '{"publicKey":"<uncompressed P-256 key, base64url>"}'}
+                "404": {description: No webpush backend is configured}
           /api/v1/sensors:
             get:
               summary: Every sensor, with its live status
@@ -159,25 +186,65 @@ enum OpenAPIDocument {
               responses:
                 "200": {description: '{"alert":true,"pollutant":"PM2.5","value":27.4,"time":"…"}'}
           /api/v1/devices:
+            get:
+              summary: The registered phones and browsers, without their tokens or subscriptions
+              responses:
+                "200":
+                  description: The devices
+                  content:
+                    application/json:
+                      schema: {type: array, items: {$ref: '#/components/schemas/Device'}}
+                "401": {description: The API token is missing or wrong}
             post:
-              summary: Register a phone's APNs device token (validated, de-duplicated, stored encrypted)
+              summary: >-
+                Register a phone's APNs device token or a browser's Web Push subscription (validated, de-duplicated,
+                stored encrypted), with the sensors and events it wants
               requestBody:
                 required: true
                 content:
                   application/json:
                     schema:
                       type: object
+                      description: >-
+                        Either token (or ID) or a browser's PushSubscription.toJSON() (endpoint, keys, expirationTime);
+                        sensors and events are optional (every sensor, every kind when absent). Registering again keeps
+                        the id and changes the choice only when sensors or events are given.
                       properties:
                         token: {type: string, description: 64-200 hexadecimal digits}
                         ID: {type: string, description: The original app's name for token}
+                        endpoint: {type: string, description: "The push service's https URL"}
+                        keys:
+                          type: object
+                          properties:
+                            p256dh: {type: string, description: The browser's P-256 public key (65 bytes), base64url}
+                            auth: {type: string, description: The 16-byte auth secret, base64url}
+                        expirationTime: {type: [number, "null"]}
+                        sensors: {$ref: '#/components/schemas/DeviceChoice/properties/sensors'}
+                        events: {$ref: '#/components/schemas/DeviceChoice/properties/events'}
               responses:
-                "201": {description: '{"id":"…","added":true}'}
-                "200": {description: 'Already registered: {"id":"…","added":false}'}
-                "400": {description: Not a device token}
+                "201": {description: '{"added":true,"id":"…","choice":{"sensors":["door*"],"events":[]}}'}
+                "200": {description: 'Already registered: {"added":false,"id":"…","choice":{…}}'}
+                "400": {description: Not a device token or subscription, or a bad sensors/events field (named)}
                 "401": {description: The API token is missing or wrong}
-          /api/v1/devices/{token}:
+          /api/v1/devices/{id}:
             parameters:
-              - {name: token, in: path, required: true, schema: {type: string}, description: The token or the device id}
+              - {name: id, in: path, required: true, schema: {type: string}, description: The device id or its token}
+            patch:
+              summary: Change the sensors or events a device gets (only the fields given)
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema: {$ref: '#/components/schemas/DeviceChoice'}
+              responses:
+                "200":
+                  description: The device
+                  content:
+                    application/json:
+                      schema: {$ref: '#/components/schemas/Device'}
+                "400": {description: A bad sensors or events field (named), or neither given}
+                "401": {description: The API token is missing or wrong}
+                "404": {description: No such device}
             delete:
               summary: Remove a device
               responses:
@@ -186,6 +253,25 @@ enum OpenAPIDocument {
                 "404": {description: No such device}
         components:
           schemas:
+            DeviceChoice:
+              type: object
+              properties:
+                sensors:
+                  type: array
+                  items: {type: string}
+                  description: Sensor names or globs (door*), case ignored; [] for every sensor
+                events:
+                  type: array
+                  items: {type: string, enum: [changed, silent, offline, recovered, air_quality, threshold, discovered]}
+                  description: Event kinds; [] for every kind
+            Device:
+              type: object
+              properties:
+                id: {type: string, description: An HMAC of the token or endpoint, never the secret}
+                kind: {type: string, enum: [apns, webpush]}
+                masked: {type: string, description: "The token's ends, or the push service's host"}
+                choice: {$ref: '#/components/schemas/DeviceChoice'}
+                added: {type: string, format: date-time}
             Sensor:
               type: object
               properties:

@@ -32,7 +32,7 @@ public struct ThresholdRule: Sendable, Hashable {
 
     /// Whether the rule watches the sensor called `name`.
     public func applies(to name: String) -> Bool {
-        sensors.isEmpty || sensors.contains { glob($0, name) }
+        glob(anyOf: sensors, name)
     }
 
     /// The value the rule watches: the sensor's number, or its attribute's (true counts as 1, false as 0).

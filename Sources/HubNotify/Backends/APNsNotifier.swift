@@ -7,32 +7,22 @@ import NIOCore
 import NIOHTTP1
 
 /// `apns`: Apple Push Notification service, token-based: one HTTP/2 connection, a JWT signed with the team's `.p8`
-/// key (ES256) and reused for 40 minutes, one push per registered device.
+/// key (ES256) and reused for 40 minutes, one push per registered device that chose the event.
 ///
 /// 400 BadDeviceToken, 410 Unregistered and DeviceTokenNotForTopic retire the token from the device store; 403
 /// ExpiredProviderToken makes a new JWT and retries; 429 and 5xx are retried; anything else fails for good.
-struct APNsNotifier: HTTPBacked {
+struct APNsNotifier: DevicePushBackend {
     let settings: Settings
     let devices: DeviceStore
     let http: HTTPDelivery
 
-    func expand(_ notification: Notification) async throws -> [Notification] {
-        let ids = try devices.devices().map(\.id)
-        return ids.map { id in
-            var copy = notification
-            copy.target = id
-            return copy
-        }
-    }
+    /// Its devices are the APNs tokens (Web Push subscriptions are the webpush backend's).
+    static func address(of device: DeviceStore.Device) -> String? { device.token }
+    static let noDevices = "no devices are registered (hubctl devices add TOKEN)"
 
-    func send(_ notification: Notification) async -> DeliveryResult {
-        let device: DeviceStore.Device?
-        do {
-            device = try devices.devices().first { $0.id == notification.target }
-        } catch {
-            return .retry(reason: "cannot read the devices: \(error)")
-        }
-        guard let device else { return .failed(reason: "device \(notification.target ?? "?") was removed") }
+    func send(_ notification: Notification, to device: DeviceStore.Device, at deviceToken: String) async
+        -> DeliveryResult
+    {
         let token: String
         do {
             token = try settings.signer.token()
@@ -52,7 +42,7 @@ struct APNsNotifier: HTTPBacked {
             if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
         }
         headers.add(name: "content-type", value: "application/json")
-        let url = "\(settings.server)/3/device/\(device.token)"
+        let url = "\(settings.server)/3/device/\(deviceToken)"
         let answer: HTTPDelivery.Answer
         do {
             answer = try await http.post(url, headers: headers, body: Self.payload(notification))
@@ -65,7 +55,7 @@ struct APNsNotifier: HTTPBacked {
             return .delivered
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             _ = try? devices.remove(device.id)
-            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.maskedToken) retired")
+            return .retired(reason: "APNs: \(reason ?? "Unregistered") — device \(device.address.masked) retired")
         case (403, "ExpiredProviderToken"):
             settings.signer.invalidate(token)
             return .retry(reason: "APNs: ExpiredProviderToken, signing a new token", after: .zero)
@@ -85,14 +75,8 @@ struct APNsNotifier: HTTPBacked {
         writer.string(Template.clip(notification.title, 256))
         writer.raw(",\"body\":")
         writer.string(Template.clip(notification.body, 2048))
-        writer.raw("},\"sound\":\"default\"},\"id\":")
-        writer.string(notification.id)
-        writer.raw(",\"sensor\":")
-        writer.string(Template.clip(notification.event.sensor, 256))
-        writer.raw(",\"event\":")
-        writer.string(notification.event.kind.rawValue)
-        writer.raw(",\"status\":")
-        writer.string(Template.clip(notification.event.newStatus, 512))
+        writer.raw("},\"sound\":\"default\"},")
+        notification.writePushFields(into: &writer)
         writer.raw("}")
         return writer.bytes
     }
@@ -124,11 +108,9 @@ final class APNsTokenSigner: Sendable {
             var cached = state.cached
             defer { state.cached = cached }
             if let cached, ContinuousClock.now - cached.made < Self.lifetime { return cached.token }
-            let header = #"{"alg":"ES256","kid":"\#(keyID)"}"#
-            let claims = #"{"iss":"\#(teamID)","iat":\#(Int64(now.timeIntervalSince1970))}"#
-            let input = base64URL(Array(header.utf8)) + "." + base64URL(Array(claims.utf8))
-            let signature = try key.signature(for: Array(input.utf8))
-            let token = input + "." + base64URL(Array(signature.rawRepresentation))
+            let token = try ES256JWT.sign(
+                header: #"{"alg":"ES256","kid":"\#(keyID)"}"#,
+                claims: #"{"iss":"\#(teamID)","iat":\#(Int64(now.timeIntervalSince1970))}"#, with: key)
             cached = (token, .now)
             return token
         }
@@ -138,12 +120,6 @@ final class APNsTokenSigner: Sendable {
     func invalidate(_ token: String) {
         state.withLock { if $0.cached?.token == token { $0.cached = nil } }
     }
-}
-
-/// Base64 with the URL alphabet and no padding, as JWTs use.
-func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }
 
 extension APNsNotifier {

@@ -6,7 +6,7 @@ Reads a JSON list of cases on stdin, each {"lat": degrees, "lon": degrees, "inst
 - "noon": the transit on the place's date (the one nearest 12:00 - 4 min x longitude UTC), ISO 8601 UTC;
 - "sunrise" / "sunset" around that transit with the horizon at -0:34 and the upper limb (NOAA's 90.833 degrees;
   PyEphem's documented way to match the USNO), or "polar": "day" / "night" when the Sun does not cross it.
-Run with the venv scripts/uv-venv makes.
+Run with the tests' peer venv (scripts/peer-venv).
 """
 import datetime
 import json
