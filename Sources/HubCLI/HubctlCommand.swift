@@ -21,6 +21,7 @@ public struct HubctlCommand: AsyncParsableCommand {
               hubctl broker check
               hubctl discover
               hubctl notify test phone
+              hubctl uv --lat 52.1 --lon 5.18
               hubctl devices add 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
@@ -35,7 +36,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         version: SensorHubVersion.current,
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
-            HistoryCommand.self, Events.self, HomeAssistant.self,
+            HistoryCommand.self, Events.self, HomeAssistant.self, UV.self,
         ]
     )
 

@@ -39,6 +39,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var discovery = DiscoverySettings()
     /// `homeassistant`: MQTT discovery configs and uniform state topics for Home Assistant (off by default).
     public var homeAssistant = HomeAssistantSettings()
+    /// `uv`: the place (and ozone column) the UV index is computed for; `hubctl uv` reads it.
+    public var uv = UVSettings()
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `http.listen`: where the API and dashboard listen.
@@ -138,7 +140,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant",
+        "homeassistant", "uv",
         "notifiers",
     ]
 
@@ -202,6 +204,7 @@ public struct HubConfiguration: Sendable, Hashable {
         result.thresholds = try ThresholdRule.read(root["thresholds"])
         result.discovery = try DiscoverySettings.read(root["discovery"])
         result.homeAssistant = try HomeAssistantSettings.read(root["homeassistant"])
+        result.uv = try UVSettings.read(root["uv"])
         try readHTTP(root["http"], into: &result)
         return result
     }

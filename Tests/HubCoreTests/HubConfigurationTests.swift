@@ -68,6 +68,18 @@ import Testing
         #expect(throws: ConfigurationError.self) { try load("sds011: {topic: 'a/#/{id}'}") }
     }
 
+    @Test func uvPlaceIsReadAndChecked() async throws {
+        let configuration = try load("uv: {latitude: -33.87, longitude: 151.21, ozone: 280, altitude: 58}")
+        #expect(configuration.uv.place == GeoPoint(latitude: -33.87, longitude: 151.21))
+        #expect(configuration.uv.ozone == 280)
+        #expect(configuration.uv.altitude == 58)
+        #expect(try load(nil).uv == UVSettings())
+        #expect(throws: ConfigurationError.self) { try load("uv: {latitude: 52.1}") }
+        #expect(throws: ConfigurationError.self) { try load("uv: {latitude: 91, longitude: 0}") }
+        #expect(throws: ConfigurationError.self) { try load("uv: {latitude: 0, longitude: 0, ozone: 5000}") }
+        #expect(throws: ConfigurationError.self) { try load("uv: {lat: 0}") }
+    }
+
     @Test func theEnvironmentOverridesTheFile() async throws {
         let configuration = try load(
             "sensors:\n  silence_timeout: 15m\n",

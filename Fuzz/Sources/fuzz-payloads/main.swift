@@ -1,8 +1,9 @@
 import HubCore
 
-/// Arbitrary bytes as an MQTT payload, a device's JSON, a value path or map, a status, a name, a time and a registry
-/// file. Checks: no crash; a reading is always in range and survives its own JSON; a device's value is finite and
-/// safe to show, its attributes bounded; a registry that decodes encodes and decodes to itself.
+/// Arbitrary bytes as an MQTT payload, a device's JSON, a value path or map, a status, a name, a time, a registry
+/// file and a TEMIS UV-index page. Checks: no crash; a reading is always in range and survives its own JSON; a
+/// device's value is finite and safe to show, its attributes bounded; a registry that decodes encodes and decodes to
+/// itself; a TEMIS page read has plausible days, each at a finite solar noon.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
@@ -20,12 +21,27 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     _ = try? SensorRules.topic(text)
     _ = Timestamp(iso8601: text)
     _ = DurationText.parse(text)
+    fuzzTEMIS(bytes, text)
     if let document = try? DefaultsDocument.decode(bytes) {
         let encoded = document.encode()
         let decoded = try? DefaultsDocument.decode(encoded)
         precondition(decoded?.sensors.map(\.name) == document.sensors.map(\.name), "registry round trip changed")
     }
     return 0
+}
+
+/// The bytes as a TEMIS page for a place in each hemisphere, and the text as a date.
+func fuzzTEMIS(_ bytes: [UInt8], _ text: String) {
+    for place in [GeoPoint(latitude: 52.1, longitude: 5.18)!, GeoPoint(latitude: -77.85, longitude: 166.67)!] {
+        guard let page = try? TEMISPage(html: bytes, place: place) else { continue }
+        precondition(!page.days.isEmpty)
+        for day in page.days {
+            precondition(TEMISPage.plausibleIndex.contains(day.uvIndex.value), "\(day.uvIndex)")
+            precondition(UVIndex.plausibleOzone.contains(day.ozone), "\(day.ozone)")
+            precondition(day.solarNoon.timeIntervalSince1970.isFinite)
+        }
+    }
+    if let day = CalendarDay(text) { precondition(CalendarDay(day.description) == day) }
 }
 
 /// The same text as a payload of devices read three ways, and as a value path and a value map.
