@@ -11,7 +11,7 @@ import Testing
     /// the key's public half; a 410 retires that device's token.
     @Test func pushReachesAnHTTP2ServerWithAVerifiableToken() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let live = String(repeating: "ab", count: 32)
         let gone = String(repeating: "cd", count: 32)
         let server = try await TestHTTPServer.start(tls: certificates.localhost, http2: true) { request, _ in
@@ -75,7 +75,7 @@ import Testing
     /// Web Push subscription in the same store is not APNs's to reach.
     @Test func eachDeviceGetsWhatItChose() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let server = try await TestHTTPServer.start(tls: certificates.localhost, http2: true) { _, _ in .ok }
         defer { Task { await server.stop() } }
         try P256.Signing.PrivateKey().pemRepresentation.write(

@@ -11,11 +11,11 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct EmailBackendTests {
     /// The backend's YAML, with the test CA and a password file in `directory`.
-    func backend(_ peer: SMTPPeer, _ extra: String, directory: TemporaryDirectory) throws -> String {
+    func backend(_ peer: SMTPPeer, _ extra: String, directory: TemporaryDirectory) async throws -> String {
         try "secret\n".write(toFile: directory.file("smtp-password"), atomically: true, encoding: .utf8)
         return """
             { type: email, host: localhost, port: \(peer.port), from: "SensorHub <hub@example.org>", \
-            ca_file: "\(try TestCertificates.shared().caFile)", helo: hub.test, \(extra) }
+            ca_file: "\(try await TestCertificates.shared().caFile)", helo: hub.test, \(extra) }
             """
     }
 
@@ -30,7 +30,7 @@ struct EmailBackendTests {
         let directory = try TemporaryDirectory()
         let peer = try await SMTPPeer.start(tls: "starttls")
         defer { Task { await peer.stop() } }
-        let mail = try backend(
+        let mail = try await backend(
             peer,
             #"username: hub, password_file: smtp-password, to: [me@example.org, "Other, Person <o@example.org>"]"#,
             directory: directory)
@@ -70,7 +70,7 @@ struct EmailBackendTests {
         let directory = try TemporaryDirectory()
         let peer = try await SMTPPeer.start(tls: "implicit", ["--auth", "LOGIN", "--no-8bitmime"])
         defer { Task { await peer.stop() } }
-        let mail = try backend(
+        let mail = try await backend(
             peer, "tls: implicit, username: hub, password: secret, to: me@example.org", directory: directory)
         let yaml = notifiers(mail: mail, templates: #"title: "{sensor}", message: "{new}{new}""#)
         let long = String(repeating: "é=", count: 300)
@@ -144,9 +144,9 @@ struct EmailBackendTests {
         let yaml = """
             notifiers:
               backends:
-                wrong: \(try backend(tlsPeer, extra, directory: directory))
-                clear: \(try backend(plainPeer, extra, directory: directory))
-                anonymous: \(try backend(plainPeer, "to: me@example.org", directory: directory))
+                wrong: \(try await backend(tlsPeer, extra, directory: directory))
+                clear: \(try await backend(plainPeer, extra, directory: directory))
+                anonymous: \(try await backend(plainPeer, "to: me@example.org", directory: directory))
               rules:
                 each: { backends: [wrong, clear, anonymous] }
             """
@@ -206,14 +206,14 @@ struct EmailBackendTests {
         defer { Task { await peer.stop() } }
         let injecting = try await SMTPPeer.start(tls: "starttls", ["--inject"])
         defer { Task { await injecting.stop() } }
-        let other = try TestCertificates.shared().otherCAFile
+        let other = try await TestCertificates.shared().otherCAFile
         let yaml = """
             notifiers:
               backends:
                 silent: { type: email, tls: none, host: 127.0.0.1, port: \(port), from: h@example.org, to: m@example.org, timeout: 300ms }
                 closed: { type: email, tls: none, host: 127.0.0.1, port: 1, from: h@example.org, to: m@example.org }
                 untrusted: { type: email, host: localhost, port: \(peer.port), ca_file: "\(other)", from: h@example.org, to: m@example.org }
-                injected: \(try backend(injecting, "username: hub, password: secret, to: m@example.org", directory: directory))
+                injected: \(try await backend(injecting, "username: hub, password: secret, to: m@example.org", directory: directory))
               rules:
                 all: { backends: [silent, closed, untrusted, injected] }
             """

@@ -20,7 +20,7 @@ final class SMTPPeer: Sendable {
     /// Starts the peer: `tls` is `starttls`, `implicit` or `none`; `arguments` go to smtp_peer.py
     /// (`--password`, `--auth LOGIN`, `--no-8bitmime`, `--answers {json}`).
     static func start(tls: String, _ arguments: [String] = []) async throws -> SMTPPeer {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let stdin = try makePipe()
         let stdout = try makePipe()
         let process = try ChildProcess(

@@ -30,7 +30,7 @@ import Testing
     /// `door*` gets no kitchen event; a 410 removes its device; a 429 is retried after its Retry-After.
     @Test func pushesReachEachChosenBrowserDecryptableAndSigned() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let server = try await TestHTTPServer.start(tls: certificates.localhost) { request, index in
             if request.path.hasPrefix("/gone/") {
                 return .init(status: 410, body: "push subscription has unsubscribed or expired.")
@@ -128,7 +128,7 @@ import Testing
     /// A browser that chose nothing the event matches is not a failure: nothing is sent and nothing counted.
     @Test func anEventNoBrowserChoseIsNoFailure() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let server = try await TestHTTPServer.start(tls: certificates.localhost) { _, _ in
             .init(status: 201)
         }
@@ -159,7 +159,7 @@ extension WebPushDeliveryTests {
     /// saying what to check, and the browsers are kept (their subscriptions are not what was wrong).
     @Test func refusalsFailSayingWhatToCheck() async throws {
         let directory = try TemporaryDirectory()
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let server = try await TestHTTPServer.start(tls: certificates.localhost) { request, _ in
             request.path.hasPrefix("/forbidden")
                 ? .init(status: 403, body: "the VAPID credentials do not correspond to those of the subscription")

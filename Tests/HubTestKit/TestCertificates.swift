@@ -22,49 +22,52 @@ public struct TestCertificates: Sendable {
     public let clientKeyFile: String
 
     /// The run's certificates, made on first use.
-    public static func shared() throws -> TestCertificates { try generated.get() }
+    /// The one set of this test process, made by the first caller. Made with `runProcess`, which waits without
+    /// holding a thread: eight `openssl` runs on a loaded 2-core machine take seconds, and callers blocked in a
+    /// `static let`'s initialiser held both of Swift's cooperative threads, stalling every other test's timers.
+    public static func shared() async throws -> TestCertificates { try await generation.value }
 
-    private static let generated: Result<TestCertificates, Error> = Result { try TestCertificates() }
+    private static let generation = Task { try await TestCertificates() }
 
-    private init() throws {
+    private init() async throws {
         let openssl = try requireExecutable("openssl", package: "openssl")
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("sensorhub-certs-\(getpid())-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func path(_ name: String) -> String { "\(directory)/\(name)" }
-        func run(_ arguments: [String]) throws {
-            let result = try runProcessBlocking(openssl, arguments)
+        func run(_ arguments: [String]) async throws {
+            let result = try await runProcess(openssl, arguments)
             guard result.status == 0 else {
                 throw TestKitError(
                     "openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(result.standardError)")
             }
         }
-        func makeCA(_ name: String, _ subject: String) throws {
-            try run([
+        func makeCA(_ name: String, _ subject: String) async throws {
+            try await run([
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", path("\(name).key"), "-out", path("\(name).crt"), "-days", "2", "-subj", subject,
                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
             ])
         }
-        func makeLeaf(_ name: String, _ subject: String, _ extensions: String) throws {
-            try run([
+        func makeLeaf(_ name: String, _ subject: String, _ extensions: String) async throws {
+            try await run([
                 "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", subject,
             ])
             try extensions.write(toFile: path("\(name).ext"), atomically: true, encoding: .utf8)
-            try run([
+            try await run([
                 "x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
                 "-CAcreateserial", "-out", path("\(name).crt"), "-days", "2", "-extfile", path("\(name).ext"),
             ])
         }
-        try makeCA("ca", "/CN=SensorHub Test CA")
-        try makeCA("other-ca", "/CN=Unrelated Test CA")
-        try makeLeaf(
+        try await makeCA("ca", "/CN=SensorHub Test CA")
+        try await makeCA("other-ca", "/CN=Unrelated Test CA")
+        try await makeLeaf(
             "localhost", "/CN=localhost",
             "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-        try makeLeaf(
+        try await makeLeaf(
             "wrong-host", "/CN=wrong.example", "subjectAltName=DNS:wrong.example\nextendedKeyUsage=serverAuth\n")
-        try makeLeaf("client", "/CN=sensorhub-client", "extendedKeyUsage=clientAuth\n")
+        try await makeLeaf("client", "/CN=sensorhub-client", "extendedKeyUsage=clientAuth\n")
         // mosquitto may run as another user: let it read what it serves.
         for file in try FileManager.default.contentsOfDirectory(atPath: directory) {
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path(file))

@@ -105,7 +105,7 @@ import Testing
     /// The network thread's own pass over TLS: the handshake, a burst read whole, the acknowledgements after the
     /// confirmations; and a certificate that does not verify still fails the connect, with OpenSSL's words.
     @Test func overTLS() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         try await withBroker(.init(tls: certificates.localhost)) { broker in
             let held = MosquittoConfiguration.test(broker) {
                 $0.host = "localhost"

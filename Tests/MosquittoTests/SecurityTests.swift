@@ -59,7 +59,7 @@ struct SecurityTests {
     }
 
     @Test func tlsWithTheRightCA() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         try await withBroker(.init(tls: certificates.localhost)) { broker in
             let configuration = MosquittoConfiguration.test(broker) {
                 $0.host = "localhost"
@@ -74,7 +74,7 @@ struct SecurityTests {
     }
 
     @Test func tlsWithACADirectoryAndTLS13() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let directory = try TemporaryDirectory()
         try FileManager.default.copyItem(atPath: certificates.caFile, toPath: directory.file("ca.crt"))
         let openssl = try requireExecutable("openssl", package: "openssl")
@@ -92,19 +92,19 @@ struct SecurityTests {
     }
 
     @Test func tlsWithTheWrongCAFails() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let reason = try await tlsFailure(serving: certificates.localhost, trusting: .caFile(certificates.otherCAFile))
         #expect(reason.contains("certificate verify failed"), "\(reason)")
     }
 
     /// The system's CAs do not include the test CA: the connection must fail, not fall back to no checking.
     @Test func tlsWithTheSystemCAsRejectsAPrivateCA() async throws {
-        let reason = try await tlsFailure(serving: try TestCertificates.shared().localhost, trusting: .system)
+        let reason = try await tlsFailure(serving: try await TestCertificates.shared().localhost, trusting: .system)
         #expect(reason.contains("certificate verify failed"), "\(reason)")
     }
 
     @Test func tlsHostnameMismatchFailsUnlessVerificationIsOff() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let reason = try await tlsFailure(serving: certificates.wrongHost, trusting: .caFile(certificates.caFile))
         #expect(reason.contains("host name verification failed"), "\(reason)")
         try await withBroker(.init(tls: certificates.wrongHost)) { broker in
@@ -119,7 +119,7 @@ struct SecurityTests {
     }
 
     @Test func tlsClientCertificate() async throws {
-        let certificates = try TestCertificates.shared()
+        let certificates = try await TestCertificates.shared()
         let options = MosquittoBroker.Options(
             tls: certificates.localhost, extraLines: ["require_certificate true"])
         try await withBroker(options) { broker in
