@@ -33,7 +33,8 @@ public enum NEAFeed {
                 let time = try item.require("timestamp").timestamp()
                 let updated = try item["update_timestamp", "updatedTimestamp"]?.timestamp()
                 for (metric, values) in try item.require("readings").members() {
-                    for (region, value) in try values.members() {
+                    // A null is a value the feed does not have this hour: left out, not refused.
+                    for (region, value) in try values.members() where value.tree != .null {
                         let key = Key(region: region.lowercased(), time: time)
                         merged[key, default: Partial()].add(metric, value, updated: updated)
                     }

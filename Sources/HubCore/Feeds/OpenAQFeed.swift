@@ -15,6 +15,11 @@ public enum OpenAQFeed {
         public struct Parameter: Sendable, Hashable {
             public var name: String
             public var units: String
+
+            public init(name: String, units: String) {
+                self.name = name
+                self.units = units
+            }
         }
     }
 
