@@ -54,14 +54,20 @@ import Testing
             try await hub.prepare(broker)
             try await hub.startAndWaitUntilReady()
             func counters() -> AgentStatus.FeedCounters { hub.status?.counters.feeds?["sg"] ?? .init() }
+            /// The feed hour of a region's last reading (its status is the PSI band).
+            func hour(_ region: String) throws -> SensorAttributes.Value? {
+                try hub.sensor("sg-\(region)")?.attributes.first { $0.name == "time" }?.value
+            }
 
             // Six regions, each a numeric sensor with its reading; coordinates and sub-indexes as attributes.
             try await eventually("the regions' sensors") {
                 try hub.registry().sensors.filter { $0.name.hasPrefix("sg-") }.count == 6
-                    && hub.sensor("sg-west")?.status == "54"
+                    && hub.sensor("sg-west")?.status == "Moderate"
             }
             let west = try #require(try hub.sensor("sg-west"))
             #expect(west.kind == .numeric && west.topic == "sensorhub/feeds/sg/west" && west.format.unit == "PSI")
+            #expect(west.format.bands == .psi)
+            #expect(try hub.sensor("sg-east")?.status == "Good")
             let attributes = Dictionary(uniqueKeysWithValues: west.attributes.map { ($0.name, $0.value) })
             #expect(attributes["latitude"] == .number(1.35735) && attributes["longitude"] == .number(103.7))
             #expect(attributes["pm25_one_hourly"] == .number(12))
@@ -77,7 +83,7 @@ import Testing
                 $0.hour = "2020-12-15T09:00:00+08:00"
                 $0.west = 60
             }
-            try await eventually("the next hour") { try hub.sensor("sg-west")?.status == "60" }
+            try await eventually("the next hour") { try hour("west") == .string("2020-12-15T01:00:00.000Z") }
 
             // An error phase, then a document that is not JSON: counted, logged, retried.
             serve { $0.failure = 503 }
@@ -97,7 +103,7 @@ import Testing
             }
             try await hub.waitForLog("a feed's timestamp went backwards")
             try await eventually("older counted") { counters().older >= 6 && counters().published == 12 }
-            #expect(try hub.sensor("sg-west")?.status == "60")
+            #expect(try hour("west") == .string("2020-12-15T01:00:00.000Z"))
             let text = try await hub.hubctl.run("status")
             #expect(text.standardOutput.contains("Feed sg: "), "\(text.standardOutput)")
             await hub.stop()
@@ -118,7 +124,7 @@ import Testing
                 $0.hour = "2020-12-15T10:00:00+08:00"
                 $0.west = 71
             }
-            try await eventually("the hour after") { try hub.sensor("sg-west")?.status == "71" }
+            try await eventually("the hour after") { try hour("west") == .string("2020-12-15T02:00:00.000Z") }
             await hub.stop()
             #expect(try await readings("sg-west", hub) == [54, 60, 71])
             #expect(try await readings("sg-east", hub) == [48, 48, 48])

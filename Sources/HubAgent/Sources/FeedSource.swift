@@ -126,7 +126,8 @@ final class FeedSource: Service, Sendable {
     private func register(_ slug: String, of feed: FeedSettings) -> Bool {
         let name = feed.sensorName(region: slug)
         let topic = feed.topic(region: slug)
-        let format = ValueFormat(path: try? ValuePath("value"), unit: feed.unit, range: FeedReading.plausibleIndex)
+        let format = ValueFormat(
+            path: try? ValuePath("value"), unit: feed.unit, range: FeedReading.plausibleIndex, bands: feed.bands)
         do {
             let existing = try store.update { document throws(RegistryError) -> Sensor? in
                 if let sensor = document.sensor(named: name) { return sensor }

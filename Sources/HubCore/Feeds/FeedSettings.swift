@@ -25,6 +25,8 @@ public struct FeedSettings: Sendable, Hashable {
     public var json: JSONFeedFormat?
     /// The unit the index is shown in.
     public var unit: String
+    /// The index's bands, the region sensors' status: NEA's PSI bands, the US AQI's elsewhere.
+    public var bands: ValueBands
 
     public init(name: String, format: Format, urls: [String] = []) {
         self.name = name
@@ -34,12 +36,15 @@ public struct FeedSettings: Sendable, Hashable {
         case .nea:
             self.urls = urls.isEmpty ? [NEAFeed.defaultPSI, NEAFeed.defaultPM25] : urls
             unit = "PSI"
+            bands = .psi
         case .openaq:
             self.urls = urls.isEmpty ? [OpenAQFeed.defaultBase] : urls
             unit = "AQI"
+            bands = .usAQI
         case .json:
             self.urls = urls
             unit = "AQI"
+            bands = .usAQI
         }
     }
 
