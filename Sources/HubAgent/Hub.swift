@@ -132,6 +132,14 @@ public struct Hub: Sendable {
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 })
         }
+        let feeds =
+            configuration.feeds.isEmpty
+            ? nil
+            : FeedSource(
+                feeds: configuration.feeds, stateDirectory: state.path, store: store, errors: errors, logger: logger,
+                publish: { topic, payload in
+                    try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
+                })
         let snapshot: HubSnapshot.Source = { statuses in
             var snapshot = HubSnapshot()
             snapshot.started = started
@@ -140,6 +148,7 @@ public struct Hub: Sendable {
             snapshot.counters.storeWrites = storeWrites.withLock { $0 }
             (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
             snapshot.counters.sds011 = sds011?.serialLine
+            snapshot.counters.feeds = feeds?.statistics
             snapshot.counters.discovery = discoverer?.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
@@ -171,6 +180,7 @@ public struct Hub: Sendable {
         if let homeAssistant { services.append(homeAssistant) }
         services += [ingest, subscriptions, connection]
         if let sds011 { services.append(sds011) }
+        if let feeds { services.append(feeds) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]
         return Hub(services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path)
     }

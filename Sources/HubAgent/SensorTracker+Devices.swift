@@ -4,7 +4,8 @@ import HubCore
 // What the tracker does with devices that publish JSON or numbers, and with their availability topics.
 extension SensorTracker {
     /// A payload of a sensor with a value format or a numeric kind: its value becomes the status, its other fields
-    /// the attributes. A numeric sensor's new value is a reading, not an event; a status sensor's new value is one.
+    /// the attributes. A numeric sensor's new value is a reading, not an event; a status sensor's new value is one, and
+    /// so is a numeric sensor's new band (its value, with its unit, the event's `value`).
     mutating func device(
         _ tracked: inout Tracked, topic: String, payload: String, retained: Bool, time: Timestamp
     ) -> Outcome {
@@ -31,17 +32,19 @@ extension SensorTracker {
             return .unchanged
         }
         var events: [SensorEvent] = []
+        let format = tracked.format
+        let value = decoded.number.flatMap { format.bands == nil ? nil : format.withUnit(format.format($0)) }
         func change(_ kind: SensorEvent.Kind) {
             events.append(
                 SensorEvent(
                     id: tracked.nextEventID(), kind: kind, sensor: tracked.name, topic: topic, oldStatus: old,
-                    newStatus: decoded.status, time: time))
+                    newStatus: decoded.status, time: time, value: value))
         }
         if tracked.isOffline {
             tracked.isOffline = false
             tracked.statusBeforeOffline = nil
             change(.recovered)
-        } else if tracked.kind != .numeric && decoded.status != old {
+        } else if (tracked.kind != .numeric || format.bands != nil) && decoded.status != old {
             change(.changed)
         }
         tracked.status = decoded.status

@@ -47,6 +47,12 @@ struct DeviceOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "Named ranges of a numeric sensor's value, like 0=Low,3=Moderate,6=High: the status is the band's name, the value still a reading ('' clears them).",
+            valueName: "bands"))
+    var bands: String?
+
+    @Option(
+        help: ArgumentHelp(
             "A topic where the device says online or offline (Zigbee2MQTT's …/availability, Tasmota's LWT).",
             valueName: "topic"))
     var availability: String?
@@ -57,6 +63,7 @@ struct DeviceOptions: ParsableArguments {
         var path: ValuePath?
         var map: ValueMap?
         var range: ClosedRange<Double>?
+        var bands: ValueBands?
     }
 
     var parsed: Parsed {
@@ -77,8 +84,10 @@ struct DeviceOptions: ParsableArguments {
             do {
                 let given = try ValueFormat.fields(
                     value: value, map: map, unit: nil, decimals: decimals.map { "\($0)" }, range: range,
-                    knownDefaults: false)
-                (parsed.path, parsed.map, parsed.range) = (given.path, given.map, given.range)
+                    bands: bands, knownDefaults: false)
+                (parsed.path, parsed.map, parsed.range, parsed.bands) = (
+                    given.path, given.map, given.range, given.bands
+                )
             } catch {
                 throw ValidationError("--\(error)")
             }
@@ -100,7 +109,7 @@ struct DeviceOptions: ParsableArguments {
                 throw ValidationError("--preset \(family): \(error)")
             }
         } else if parsed.path != nil || map != nil || unit != nil || decimals != nil || range != nil
-            || availability != nil || kind != nil
+            || bands != nil || availability != nil || kind != nil
         {
             if setup == nil {
                 // A value path alone: the known field's map and unit, as a preset would.
@@ -117,11 +126,15 @@ struct DeviceOptions: ParsableArguments {
         if let unit { setup.format.unit = unit.isEmpty ? nil : unit }
         if let decimals { setup.format.decimals = decimals }
         if let range = parsed.range { setup.format.range = range }
+        if bands != nil { setup.format.bands = parsed.bands }
         if let availability { setup.availability = availability.isEmpty ? nil : availability }
+        if setup.format.bands != nil && setup.kind != .numeric {
+            throw ValidationError("--bands name ranges of a number: they are for numeric sensors (--kind numeric)")
+        }
         if setup.kind == .particulate && !setup.format.isEmpty {
             throw ValidationError(
                 "a particulate sensor reads its own formats (the hub's JSON, Tasmota's, a number): --value, --map,"
-                    + " --unit, --decimals and --range are for status and numeric sensors")
+                    + " --unit, --decimals, --range and --bands are for status and numeric sensors")
         }
         return setup
     }

@@ -37,6 +37,7 @@ enum Output {
         if let map = sensor.format.map { device.append(("Map", map.description)) }
         if let unit = sensor.format.unit { device.append(("Unit", unit)) }
         if let range = sensor.format.rangeText { device.append(("Range", range)) }
+        if let bands = sensor.format.bands { device.append(("Bands", bands.description)) }
         if let availability = sensor.availability { device.append(("Availability", availability)) }
         let attributes = sensor.attributes.map { ("  " + $0.name, $0.value.description) }
         let lines = aligned(fields + device + (attributes.isEmpty ? [] : [("Attributes", "")]) + attributes)

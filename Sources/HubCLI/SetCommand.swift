@@ -16,13 +16,14 @@ extension HubctlCommand.Sensors {
                   hubctl sensors set cellar --kind numeric --unit °C --decimals 1
                   hubctl sensors set kitchen --availability home/kitchen/online
                   hubctl sensors set porch --value occupancy
+                  hubctl sensors set "garden uv" --bands "0=Low,2.5=Moderate,5.5=High,7.5=Very High,10.5=Extreme"
                 """)
 
         @OptionGroup var state: StateOptions
         @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
         @Option(help: "What its messages carry: status, numeric or particulate.") var kind: String?
         @OptionGroup(title: "Devices") var device: DeviceOptions
-        @Flag(help: "Forget the value path, map, unit, decimals and range: the payload is the status.")
+        @Flag(help: "Forget the value path, map, unit, decimals, range and bands: the payload is the status.")
         var plain = false
         @Option(
             help: ArgumentHelp(

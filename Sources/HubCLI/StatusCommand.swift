@@ -93,6 +93,14 @@ extension Output {
                         "\(line.discardedBytes) bytes skipped as noise, \(line.badChecksums) frames with a bad checksum"
                     ))
             }
+            for (feed, counts) in (status.counters.feeds ?? [:]).sorted(by: { $0.key < $1.key }) {
+                var text =
+                    "\(counts.polls) polls (\(counts.notModified) not modified), \(counts.published) readings published"
+                text +=
+                    ", \(counts.repeated + counts.older) not again, \(counts.rejected) refused, \(counts.failures) failed polls"
+                if let problem = counts.lastProblem { text += "; last problem: \(problem)" }
+                fields.append(("Feed \(feed)", text))
+            }
             if let discovery = status.counters.discovery {
                 let over =
                     discovery.overLimit > 0 ? ", \(discovery.overLimit) devices left out past max_auto_sensors" : ""
@@ -176,6 +184,28 @@ extension Output {
             writer.number(line.discardedBytes)
             writer.key("badChecksums", first: &inner)
             writer.number(line.badChecksums)
+            writer.raw("}")
+        }
+        if let feeds = status?.counters.feeds {
+            writer.key("feeds", first: &first)
+            writer.raw("{")
+            inner = true
+            for (feed, counts) in feeds.sorted(by: { $0.key < $1.key }) {
+                writer.key(feed, first: &inner)
+                var member = true
+                writer.raw("{")
+                for (key, value) in [
+                    ("polls", counts.polls), ("notModified", counts.notModified), ("published", counts.published),
+                    ("repeated", counts.repeated), ("older", counts.older), ("rejected", counts.rejected),
+                    ("failures", counts.failures),
+                ] {
+                    writer.key(key, first: &member)
+                    writer.number(value)
+                }
+                writer.key("lastProblem", first: &member)
+                if let problem = counts.lastProblem { writer.string(problem) } else { writer.raw("null") }
+                writer.raw("}")
+            }
             writer.raw("}")
         }
         writer.key("lastError", first: &first)

@@ -45,6 +45,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var storeWrites: Int = 0
         /// What the SDS011's serial line carried that was not a frame; `nil` when no SDS011 is read.
         public var sds011: SerialLine?
+        /// Each regional air-quality feed's polls, by feed name; `nil` when no feed is configured.
+        public var feeds: [String: FeedCounters]?
         /// The write-ahead journal's work; `nil` from a hub that has none.
         public var journal: JournalCounters?
         /// What discovery did; `nil` when it is off.
@@ -79,6 +81,28 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         /// The longest a record waited from `append` until it was durable, in seconds: the window in which a
         /// SIGKILL loses a status the broker counts as delivered (unless acknowledgements are held) or a QoS 0 one.
         public var longestWait = 0.0
+
+        public init() {}
+    }
+
+    /// What one regional air-quality feed did since start.
+    public struct FeedCounters: Codable, Sendable, Hashable {
+        /// Polls made (each fetches the feed's documents).
+        public var polls = 0
+        /// Polls the server answered 304 Not Modified.
+        public var notModified = 0
+        /// Readings published (new region and time).
+        public var published = 0
+        /// Readings already published (a repeated poll, or the same document after a restart): not published again.
+        public var repeated = 0
+        /// Readings older than the one published for their region (timestamps going backwards): not published.
+        public var older = 0
+        /// Readings refused: a region missing, an absurd value, a bad timestamp.
+        public var rejected = 0
+        /// Polls that failed: an HTTP error, a timeout, a document that is not the feed's.
+        public var failures = 0
+        /// The last problem, for `hubctl status`.
+        public var lastProblem: String?
 
         public init() {}
     }

@@ -41,6 +41,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var homeAssistant = HomeAssistantSettings()
     /// `uv`: the place (and ozone column) the UV index is computed for; `hubctl uv` reads it.
     public var uv = UVSettings()
+    /// `feeds`: regional air-quality feeds hubd polls and publishes as virtual sensors.
+    public var feeds: [FeedSettings] = []
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `http.listen`: where the API and dashboard listen.
@@ -140,7 +142,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv",
+        "homeassistant", "uv", "feeds",
         "notifiers",
     ]
 
@@ -205,6 +207,7 @@ public struct HubConfiguration: Sendable, Hashable {
         result.discovery = try DiscoverySettings.read(root["discovery"])
         result.homeAssistant = try HomeAssistantSettings.read(root["homeassistant"])
         result.uv = try UVSettings.read(root["uv"])
+        result.feeds = try FeedSettings.readAll(root["feeds"])
         try readHTTP(root["http"], into: &result)
         return result
     }

@@ -93,4 +93,23 @@ import Testing
         #expect((try object(after[0])["device"] as? [String: Any])?["name"] as? String == "porch")
         #expect(HomeAssistantDiscovery.availability(of: door) == Array("online".utf8))
     }
+
+    /// A numeric sensor with bands stays a numeric sensor on its value; its band (the hub's status) is an attribute.
+    @Test func aBandedSensorIsNumericWithItsBandAnAttribute() throws {
+        let sensor = Sensor(
+            name: "uv index", topic: "sensorhub/uv/uv index", status: "High", lastUpdated: time, added: time,
+            kind: .numeric, format: ValueFormat(path: try ValuePath("uvi"), unit: "UVI", decimals: 1, bands: .whoUV),
+            attributes: [.init(name: "value", value: .number(6.24)), .init(name: "ozone", value: .number(324.5))])
+        let configs = discovery.configs(for: sensor)
+        #expect(configs.map(\.topic) == ["homeassistant/sensor/sensorhub/\(sensor.id)/config"])
+        let config = try object(configs[0])
+        #expect(config["value_template"] as? String == "{{ value_json.value }}")
+        #expect(config["unit_of_measurement"] as? String == "UVI")
+        #expect(
+            config["json_attributes_template"] as? String
+                == "{{ dict(value_json.attributes, band=value_json.status) | tojson }}")
+        let state = try #require(
+            try JSONSerialization.jsonObject(with: Data(HomeAssistantDiscovery.state(of: sensor))) as? [String: Any])
+        #expect(state["value"] as? Double == 6.24 && state["status"] as? String == "High")
+    }
 }

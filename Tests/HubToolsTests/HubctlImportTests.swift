@@ -17,7 +17,10 @@ struct HubctlImportTests {
     func fields(_ state: String) throws -> [[String]] {
         try DefaultsStore(directory: state).read().sensors.map {
             [$0.name, $0.topic, $0.kind.rawValue, $0.silenceTimeout.map { "\($0)" } ?? "-"]
-                + [$0.format.path?.description, $0.format.map?.description, $0.format.unit, $0.format.rangeText]
+                + [
+                    $0.format.path?.description, $0.format.map?.description, $0.format.unit, $0.format.rangeText,
+                    $0.format.bands?.description,
+                ]
                 .map { $0 ?? "-" } + ["\($0.format.decimals ?? -1)", $0.availability ?? "-"]
         }
     }
@@ -34,6 +37,10 @@ struct HubctlImportTests {
                 "cellar", "--topic", "home/cellar", "--value", #"a\.b[0]"#, "--kind", "numeric", "--unit", "°C",
                 "--decimals", "1", "--range", "-40..85", "--map", "1=one,2=two",
             ],
+            [
+                "garden uv", "--kind", "numeric", "--value", "uvi", "--unit", "UVI", "--bands",
+                #"0=Low,2.5=Mid "ok",9=Top"#,
+            ],
         ] {
             let added = try await hubctl.run(["sensors", "add"] + arguments)
             #expect(added.status == 0, "\(added.standardError)")
@@ -46,7 +53,7 @@ struct HubctlImportTests {
         let other = try TemporaryDirectory(prefix: "hub-state")
         let imported = try await hubctl.run("sensors", "import", file, "--state-dir", other.path)
         #expect(imported.status == 0, "\(imported.standardError)")
-        #expect(imported.standardOutput == "Imported 10 sensors.\n")
+        #expect(imported.standardOutput == "Imported 11 sensors.\n")
         #expect(try fields(other.path) == fields(hubctl.state.path))
         let again = try await hubctl.run("sensors", "export", "--format", format.rawValue, "--state-dir", other.path)
         #expect(again.standardOutput == exported.standardOutput)
@@ -124,7 +131,7 @@ struct HubctlImportTests {
     @Test(arguments: [
         (
             "name,topic,qos\nkitchen,kitchen,1\n", "csv",
-            "line 1: unknown column 'qos' (columns: name, topic, kind, silenceTimeout, value, map, unit, decimals, range, availability)"
+            "line 1: unknown column 'qos' (columns: name, topic, kind, silenceTimeout, value, map, unit, decimals, range, bands, availability)"
         ),
         (
             #"[{"name": "a"}, {"topic": "b"}, 3, {"name": "c", "qos": 1}]"#, "json",

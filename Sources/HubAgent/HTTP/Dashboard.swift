@@ -187,10 +187,9 @@ extension HubAPI {
         return html + "</div>\n"
     }
 
-    /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`).
-    static func shownStatus(_ sensor: Sensor) -> String {
-        sensor.value == nil ? sensor.status : sensor.format.withUnit(sensor.status)
-    }
+    /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`), with bands the band and
+    /// the value (`Moderate (3.4 UVI)`).
+    static func shownStatus(_ sensor: Sensor) -> String { sensor.shownStatus }
 
     /// A device's attributes on one line: `battery: 90 · linkquality: 120`.
     static func text(of attributes: SensorAttributes) -> String {

@@ -42,8 +42,8 @@ extension HubAPI {
         return json(writer, status: status)
     }
 
-    /// A sensor as a JSON object, keys in alphabetical order: `attributes` when its device sent any, `unit` and
-    /// `value` (a number, or `null` while it is waiting or offline) for a numeric sensor.
+    /// A sensor as a JSON object, keys in alphabetical order: `attributes` when its device sent any, `bands` when it
+    /// has them, `unit` and `value` (a number, or `null` while it is waiting or offline) for a numeric sensor.
     private func write(_ sensor: Sensor, into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
@@ -52,6 +52,10 @@ extension HubAPI {
         if !sensor.attributes.isEmpty {
             writer.key("attributes", first: &first)
             sensor.attributes.write(into: &writer)
+        }
+        if let bands = sensor.format.bands {
+            writer.key("bands", first: &first)
+            writer.string(bands.description)
         }
         writer.key("kind", first: &first)
         writer.string(sensor.kind.rawValue)
@@ -91,7 +95,8 @@ extension HubAPI {
         let body = try await object(
             request, context,
             allowed: [
-                "name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "decimals", "range", "availability",
+                "name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "decimals", "range", "bands",
+                "availability",
             ])
         guard let name = body["name"] as? String else {
             throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
@@ -117,7 +122,7 @@ extension HubAPI {
             format = try ValueFormat.fields(
                 value: try optionalString(body, "value"), map: try optionalString(body, "map"),
                 unit: try optionalString(body, "unit"), decimals: decimals, range: try optionalString(body, "range"),
-                knownDefaults: true)
+                bands: try optionalString(body, "bands"), knownDefaults: true)
         } catch let error as DeviceFieldError {
             throw HTTPError(.badRequest, message: "\"\(error.field)\": \(error.reason)")
         }
@@ -125,6 +130,9 @@ extension HubAPI {
         let kind =
             body["kind"] == nil
             ? (format.path.flatMap(KnownField.field(at:))?.kind ?? .status) : SensorKind(rawValue: kindText)
+        if format.bands != nil && kind != .numeric {
+            throw HTTPError(.badRequest, message: "\"bands\": name ranges of a number, for a numeric sensor only")
+        }
         if kind == .particulate && !format.isEmpty {
             throw HTTPError(.badRequest, message: "a particulate sensor reads its own formats: no value, map or unit")
         }

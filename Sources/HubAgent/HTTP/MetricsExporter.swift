@@ -59,6 +59,36 @@ final class MetricsExporter: Sendable {
                     line.badChecksums
                 ))
         }
+        for (feed, counts) in (counters.feeds ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let label = [("feed", feed)]
+            totals += [
+                ("sensorhub_feed_polls_total", label, "Polls of a regional air-quality feed", counts.polls),
+                (
+                    "sensorhub_feed_not_modified_total", label, "Feed polls answered 304 Not Modified",
+                    counts.notModified
+                ),
+                (
+                    "sensorhub_feed_published_total", label, "Feed readings published (a new region and time)",
+                    counts.published
+                ),
+                (
+                    "sensorhub_feed_skipped_total", label + [("reason", "repeated")],
+                    "Feed readings not published again", counts.repeated
+                ),
+                (
+                    "sensorhub_feed_skipped_total", label + [("reason", "older")], "Feed readings not published again",
+                    counts.older
+                ),
+                (
+                    "sensorhub_feed_rejected_total", label, "Feed readings refused (missing region, absurd value…)",
+                    counts.rejected
+                ),
+                (
+                    "sensorhub_feed_failures_total", label,
+                    "Feed polls that failed (HTTP error, timeout, bad document)", counts.failures
+                ),
+            ]
+        }
         if let discovery = counters.discovery {
             totals += [
                 ("sensorhub_discovered_sensors_total", [], "Sensors discovery added", discovery.added),

@@ -99,6 +99,7 @@ enum OpenAPIDocument {
                         value: {type: string, description: "Where the value is in a JSON payload: contact, AM2301.Temperature, /a/0"}
                         map: {type: string, description: "What values mean: true=closed,false=open"}
                         unit: {type: string, description: "A numeric sensor's unit: °C"}
+                        bands: {type: string, description: "A numeric sensor's named ranges: 0=Low,3=Moderate; the status is the band"}
                         availability: {type: string, description: "A topic where the device says online or offline"}
               responses:
                 "201": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}

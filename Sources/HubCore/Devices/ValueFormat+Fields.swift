@@ -2,7 +2,7 @@ import HubSupport
 
 /// A device field given as text that can't be used: which one, and why.
 public struct DeviceFieldError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// `value`, `map`, `unit`, `decimals` or `range`.
+    /// `value`, `map`, `unit`, `decimals`, `range` or `bands`.
     public var field: String
     public var reason: String
     /// Escaped: the text quoted in it came from a person or a file, and may hold anything.
@@ -15,7 +15,8 @@ extension ValueFormat {
     /// - Parameter knownDefaults: fill in the known field's map, unit and range where not given (adding a sensor);
     ///   not when restoring one exactly as it was exported.
     public static func fields(
-        value: String?, map: String?, unit: String?, decimals: String?, range: String?, knownDefaults: Bool
+        value: String?, map: String?, unit: String?, decimals: String?, range: String?, bands: String?,
+        knownDefaults: Bool
     ) throws(DeviceFieldError) -> ValueFormat {
         var format = ValueFormat()
         if let value {
@@ -48,6 +49,14 @@ extension ValueFormat {
                 throw DeviceFieldError(field: "range", reason: "'\(range)' is not low..high, like -40..85")
             }
             format.range = bounds
+        }
+        if let bands {
+            // Empty: none (`--bands ''` clears them).
+            do {
+                format.bands = bands.isEmpty ? nil : try ValueBands(bands)
+            } catch {
+                throw DeviceFieldError(field: "bands", reason: "\(error)")
+            }
         }
         return format
     }

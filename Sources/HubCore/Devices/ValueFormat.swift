@@ -15,19 +15,24 @@ public struct ValueFormat: Sendable, Hashable {
     public var decimals: Int?
     /// Values outside are refused as implausible (a humidity of 300 %, a sensor's error code).
     public var range: ClosedRange<Double>?
+    /// A numeric sensor's named ranges of its value: its status is the band's name (see `ValueBands`).
+    public var bands: ValueBands?
 
     public init(
         path: ValuePath? = nil, map: ValueMap? = nil, unit: String? = nil, decimals: Int? = nil,
-        range: ClosedRange<Double>? = nil
+        range: ClosedRange<Double>? = nil, bands: ValueBands? = nil
     ) {
         self.path = path
         self.map = map
         self.unit = unit
         self.decimals = decimals
         self.range = range
+        self.bands = bands
     }
 
-    public var isEmpty: Bool { path == nil && map == nil && unit == nil && decimals == nil && range == nil }
+    public var isEmpty: Bool {
+        path == nil && map == nil && unit == nil && decimals == nil && range == nil && bands == nil
+    }
 
     /// Attributes kept from one payload, at most.
     public static let maximumAttributes = 64
@@ -58,7 +63,9 @@ public struct ValueFormat: Sendable, Hashable {
     public func decode(_ text: String, numeric: Bool) -> Result<Decoded, Problem> {
         guard let path else {
             // The payload is the value: a plain number (ESPHome), or a word to map (`ON`).
-            return value(fromText: text, numeric: numeric).map { Decoded(status: $0.0, number: $0.1, attributes: []) }
+            return value(fromText: text, numeric: numeric).map {
+                banded(Decoded(status: $0.0, number: $0.1, attributes: []))
+            }
         }
         guard text.utf8.count <= Self.maximumPayload, let tree = try? JSONTree.parse(Array(text.utf8)) else {
             return .failure(.notJSON)
@@ -75,7 +82,16 @@ public struct ValueFormat: Sendable, Hashable {
         case .null: return .failure(.missingValue)
         case .array, .object: return .failure(.wrongType)
         }
-        return shown.map { Decoded(status: $0.0, number: $0.1, attributes: attributes) }
+        return shown.map { banded(Decoded(status: $0.0, number: $0.1, attributes: attributes)) }
+    }
+
+    /// With bands, a number's status is its band's name, and the number is kept first among the attributes (as
+    /// `value`, in place of a field of the payload of that name), so every place that shows the sensor can show it.
+    private func banded(_ decoded: Decoded) -> Decoded {
+        guard let bands, let number = decoded.number else { return decoded }
+        let value = SensorAttributes.Attribute(name: ValueBands.valueAttribute, value: .number(number))
+        let others = decoded.attributes.filter { $0.name != ValueBands.valueAttribute }
+        return Decoded(status: bands.name(for: number), number: number, attributes: SensorAttributes([value] + others))
     }
 
     private func value(fromText text: String, numeric: Bool) -> Result<(String, Double?), Problem> {
@@ -214,8 +230,12 @@ public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, R
 }
 
 extension Sensor {
-    /// The status as people read it: a numeric sensor's value with its unit (`22.6 °C`).
+    /// The status as people read it: a numeric sensor's value with its unit (`22.6 °C`); with bands, the band and
+    /// the value (`Moderate (3.4 UVI)`).
     public var shownStatus: String {
-        kind == .numeric && lastUpdated != nil && status != "offline" ? format.withUnit(status) : status
+        guard kind == .numeric, lastUpdated != nil, status != "offline" else { return status }
+        guard format.bands != nil else { return format.withUnit(status) }
+        guard let value else { return status }
+        return "\(status) (\(format.withUnit(format.format(value))))"
     }
 }

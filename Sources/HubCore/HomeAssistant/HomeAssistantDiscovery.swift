@@ -106,7 +106,11 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             member(&writer, &first, "state_topic", stateTopic(sensor))
             entity.members(&writer, &first)
             member(&writer, &first, "json_attributes_topic", stateTopic(sensor))
-            member(&writer, &first, "json_attributes_template", "{{ value_json.attributes | tojson }}")
+            // A numeric sensor with bands: its band (the hub's status) among the attributes, its value the state.
+            let attributes =
+                sensor.kind == .numeric && sensor.format.bands != nil
+                ? "dict(value_json.attributes, band=value_json.status)" : "value_json.attributes"
+            member(&writer, &first, "json_attributes_template", "{{ \(attributes) | tojson }}")
             writer.key("availability", first: &first)
             writer.raw("[")
             for (index, topic) in [hubAvailability, availabilityTopic(sensor)].enumerated() {
@@ -233,7 +237,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         writer.key("status", first: &first)
         writer.string(sensor.status)
         writer.key("value", first: &first)
-        if sensor.kind == .numeric, let value = Double(sensor.status) {
+        if let value = sensor.value {
             writer.number(value)
         } else {
             writer.raw("null")

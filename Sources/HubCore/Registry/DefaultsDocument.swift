@@ -288,7 +288,7 @@ extension DefaultsDocument {
     private static let sensorKeys = JSONReader.KnownKeys(
         [
             "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
-            "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline",
+            "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline", "bands",
         ])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {

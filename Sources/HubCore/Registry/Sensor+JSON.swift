@@ -70,7 +70,7 @@ extension String {
 }
 
 extension ValueFormat {
-    /// The format's members of a sensor's object: `value`, `map`, `unit`, `decimals`, `range` (`[min, max]`).
+    /// The format's members of a sensor's object: `value`, `map`, `unit`, `decimals`, `range` (`[min, max]`), `bands`.
     package func encode(into writer: inout JSONWriter, first: inout Bool) {
         if let path {
             writer.key("value", first: &first)
@@ -95,6 +95,10 @@ extension ValueFormat {
             writer.raw(",")
             writer.number(range.upperBound)
             writer.raw("]")
+        }
+        if let bands {
+            writer.key("bands", first: &first)
+            writer.string(bands.description)
         }
     }
 }
@@ -195,7 +199,14 @@ extension Sensor {
                 try reader.readArray { reader throws(JSONSyntaxError) in
                     alerts.append(try reader.string(at: "\(path).alerts"))
                 }
-            default: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
+            case 8: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
+            default:
+                let text = try reader.string(at: "\(path).bands")
+                do {
+                    format.bands = try ValueBands(text)
+                } catch {
+                    throw reader.error("\(path).bands: \(error)", at: at)
+                }
             }
         }
     }

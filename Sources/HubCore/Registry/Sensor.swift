@@ -70,10 +70,18 @@ public struct Sensor: Sendable, Hashable {
 }
 
 extension Sensor {
-    /// A numeric sensor's value: its status (the number as it shows it) read back; `nil` while it waits for its
-    /// first value or is offline, and for the other kinds.
+    /// A numeric sensor's value: its status (the number as it shows it) read back, or with bands its `value`
+    /// attribute (the status is the band); `nil` while it waits for its first value or is offline, and for the
+    /// other kinds.
     public var value: Double? {
-        guard kind == .numeric, let number = Double(status), number.isFinite else { return nil }
+        guard kind == .numeric, status != "offline" else { return nil }
+        if format.bands != nil {
+            guard case .number(let number)? = attributes[ValueBands.valueAttribute], lastUpdated != nil else {
+                return nil
+            }
+            return number
+        }
+        guard let number = Double(status), number.isFinite else { return nil }
         return number
     }
 }

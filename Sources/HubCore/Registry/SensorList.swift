@@ -4,8 +4,8 @@ import Yams
 
 /// The registry's sensors as a file to import or export: CSV, JSON or YAML, with the fields a user sets —
 /// `name` (required), `topic`, `kind` and `silenceTimeout` (optional), and for a device that publishes JSON its
-/// `value`, `map`, `unit`, `decimals`, `range` and `availability` (written only when a sensor has them). Statuses and times are the hub's, not part
-/// of it. Value types and no I/O: the command reads and writes the files.
+/// `value`, `map`, `unit`, `decimals`, `range`, `bands` and `availability` (written only when a sensor has them).
+/// Statuses and times are the hub's, not part of it. Value types and no I/O: the command reads and writes the files.
 ///
 /// ```
 /// name,topic,kind,silenceTimeout                       [{"name": "kitchen", "topic": "kitchen",      - name: "kitchen"
@@ -16,14 +16,14 @@ public enum SensorList {
     /// The fields, in the order CSV writes them.
     public static let fields = ["name", "topic", "kind", "silenceTimeout"] + deviceFields
     /// A device's fields, as text (`range` as `-40..85`).
-    public static let deviceFields = ["value", "map", "unit", "decimals", "range", "availability"]
+    public static let deviceFields = ["value", "map", "unit", "decimals", "range", "bands", "availability"]
 
     /// A sensor's device fields that are set, as text, by name.
     static func deviceValues(_ sensor: Sensor) -> [(String, String)] {
         let format = sensor.format
         let values: [String?] = [
             format.path?.description, format.map?.description, format.unit, format.decimals.map { "\($0)" },
-            format.rangeText, sensor.availability,
+            format.rangeText, format.bands?.description, sensor.availability,
         ]
         return zip(deviceFields, values).compactMap { name, value in value.map { (name, $0) } }
     }
@@ -211,7 +211,7 @@ public enum SensorList {
             // Exactly as exported: no known field's defaults added to what the file says.
             entry.format = try ValueFormat.fields(
                 value: text("value"), map: text("map"), unit: text("unit"), decimals: text("decimals"),
-                range: text("range"), knownDefaults: false)
+                range: text("range"), bands: text("bands"), knownDefaults: false)
         } catch {
             return .failure(Problem("\(entry.location): \(error)"))
         }

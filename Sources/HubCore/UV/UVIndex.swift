@@ -45,7 +45,7 @@ public struct UVIndex: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var rounded: Int { Int((value + 0.5).rounded(.down)) }
 
     /// The WHO exposure category of the rounded index.
-    public var band: UVBand { UVBand(rounded) }
+    public var band: UVBand { UVBand(unrounded: value) }
 
     /// The erythemally weighted irradiance, W/m².
     public var irradiance: Double { value * Self.wattsPerSquareMetre }
@@ -81,15 +81,15 @@ public enum UVBand: String, Sendable, Hashable, CaseIterable, CustomStringConver
     case veryHigh = "Very High"
     case extreme = "Extreme"
 
-    /// 0–2 Low, 3–5 Moderate, 6–7 High, 8–10 Very High, 11 and above Extreme.
+    /// 0–2 Low, 3–5 Moderate, 6–7 High, 8–10 Very High, 11 and above Extreme: read from `ValueBands.whoUV`, the one
+    /// table (a whole number is in the band its unrounded bounds put it in).
     public init(_ rounded: Int) {
-        switch rounded {
-        case ...2: self = .low
-        case 3...5: self = .moderate
-        case 6...7: self = .high
-        case 8...10: self = .veryHigh
-        default: self = .extreme
-        }
+        self.init(unrounded: Double(rounded))
+    }
+
+    /// The band of an unrounded index: `ValueBands.whoUV`'s bounds are those of the index rounded half up.
+    public init(unrounded value: Double) {
+        self = UVBand(rawValue: ValueBands.whoUV.name(for: value)) ?? .extreme
     }
 
     public var description: String { rawValue }
