@@ -26,7 +26,7 @@ struct HubctlBandsTests {
         let shown = try await hubctl.run("sensors", "show", "garden uv")
         #expect(shown.standardOutput.contains("Bands:") && shown.standardOutput.contains("0=Low,3=Moderate,6=High\n"))
         let json = try await hubctl.run("sensors", "show", "garden uv", "--json")
-        #expect(json.standardOutput.contains(#""bands":"0=Low,3=Moderate,6=High""#), "\(json.standardOutput)")
+        #expect(json.standardOutput.contains(#""bands": "0=Low,3=Moderate,6=High""#), "\(json.standardOutput)")
 
         let set = try await hubctl.run("sensors", "set", "garden uv", "--bands", ValueBands.whoUV.description)
         #expect(set.status == 0, "\(set.standardError)")
