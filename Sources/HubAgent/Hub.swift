@@ -10,14 +10,16 @@ import ServiceLifecycle
 /// hubd's services, made and wired in one place, in the order they start; a graceful shutdown stops them in
 /// reverse, each once the one after it has stopped:
 ///
-/// sources (the SDS011) → the broker connection (`offline` published, the client closed) → subscriptions →
-/// ingest (every message that arrived until then) → notifications (what is not routed yet goes to the outbox) →
-/// the history → the store (the last statuses written) → the journal (emptied when everything in it is elsewhere).
+/// sources (the SDS011, the UV index) → the broker connection (`offline` published, the client closed) →
+/// subscriptions → ingest (every message that arrived until then) → notifications (what is not routed yet goes to
+/// the outbox) → the history → the store (the last statuses written) → the journal (emptied when everything in it
+/// is elsewhere).
 ///
 /// ```
 /// broker ─▶ BrokerConnection ─clients─▶ Ingest ─records─▶ Journal (fsync) ─▶ StoreWriter, NotificationRouter,
 ///               ▲        Subscriptions ◀─ registry file (hubctl)                          HistoryWriter
-/// SDS011Source ─┘ (publishes its own topic)              (each acknowledges what it has made durable)
+/// SDS011Source ─┤ (each publishes its own topic)         (each acknowledges what it has made durable)
+/// UVSource ─────┘
 /// ```
 public struct Hub: Sendable {
     /// In start order.
@@ -140,6 +142,14 @@ public struct Hub: Sendable {
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 })
+        let uv = configuration.uv.place.map { place in
+            UVSource(
+                settings: configuration.uv, place: place, store: store, stateDirectory: state.path, errors: errors,
+                logger: logger,
+                publish: { topic, payload in
+                    try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
+                })
+        }
         let snapshot: HubSnapshot.Source = { statuses in
             var snapshot = HubSnapshot()
             snapshot.started = started
@@ -181,6 +191,7 @@ public struct Hub: Sendable {
         services += [ingest, subscriptions, connection]
         if let sds011 { services.append(sds011) }
         if let feeds { services.append(feeds) }
+        if let uv { services.append(uv) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]
         return Hub(services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path)
     }

@@ -78,6 +78,15 @@ import Testing
         #expect(throws: ConfigurationError.self) { try load("uv: {latitude: 91, longitude: 0}") }
         #expect(throws: ConfigurationError.self) { try load("uv: {latitude: 0, longitude: 0, ozone: 5000}") }
         #expect(throws: ConfigurationError.self) { try load("uv: {lat: 0}") }
+        let source = try load(
+            "uv: {latitude: 52.1, longitude: 5.18, name: garden uv, interval: 5m, temis: true, temis_refresh: 6h}"
+        ).uv
+        #expect(source.name == "garden uv" && source.resolvedTopic == "sensorhub/uv/garden uv")
+        #expect(source.interval == .seconds(300) && source.temisRefresh == .seconds(6 * 3600))
+        #expect(source.temisURL == "https://www.temis.nl/uvradiation/nrt/uvindex.php?lon=5.18&lat=52.1")
+        let local = try load("uv: {latitude: 1, longitude: 2, temis: 'http://127.0.0.1:8/p?x=1'}").uv
+        #expect(local.temisURL == "http://127.0.0.1:8/p?x=1")
+        #expect(try load("uv: {latitude: 1, longitude: 2, temis: false}").uv.temisURL == nil)
     }
 
     @Test func theEnvironmentOverridesTheFile() async throws {

@@ -287,6 +287,10 @@ struct HubdTests {
             "notifiers.rules.r.events[1]: 'exploded' is not an event"
         ),
         ("notifiers:\n  backends:\n    - {type: log}\n", "notifiers.backends: expected a mapping"),
+        ("uv: {latitude: 52.1, longitude: 5.18, temis: ftp://x}", "uv.temis (or $HUB_UV_TEMIS) is 'ftp://x'"),
+        ("uv: {temis: true}", "uv.temis: uv.temis reads TEMIS's page for uv.latitude and"),
+        ("uv: {latitude: 52.1, longitude: 5.18, interval: 0s}", "uv.interval (or $HUB_UV_INTERVAL) is '0s'"),
+        ("uv: {latitude: 52.1, longitude: 5.18, topic: 'a/#'}", "uv.topic (or $HUB_UV_TOPIC) is 'a/#'"),
     ])
     func wrongShapesStopStartUpNamingTheKeyPath(yaml: String, message: String) async throws {
         let hub = try RunningHub(configuration: yaml)

@@ -25,13 +25,7 @@ import Testing
                         all: { backends: [bus, audit], title: "{sensor} is {new}" }
                     """)
             try await hub.prepare(broker, sensors: ["kitchen"])
-            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
-            configuration.operationTimeout = .seconds(10)
-            var logger = Logger(label: "listener")
-            logger.logLevel = .critical
-            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
-                try await listener.subscribe("sensorhub/events/#", qos: .atLeastOnce)
-                let messages = Inbox.consuming(listener.messages)
+            try await withListener(broker, subscribing: "sensorhub/events/#") { messages in
                 try await hub.startAndWaitUntilReady()
                 try await publish(broker, [("kitchen", Array("open".utf8))])
                 let message = try await messages.next(within: .seconds(15), "an event on sensorhub/events/kitchen") {

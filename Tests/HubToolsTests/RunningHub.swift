@@ -183,6 +183,18 @@ func publish(
     }
 }
 
+/// Runs `body` with the messages of a quiet client subscribed to `filter` (what hubd publishes on its own topics).
+func withListener<T: Sendable>(
+    _ broker: MosquittoBroker, subscribing filter: String, _ body: (Inbox<MQTTMessage>) async throws -> T
+) async throws -> T {
+    var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+    configuration.operationTimeout = .seconds(10)
+    return try await MosquittoClient.withConnection(configuration: configuration, logger: testLogger()) { listener in
+        try await listener.subscribe(filter, qos: .atLeastOnce)
+        return try await body(Inbox.consuming(listener.messages))
+    }
+}
+
 func publish(_ broker: MosquittoBroker, _ topic: String, _ payload: String, retain: Bool = false) async throws {
     try await publish(broker, [(topic, Array(payload.utf8))], retain: retain)
 }

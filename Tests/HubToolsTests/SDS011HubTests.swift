@@ -39,13 +39,7 @@ import Testing
                         alerts: { events: [air_quality], statuses: [alert], backends: [audit], title: "{value}" }
                     """)
             try await hub.prepare(broker)
-            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
-            configuration.operationTimeout = .seconds(10)
-            var logger = Logger(label: "listener")
-            logger.logLevel = .critical
-            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
-                try await listener.subscribe("sensorhub/sds011/#", qos: .atLeastOnce)
-                let messages = Inbox.consuming(listener.messages)
+            try await withListener(broker, subscribing: "sensorhub/sds011/#") { messages in
                 try await hub.startAndWaitUntilReady()
 
                 // The reading on the hub's own topic, as JSON.

@@ -81,8 +81,11 @@ extension HubAPI {
               return td;
             }
             function shown(s) {
-              if (s.value == null || !s.unit) return s.status;
-              return s.unit === '%' ? s.status + s.unit : s.status + ' ' + s.unit;
+              if (s.value == null) return s.status;
+              const unit = !s.unit ? '' : s.unit === '%' ? s.unit : ' ' + s.unit;
+              // With bands the status is the band: the value follows it, as Sensor.shownStatus shows it.
+              if (s.bands) return s.status + ' (' + s.value + unit + ')';
+              return s.status + unit;
             }
             function row(s) {
               const tr = document.createElement('tr');

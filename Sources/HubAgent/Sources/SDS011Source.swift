@@ -1,7 +1,6 @@
 import Foundation
 import HubCore
 import HubSupport
-import HubSupport
 import Logging
 import SDS011
 import ServiceLifecycle
@@ -151,29 +150,8 @@ final class SDS011Source: Service, Sendable {
 
     /// Adds the SDS011 to the registry as a particulate sensor (once), and returns the topic its readings go to.
     private func register(_ device: SDS011DeviceID) -> String? {
-        let topic = settings.topic.replacingOccurrences(of: "{id}", with: device.description)
-        do {
-            let existing = try store.update { document throws(RegistryError) -> Sensor? in
-                if let sensor = document.sensor(named: settings.name) { return sensor }
-                try document.addSensor(named: settings.name, topic: topic, kind: .particulate)
-                return nil
-            }
-            if let existing, existing.topic != topic || existing.kind != .particulate {
-                logger.warning(
-                    "the registry's sensor has another topic or kind than the SDS011's; readings go to its topic",
-                    metadata: [
-                        "sensor": "\(existing.name)", "its_topic": "\(existing.topic)", "sds011_topic": "\(topic)",
-                    ])
-                return existing.topic
-            }
-            if existing == nil {
-                logger.notice(
-                    "added the SDS011 to the registry", metadata: ["sensor": "\(settings.name)", "topic": "\(topic)"])
-            }
-            return topic
-        } catch {
-            errors.record("could not add the SDS011 to the registry: \(error)")
-            return nil
-        }
+        SourceSensor.register(
+            name: settings.name, topic: settings.topic.replacingOccurrences(of: "{id}", with: device.description),
+            kind: .particulate, source: "the SDS011", store: store, errors: errors, logger: logger)
     }
 }

@@ -6,8 +6,9 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 
-/// An HTTP client for one backend, and the reading of HTTP answers as delivery results.
-struct HTTPDelivery: Sendable {
+/// An HTTP client for one backend, and the reading of HTTP answers as delivery results. The hub's one HTTP client:
+/// hubd's sources that fetch a page (the UV source's TEMIS page) use it too.
+package struct HTTPDelivery: Sendable {
     let client: HTTPClient
     /// How long an attempt may take: until the answer's head, and then between the body's bytes.
     let timeout: Duration
@@ -16,11 +17,11 @@ struct HTTPDelivery: Sendable {
 
     /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
     /// Closes the client from synchronous code (a configuration that failed half-way through).
-    func shutdownNow() {
+    package func shutdownNow() {
         try? client.syncShutdown()
     }
 
-    init(caFile: String?, http2: Bool = false, timeout: Duration) throws {
+    package init(caFile: String?, http2: Bool = false, timeout: Duration) throws {
         self.timeout = timeout
         deadline = .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
         var configuration = HTTPClient.Configuration()
@@ -37,10 +38,10 @@ struct HTTPDelivery: Sendable {
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
-    struct Answer: Sendable {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: String
+    package struct Answer: Sendable {
+        package var status: Int
+        package var headers: HTTPHeaders
+        package var body: String
     }
 
     /// An attempt that got no answer within the backend's `timeout`.
@@ -57,8 +58,17 @@ struct HTTPDelivery: Sendable {
         try await request(.POST, url, headers: headers, body: body)
     }
 
+    /// GETs a page: its body up to `limit` bytes (the rest is not read).
+    package func get(_ url: String, limit: Int) async throws -> Answer {
+        try await request(.GET, url, headers: HTTPHeaders(), body: nil, keeping: limit)
+    }
+
     /// One request (`post`'s, with any method; `body` `nil` sends none).
-    func request(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders, body: [UInt8]?) async throws -> Answer {
+    /// - Parameter keeping: the bytes of the body kept: the start is enough for an error message, and a big 200
+    ///   page must not fail a delivery.
+    func request(
+        _ method: HTTPMethod, _ url: String, headers: HTTPHeaders, body: [UInt8]?, keeping limit: Int = 4096
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers = headers
@@ -70,11 +80,10 @@ struct HTTPDelivery: Sendable {
         } catch {
             throw named(error)
         }
-        // The start of the body is enough for an error message; a big 200 page must not fail the delivery.
         var kept: [UInt8] = []
         do {
-            for try await var chunk in response.body where kept.count < 4096 {
-                kept += chunk.readBytes(length: min(chunk.readableBytes, 4096 - kept.count)) ?? []
+            for try await var chunk in response.body where kept.count < limit {
+                kept += chunk.readBytes(length: min(chunk.readableBytes, limit - kept.count)) ?? []
             }
         } catch {
             if !(200..<300).contains(Int(response.status.code)) { throw named(error) }
@@ -156,7 +165,7 @@ struct HTTPDelivery: Sendable {
         return .seconds(max(0, date.timeIntervalSince(now).rounded(.up)))
     }
 
-    func shutdown() async {
+    package func shutdown() async {
         try? await client.shutdown()
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import HubCore
+import HubSupport
+import HubTestKit
+import Logging
+import Mosquitto
+import Testing
+
+/// hubd's UV source end to end: a real broker, a local server serving a TEMIS-shaped page → the UV index on its
+/// own topic → back into the registry as a numeric sensor whose status is WHO's band; the page failing keeps the
+/// last ozone column, and a restart keeps it too.
+@Suite(.timeLimit(.minutes(3)))
+struct UVSourceHubTests {
+    static let place = GeoPoint(latitude: 52.1, longitude: 5.18)!
+    static let topic = "sensorhub/uv/uv index"
+
+    /// The page with its first row today at the place (its mean solar date, as the source reckons it).
+    static func page() -> String {
+        let today = CalendarDay(Date(), offset: place.longitude * 240)
+        return UVFixtures.temisPage(year: today.year, month: today.month, day: today.day)
+    }
+
+    static func json(_ message: MQTTMessage) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]) ?? [:]
+    }
+
+    @Test func publishesTheBandKeepsTheLastOzoneAndSurvivesARestart() async throws {
+        let failing = Locked(false)
+        let server = try await TestHTTPServer.start { _, _ in
+            failing.withLock { $0 } ? .init(status: 503, body: "down") : .init(body: Self.page())
+        }
+        try await withBroker { broker in
+            let hub = try RunningHub(
+                configuration: """
+                    uv:
+                      latitude: 52.1
+                      longitude: 5.18
+                      interval: 1s
+                      temis: \(server.url)/uvradiation/nrt/uvindex.php
+                      temis_refresh: 1s
+                    """)
+            try await hub.prepare(broker)
+            try await withListener(broker, subscribing: "sensorhub/uv/#") { messages in
+                try await hub.startAndWaitUntilReady()
+
+                // The reading, with today's ozone column from the page.
+                let first = try await messages.next(within: .seconds(15), "a reading with TEMIS's ozone") {
+                    $0.topic == Self.topic && Self.json($0)["ozone_source"] as? String == "temis"
+                }
+                let json = Self.json(first)
+                #expect(json["ozone"] as? Double == 324.5)
+                #expect(json["uvi"] is Double && json["max_today"] is Double)
+                #expect((json["forecast"] as? [[String: Any]])?.count == 4)
+                let requests = try await server.waitForRequests(1)
+                #expect(requests.first?.path.hasPrefix("/uvradiation/nrt/uvindex.php") == true)
+
+                // In the registry: a numeric sensor with WHO's bands, its status the band of its value.
+                try await eventually("the registry's UV sensor") {
+                    guard let sensor = try hub.sensor("uv index"), let value = sensor.value else { return false }
+                    return sensor.kind == .numeric && sensor.format.bands == .whoUV && sensor.format.unit == "UVI"
+                        && sensor.topic == Self.topic && sensor.status == ValueBands.whoUV.name(for: value)
+                        && sensor.attributes["ozone"] == .number(324.5)
+                }
+
+                // The page fails: the last good ozone stays, and the payload says the page failed.
+                failing.withLock { $0 = true }
+                let kept = try await messages.next(within: .seconds(15), "a reading after the page failed") {
+                    $0.topic == Self.topic && (Self.json($0)["temis_failures"] as? Int ?? 0) >= 1
+                }
+                let failed = Self.json(kept)
+                #expect(failed["ozone"] as? Double == 324.5 && failed["ozone_source"] as? String == "temis")
+                #expect(failed["temis_error"] as? String == "HTTP 503")
+                try await hub.waitForLog("the TEMIS page failed; keeping the last good values")
+                try await eventually("the sensor shows the failure") {
+                    try hub.sensor("uv index")?.attributes["temis_error"] == .string("HTTP 503")
+                }
+
+                // A restart with the page still failing: the page kept in the state directory gives the ozone.
+                await hub.stop()
+                #expect(FileManager.default.fileExists(atPath: hub.hubctl.state.file("uv-temis.html")))
+                try await hub.startAndWaitUntilReady()
+                try await hub.waitForLog("the TEMIS page failed; keeping the last good values")
+                try await hub.waitForLog("published the UV index", "ozone=324.5", "ozone_source=temis")
+            }
+            await hub.stop()
+            // Registered once, whatever the restarts.
+            #expect(try hub.registry().sensors.filter { $0.name == "uv index" }.count == 1)
+        }
+        await server.stop()
+    }
+}
