@@ -31,6 +31,14 @@ extension SensorTracker {
         if retained && !tracked.isOffline && decoded.status == old && decoded.attributes == tracked.attributes {
             return .unchanged
         }
+        // A reading that says which instant it is for is a repeat when the hub has that instant's already, retained
+        // or not: a source that crashed between publishing it and remembering so (a feed's ledger) publishes it
+        // again after the restart, and that must not make a second point in the history.
+        if tracked.kind == .numeric && !tracked.isOffline, let instant = decoded.attributes.readingTime,
+            instant == tracked.attributes.readingTime
+        {
+            return .unchanged
+        }
         var events: [SensorEvent] = []
         let format = tracked.format
         let value = decoded.number.flatMap { format.bands == nil ? nil : format.withUnit(format.format($0)) }

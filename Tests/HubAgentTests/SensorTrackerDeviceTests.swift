@@ -108,6 +108,27 @@ import Testing
         #expect(tracker.checkSilence(now: start + .seconds(61), time: time).map(\.kind) == [.silent])
     }
 
+    /// A reading that says its instant (a feed's hour) is one reading, however often it comes: published again live
+    /// (a source that crashed before remembering it had) it makes no second point; the next instant does, and so
+    /// does a payload without a time.
+    @Test func aReadingOfAnInstantTheHubHasIsARepeat() throws {
+        var tracker = try tracker([Self.sensor(1, "sg-west", "feeds/west", #""kind": "numeric", "value": "value""#)])
+        let hour = #"{"value":54,"time":"2020-12-15T00:00:00.000Z","pm25_sub_index":40}"#
+        #expect(
+            ingest(&tracker, "feeds/west", hour)
+                == .reading(.numeric(54, unit: nil, time: time), sensor: "sg-west", events: []))
+        #expect(ingest(&tracker, "feeds/west", hour, after: 5) == .unchanged)
+        // The same instant written in another zone is the same instant.
+        #expect(ingest(&tracker, "feeds/west", #"{"value":54,"time":"2020-12-15T08:00:00+08:00"}"#) == .unchanged)
+        let next = #"{"value":60,"time":"2020-12-15T01:00:00.000Z"}"#
+        #expect(
+            ingest(&tracker, "feeds/west", next)
+                == .reading(.numeric(60, unit: nil, time: time), sensor: "sg-west", events: []))
+        #expect(
+            ingest(&tracker, "feeds/west", #"{"value":60}"#)
+                == .reading(.numeric(60, unit: nil, time: time), sensor: "sg-west", events: []))
+    }
+
     @Test func aNumericSensorReadsWithoutEventsAndRecoversAfterOffline() throws {
         var tracker = try tracker(silence: .seconds(60))
         let payload = #"{"Time":"2024-05-01T10:00:00","AM2301":{"Temperature":22.6,"Humidity":32.4},"TempUnit":"C"}"#

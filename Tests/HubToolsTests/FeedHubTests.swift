@@ -129,6 +129,18 @@ import Testing
             #expect(try await readings("sg-west", hub) == [54, 60, 71])
             #expect(try await readings("sg-east", hub) == [48, 48, 48])
             #expect(try hub.registry().sensors.filter { $0.name.hasPrefix("sg-") }.count == 6)
+
+            // A crash between publishing an hour and remembering it in the ledger: the next hubd, without the
+            // ledger, publishes that hour again, and the hub, which has that hour's reading, stores no second one.
+            // (Twelve messages: the six retained on subscribing, and the six published again.)
+            unlink(hub.hubctl.state.file(FeedLedger.fileName))
+            unlink(hub.hubctl.state.file(AgentStatus.fileName))
+            try await hub.startAndWaitUntilReady()
+            try await eventually("the hour published again, and taken in") {
+                counters().published == 6 && (hub.status?.counters.messages ?? 0) >= 12
+            }
+            await hub.stop()
+            #expect(try await readings("sg-west", hub) == [54, 60, 71])
         }
         await server.stop()
     }

@@ -191,6 +191,12 @@ public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, R
     /// The attribute called `name`.
     public subscript(name: String) -> Value? { members.first { $0.name == name }?.value }
 
+    /// The instant a reading says it is for: its `time` attribute, ISO 8601 with a zone (a feed's hour), or `nil`.
+    public var readingTime: Timestamp? {
+        guard case .string(let text)? = self["time"] else { return nil }
+        return Timestamp(iso8601: text)
+    }
+
     /// The scalar leaves of `tree` but the one at `steps`, at most `ValueFormat.maximumAttributes`. Text that could
     /// act on a terminal is kept escaped (`\u{1B}`), so every place that shows an attribute can show it as it is.
     init(leavesOf tree: JSONTree, except steps: [ValuePath.Segment]) {
