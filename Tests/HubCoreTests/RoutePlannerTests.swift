@@ -223,15 +223,13 @@ private func distanceFromCentre(_ point: GeoPoint) -> Double {
         let route = try RoutePlanner(pollutionWeight: 0.05).route(from: start, to: end, over: field(hotspotReadings()))
         let text = route.gpx(name: "<home> & \"work\" \u{1}", creator: "hub's")
         #expect(text.contains("&lt;home&gt; &amp; &quot;work&quot;"))
-        #if canImport(FoundationXML) || canImport(Darwin)
-            let reader = GPXReader()
-            let parser = XMLParser(data: Data(text.utf8))
-            parser.delegate = reader
-            #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
-            #expect(reader.points == route.points.count)
-            #expect(reader.elements.prefix(4) == ["gpx", "trk", "name", "desc"])
-            #expect(reader.name.hasPrefix("<home> & \"work\""))
-        #endif
+        let reader = GPXReader()
+        let parser = XMLParser(data: Data(text.utf8))
+        parser.delegate = reader
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(reader.points == route.points.count)
+        #expect(reader.elements.prefix(4) == ["gpx", "trk", "name", "desc"])
+        #expect(reader.name.hasPrefix("<home> & \"work\""))
     }
 }
 
