@@ -72,6 +72,7 @@ let package = Package(
             dependencies: [
                 "HubSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict

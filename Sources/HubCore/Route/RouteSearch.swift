@@ -1,0 +1,139 @@
+import HeapModule
+
+/// One edge out of a node, as A* sees it.
+package struct RouteEdge: Sendable {
+    package var target: Int
+    /// Metres.
+    package var length: Double
+    /// µg/m³ along the edge.
+    package var pm25: Double
+
+    package init(target: Int, length: Double, pm25: Double) {
+        self.target = target
+        self.length = length
+        self.pm25 = pm25
+    }
+}
+
+/// What A* searches: nodes numbered from 0, edges with a length and a PM2.5.
+package protocol RouteGraph {
+    var nodeCount: Int { get }
+    func forEachEdge(from node: Int, _ body: (RouteEdge) -> Void)
+    /// A lower bound, in metres, on the length of every path between two nodes.
+    func straightLine(from: Int, to: Int) -> Double
+    /// A lower bound on the PM2.5 of every edge.
+    var minimumPM25: Double { get }
+}
+
+/// A path found by `RouteSearch`.
+package struct SearchResult: Sendable, Equatable {
+    package var nodes: [Int]
+    /// Metres.
+    package var length: Double
+    /// Σ length × PM2.5, µg/m³·m.
+    package var exposure: Double
+    /// Σ length × (1 + k × PM2.5): what was minimised.
+    package var cost: Double
+}
+
+package enum RouteSearch {
+    /// A* (Hart, Nilsson and Raphael, "A Formal Basis for the Heuristic Determination of Minimum Cost Paths", IEEE
+    /// Transactions on Systems Science and Cybernetics 4(2), 1968) minimising Σ length × (1 + k × PM2.5).
+    ///
+    /// The heuristic h(n) = straightLine(n, goal) × (1 + k × minimumPM25) never overestimates: every path from n is
+    /// at least straightLine long, and each of its metres costs at least 1 + k × minimumPM25 (k ≥ 0). It is also
+    /// consistent (the straight line obeys the triangle inequality and an edge is no shorter than the straight line
+    /// between its ends), so a node is final when it is first taken from the queue. `nil` when `goal` can't be
+    /// reached.
+    package static func aStar(_ graph: some RouteGraph, from start: Int, to goal: Int, k: Double) -> SearchResult? {
+        let factor = 1 + k * graph.minimumPM25
+        var best = [Double](repeating: .infinity, count: graph.nodeCount)
+        var parent = [Int32](repeating: -1, count: graph.nodeCount)
+        var parentLength = [Double](repeating: 0, count: graph.nodeCount)
+        var parentPM25 = [Double](repeating: 0, count: graph.nodeCount)
+        var done = [Bool](repeating: false, count: graph.nodeCount)
+        var open = Heap<Entry>()
+        best[start] = 0
+        open.insert(Entry(estimate: graph.straightLine(from: start, to: goal) * factor, cost: 0, node: start))
+        while let entry = open.popMin() {
+            let node = entry.node
+            if done[node] || entry.cost > best[node] { continue }
+            done[node] = true
+            if node == goal { break }
+            graph.forEachEdge(from: node) { edge in
+                guard !done[edge.target] else { return }
+                let cost = entry.cost + edge.length * (1 + k * edge.pm25)
+                guard cost < best[edge.target] else { return }
+                best[edge.target] = cost
+                parent[edge.target] = Int32(node)
+                parentLength[edge.target] = edge.length
+                parentPM25[edge.target] = edge.pm25
+                let estimate = cost + graph.straightLine(from: edge.target, to: goal) * factor
+                open.insert(Entry(estimate: estimate, cost: cost, node: edge.target))
+            }
+        }
+        guard done[goal] else { return nil }
+        var nodes = [goal]
+        var length = 0.0
+        var exposure = 0.0
+        var node = goal
+        while node != start {
+            length += parentLength[node]
+            exposure += parentLength[node] * parentPM25[node]
+            node = Int(parent[node])
+            nodes.append(node)
+        }
+        return SearchResult(nodes: nodes.reversed(), length: length, exposure: exposure, cost: best[goal])
+    }
+
+    private struct Entry: Comparable {
+        var estimate: Double
+        var cost: Double
+        var node: Int
+
+        /// Ties go to the deeper node (the larger cost so far), which reaches the goal sooner.
+        static func < (a: Entry, b: Entry) -> Bool {
+            a.estimate < b.estimate || (a.estimate == b.estimate && a.cost > b.cost)
+        }
+    }
+}
+
+/// The pollution grid as a graph: each cell joined to its eight neighbours, an edge priced at the mean of its two
+/// cells over the distance between their centres.
+package struct GridGraph: RouteGraph {
+    package let field: PollutionField
+    private static let diagonal = 2.0.squareRoot()
+
+    package init(field: PollutionField) { self.field = field }
+
+    package var nodeCount: Int { field.cellCount }
+    package var minimumPM25: Double { field.minimumValue }
+
+    package func forEachEdge(from node: Int, _ body: (RouteEdge) -> Void) {
+        let columns = field.columns
+        let row = node / columns
+        let column = node % columns
+        let here = field.values[node]
+        for dr in -1...1 {
+            let r = row + dr
+            guard r >= 0, r < field.rows else { continue }
+            for dc in -1...1 where dr != 0 || dc != 0 {
+                let c = column + dc
+                guard c >= 0, c < columns else { continue }
+                let target = r * columns + c
+                let length = field.cellSize * (dr != 0 && dc != 0 ? Self.diagonal : 1)
+                body(RouteEdge(target: target, length: length, pm25: (here + field.values[target]) / 2))
+            }
+        }
+    }
+
+    package func straightLine(from: Int, to: Int) -> Double {
+        let dr = Double(from / field.columns - to / field.columns)
+        let dc = Double(from % field.columns - to % field.columns)
+        return (dr * dr + dc * dc).squareRoot() * field.cellSize
+    }
+
+    package func centre(_ node: Int) -> GeoPoint {
+        field.centre(row: node / field.columns, column: node % field.columns)
+    }
+}
