@@ -69,4 +69,23 @@ import Testing
         let error = #expect(throws: ConfigurationError.self) { try load(yaml) }
         #expect(error?.description.contains(key) == true, "\(String(describing: error))")
     }
+
+    @Test func theBackOffWaitsAtLeastWhatRetryAfterAskedWithinItsCap() {
+        var feed = FeedSettings(name: "abq", format: .openaq)
+        feed.interval = .seconds(600)
+        #expect(feed.delay(after: 0) == .seconds(600))
+        #expect(feed.delay(after: 1) == .seconds(60) && feed.delay(after: 3) == .seconds(240))
+        #expect(feed.delay(after: 10) == .seconds(3600))
+        // A longer Retry-After wins over the back-off; a shorter one does not shorten it.
+        #expect(feed.delay(after: 1, retryAfter: .seconds(300)) == .seconds(300))
+        #expect(feed.delay(after: 3, retryAfter: .seconds(5)) == .seconds(240))
+        // A day asked for is an hour, or the interval when that is longer.
+        #expect(feed.delay(after: 1, retryAfter: .seconds(86_400)) == .seconds(3600))
+        feed.interval = .seconds(7200)
+        #expect(feed.delay(after: 1, retryAfter: .seconds(86_400)) == .seconds(7200))
+        // A short interval backs off from itself, and a Retry-After still holds it back.
+        feed.interval = .seconds(1)
+        #expect(feed.delay(after: 2) == .seconds(2))
+        #expect(feed.delay(after: 1, retryAfter: .seconds(3)) == .seconds(3))
+    }
 }

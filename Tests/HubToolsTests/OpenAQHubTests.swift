@@ -15,6 +15,8 @@ import Testing
         /// Answer every request with this status (and `Retry-After`, when set) instead.
         var failure: Int?
         var retryAfter: String?
+        /// When the requests answered with `failure` came.
+        var refused: [ContinuousClock.Instant] = []
     }
 
     static let key = "openaq-test-key"
@@ -22,7 +24,10 @@ import Testing
     @Test func aLocationIsPublishedWithItsKeyAndRateLimitsAreRetried() async throws {
         let served = Locked(Served())
         let server = try await TestHTTPServer.start { request, _ in
-            let now = served.withLock { $0 }
+            let now = served.withLock { served in
+                if served.failure != nil { served.refused.append(request.received) }
+                return served
+            }
             guard request.header("X-API-Key") == Self.key else { return .init(status: 401, body: "no key") }
             if let failure = now.failure {
                 return .init(status: failure, headers: now.retryAfter.map { [("Retry-After", $0)] } ?? [])
@@ -67,11 +72,17 @@ import Testing
             #expect(!server.requests.isEmpty && server.requests.allSatisfy { $0.header("X-API-Key") == Self.key })
             #expect(server.requests.count { $0.path == "/v3/locations/2178" } == 1)
 
-            // Rate limited: each 429 a failed poll, retried until the server answers again.
-            served.withLock { $0.failure = 429 }
+            // Rate limited: each 429 a failed poll, retried until the server answers again, never sooner than its
+            // Retry-After (3 s, where the back-off from a 1 s interval alone would be 1 s, then 2 s).
+            served.withLock {
+                $0.failure = 429
+                $0.retryAfter = "3"
+            }
             try await hub.waitForLog("a feed could not be read", "HTTP 429")
             try await eventually("two failed polls", within: .seconds(20)) { counters().failures >= 2 }
             #expect(counters().lastProblem?.contains("HTTP 429") == true)
+            let refused = served.withLock { $0.refused }
+            #expect(zip(refused, refused.dropFirst()).allSatisfy { $1 - $0 >= .seconds(3) }, "\(refused)")
             served.withLock {
                 $0.failure = nil
                 $0.utc = "2024-05-01T17:00:00Z"

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HubCore
+import HubNotify
 import HubSupport
 import Logging
 import NIOCore
@@ -171,6 +172,8 @@ private struct Poller {
     /// An answer that is not the document.
     struct HTTPFailure: Error, CustomStringConvertible {
         var description: String
+        /// How long a 429 or 503 asked to wait (`Retry-After`).
+        var retryAfter: Duration?
     }
 
     func run() async {
@@ -180,6 +183,7 @@ private struct Poller {
         var log = LogThrottle(every: .seconds(300))
         var backwards = LogThrottle(every: .seconds(300))
         var failures = 0
+        var retryAfter: Duration?
         let name = feed.name
         while !Task.isCancelled {
             let start = ContinuousClock.now
@@ -207,10 +211,12 @@ private struct Poller {
                     source.count(name) { $0.notModified += 1 }
                 }
                 failures = 0
+                retryAfter = nil
             } catch is CancellationError {
                 return
             } catch {
                 failures += 1
+                retryAfter = (error as? HTTPFailure)?.retryAfter
                 source.count(name) {
                     $0.failures += 1
                     $0.lastProblem = "\(error)"
@@ -221,17 +227,11 @@ private struct Poller {
                         metadata: ["feed": "\(name)", "error": "\(error)", "problems": "\(count)"])
                 }
             }
-            guard (try? await Task.sleep(until: start + delay(after: failures))) != nil else { return }
+            // A Retry-After counts from its answer, which came after the poll's start.
+            let from = retryAfter == nil ? start : ContinuousClock.now
+            let delay = feed.delay(after: failures, retryAfter: retryAfter)
+            guard (try? await Task.sleep(until: from + delay)) != nil else { return }
         }
-    }
-
-    /// The interval, or after failures a back-off from a minute (or the interval, if shorter) doubling up to an hour
-    /// (or the interval, if longer).
-    func delay(after failures: Int) -> Duration {
-        guard failures > 0 else { return feed.interval }
-        let first = min(feed.interval, .seconds(60))
-        let cap = max(feed.interval, .seconds(3600))
-        return min(first * (1 << min(failures - 1, 16)), cap)
     }
 
     /// Fetches and reads the feed's documents; `nil` when none of them changed.
@@ -281,8 +281,11 @@ private struct Poller {
         let status = Int(response.status.code)
         if status == 304, cache[url] != nil { return false }
         guard status == 200 else {
-            let retry = response.headers.first(name: "Retry-After").map { ", Retry-After \($0)" } ?? ""
-            throw HTTPFailure(description: "\(url): HTTP \(status) \(response.status.reasonPhrase)\(retry)")
+            let header = response.headers.first(name: "Retry-After")
+            let retry = header.map { ", Retry-After \($0)" } ?? ""
+            throw HTTPFailure(
+                description: "\(url): HTTP \(status) \(response.status.reasonPhrase)\(retry)",
+                retryAfter: status == 429 || status == 503 ? HTTPDelivery.retryAfter(header) : nil)
         }
         let body = try await response.body.collect(upTo: FeedSource.maximumDocument)
         cache[url] = Cached(

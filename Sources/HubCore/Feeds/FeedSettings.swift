@@ -54,6 +54,21 @@ public struct FeedSettings: Sendable, Hashable {
     /// The sensor a region's readings belong to.
     public func sensorName(region slug: String) -> String { sensorPrefix + slug }
 
+    /// How long to wait before the next poll: the interval, or after failures a back-off from a minute (or the
+    /// interval, if shorter) doubling up to an hour (or the interval, if longer) — and never less than the server
+    /// asked for in a 429's or 503's `Retry-After`, itself capped as the back-off is, so that a server asking for a
+    /// day can't stop the feed for a day.
+    /// - Parameters:
+    ///   - failures: failed polls in a row (0 after a good one).
+    ///   - retryAfter: the last failure's `Retry-After`, when it had one.
+    public func delay(after failures: Int, retryAfter: Duration? = nil) -> Duration {
+        guard failures > 0 else { return interval }
+        let first = min(interval, .seconds(60))
+        let cap = max(interval, .seconds(3600))
+        let backOff = min(first * (1 << min(failures - 1, 16)), cap)
+        return max(backOff, min(retryAfter ?? .zero, cap))
+    }
+
     static let keys = [
         "name", "format", "url", "psi_url", "pm25_url", "interval", "timeout", "sensor_prefix", "unit", "locations",
         "items", "region", "region_name", "time", "value", "latitude", "longitude", "metrics",

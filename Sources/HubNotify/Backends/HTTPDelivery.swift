@@ -154,7 +154,7 @@ package struct HTTPDelivery: Sendable {
     }
 
     /// `Retry-After`: seconds, or an HTTP date.
-    static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+    package static func retryAfter(_ value: String?, now: Date = Date()) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
         let formatter = DateFormatter()
