@@ -4,8 +4,9 @@ import HubSupport
 import HubTestKit
 import Testing
 
-/// OpenAQ v3 end to end: a local server plays api.openaq.org (a location and its latest measurements, a rate limit)
-/// → hubd's feed source, with the key from `api_key_file` → the location's virtual sensor → history.
+/// OpenAQ v3 end to end: a local server plays api.openaq.org (a location and its latest measurements, dated for
+/// conditional requests; a rate limit) → hubd's feed source, with the key from `api_key_file` → the location's
+/// virtual sensor → history.
 @Suite struct OpenAQHubTests {
     /// What the fake OpenAQ serves now.
     struct Served: Sendable {
@@ -33,11 +34,15 @@ import Testing
                 return .init(status: failure, headers: now.retryAfter.map { [("Retry-After", $0)] } ?? [])
             }
             let json = [("Content-Type", "application/json")]
+            // Latest is dated (Last-Modified, no ETag) by its hour: If-Modified-Since that date is answered 304.
+            let modified = "Wed, 01 May 2024 \(now.utc.dropFirst(11).prefix(8)) GMT"
             switch request.path {
             case "/v3/locations/2178": return .init(headers: json, body: FeedFixtures.openAQLocation)
             case "/v3/locations/2178/latest":
+                if request.header("If-Modified-Since") == modified { return .init(status: 304) }
                 return .init(
-                    headers: json, body: FeedFixtures.openAQLatest(utc: now.utc, pm25: now.pm25, pm10: now.pm10))
+                    headers: json + [("Last-Modified", modified)],
+                    body: FeedFixtures.openAQLatest(utc: now.utc, pm25: now.pm25, pm10: now.pm10))
             default: return .init(status: 404, body: #"{"detail":"Not Found"}"#)
             }
         }
@@ -67,8 +72,12 @@ import Testing
             #expect(attributes["pm25"] == .number(123.6) && attributes["pm10"] == .number(261.8))
             #expect(attributes["latitude"] == .number(35.1353))
             #expect(attributes["time"] == .string("2024-05-01T16:00:00.000Z"))
-            // Every request carried the key; the location was asked for once, its latest at every poll.
-            try await eventually("polls of the same hour") { counters().repeated >= 1 }
+            // Every request carried the key; the location was asked for once, its latest at every poll, conditionally
+            // with the date it came with, and the 304s count as not modified.
+            try await eventually("304s") { counters().notModified >= 2 }
+            #expect(
+                server.requests.contains { $0.header("If-Modified-Since") == "Wed, 01 May 2024 16:00:00 GMT" }
+                    && !server.requests.contains { $0.header("If-None-Match") != nil })
             #expect(!server.requests.isEmpty && server.requests.allSatisfy { $0.header("X-API-Key") == Self.key })
             #expect(server.requests.count { $0.path == "/v3/locations/2178" } == 1)
 
