@@ -159,6 +159,7 @@ public struct Hub: Sendable {
             (snapshot.connection, snapshot.counters.reconnects) = connection.snapshot
             snapshot.counters.sds011 = sds011?.serialLine
             snapshot.counters.feeds = feeds?.statistics
+            snapshot.counters.temis = uv?.statistics
             snapshot.counters.discovery = discoverer?.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics

@@ -101,6 +101,12 @@ extension Output {
                 if let problem = counts.lastProblem { text += "; last problem: \(problem)" }
                 fields.append(("Feed \(feed)", text))
             }
+            if let temis = status.counters.temis {
+                var text = "\(temis.fetches) fetches of the page, \(temis.failures) failed"
+                text += "; values from " + (temis.lastGoodFetch.map { absolute(Timestamp($0)) } ?? "no good fetch yet")
+                if let error = temis.lastError { text += "; last error: \(error)" }
+                fields.append(("UV TEMIS", text))
+            }
             if let discovery = status.counters.discovery {
                 let over =
                     discovery.overLimit > 0 ? ", \(discovery.overLimit) devices left out past max_auto_sensors" : ""
@@ -205,6 +211,21 @@ extension Output {
                 writer.key("lastProblem", first: &member)
                 if let problem = counts.lastProblem { writer.string(problem) } else { writer.raw("null") }
                 writer.raw("}")
+            }
+            writer.raw("}")
+        }
+        if let temis = status?.counters.temis {
+            writer.key("temis", first: &first)
+            writer.raw("{")
+            inner = true
+            for (key, value) in [("fetches", temis.fetches), ("failures", temis.failures)] {
+                writer.key(key, first: &inner)
+                writer.number(value)
+            }
+            let fetched = temis.lastGoodFetch.map { Timestamp($0).iso8601 }
+            for (key, value) in [("lastError", temis.lastError), ("lastGoodFetch", fetched)] {
+                writer.key(key, first: &inner)
+                if let value { writer.string(value) } else { writer.raw("null") }
             }
             writer.raw("}")
         }

@@ -47,6 +47,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var sds011: SerialLine?
         /// Each regional air-quality feed's polls, by feed name; `nil` when no feed is configured.
         public var feeds: [String: FeedCounters]?
+        /// The UV source's fetches of the TEMIS page; `nil` when it reads no page.
+        public var temis: TEMISCounters?
         /// The write-ahead journal's work; `nil` from a hub that has none.
         public var journal: JournalCounters?
         /// What discovery did; `nil` when it is off.
@@ -103,6 +105,20 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var failures = 0
         /// The last problem, for `hubctl status`.
         public var lastProblem: String?
+
+        public init() {}
+    }
+
+    /// What the UV source's fetches of the TEMIS page did since start.
+    public struct TEMISCounters: Codable, Sendable, Hashable {
+        /// Fetches of the page, good or not.
+        public var fetches = 0
+        /// Fetches that failed: an HTTP error, a timeout, a page that could not be read.
+        public var failures = 0
+        /// The last failure's reason, kept after the page is read again.
+        public var lastError: String?
+        /// When the page whose values are in use was fetched (by an earlier hubd, when it is the page it kept).
+        public var lastGoodFetch: Date?
 
         public init() {}
     }

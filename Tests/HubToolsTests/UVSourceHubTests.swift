@@ -8,7 +8,7 @@ import Testing
 
 /// hubd's UV source end to end: a real broker, a local server serving a TEMIS-shaped page → the UV index on its
 /// own topic → back into the registry as a numeric sensor whose status is WHO's band; the page failing keeps the
-/// last ozone column, and a restart keeps it too.
+/// last ozone column (and the fetches are counted in `hubctl status` and `/metrics`), and a restart keeps it too.
 @Suite(.timeLimit(.minutes(3)))
 struct UVSourceHubTests {
     static let place = GeoPoint(latitude: 52.1, longitude: 5.18)!
@@ -41,7 +41,7 @@ struct UVSourceHubTests {
                     """)
             try await hub.prepare(broker)
             try await withListener(broker, subscribing: "sensorhub/uv/#") { messages in
-                try await hub.startAndWaitUntilReady()
+                let address = try await hub.startAndWaitForHTTP()
 
                 // The reading, with today's ozone column from the page.
                 let first = try await messages.next(within: .seconds(15), "a reading with TEMIS's ozone") {
@@ -74,12 +74,37 @@ struct UVSourceHubTests {
                 try await eventually("the sensor shows the failure") {
                     try hub.sensor("uv index")?.attributes["temis_error"] == .string("HTTP 503")
                 }
+                // Counted for hubctl status and /metrics: fetches, failures, the last error, the last good fetch.
+                try await eventually("the TEMIS counters in the status file") {
+                    guard let temis = hub.status?.counters.temis else { return false }
+                    return temis.failures >= 1 && temis.fetches > temis.failures && temis.lastError == "HTTP 503"
+                        && temis.lastGoodFetch != nil
+                }
+                let status = try await hub.hubctl.run("status").standardOutput
+                #expect(status.contains("UV TEMIS: ") && status.contains("; last error: HTTP 503"), "\(status)")
+                let statusJSON = try await hub.hubctl.run("status", "--json").standardOutput
+                let answer = try JSONSerialization.jsonObject(with: Data(statusJSON.utf8)) as? [String: Any]
+                let temis = answer?["temis"] as? [String: Any]
+                #expect(
+                    temis?["lastError"] as? String == "HTTP 503" && temis?["lastGoodFetch"] is String, "\(statusJSON)")
+                let metrics = try await NumericSensorTests().get("http://\(address)/metrics").body
+                for name in [
+                    "sensorhub_uv_temis_fetches_total ", "sensorhub_uv_temis_failures_total ",
+                    "sensorhub_uv_temis_last_good_fetch_seconds ",
+                ] {
+                    #expect(metrics.contains(name), "\(name) in \(metrics)")
+                }
 
                 // A restart with the page still failing: the page kept in the state directory gives the ozone.
+                // (The new hubd's first failure may be logged before it is ready, among the lines that wait reads:
+                // its counters say it instead. The old hubd's status file goes, so they are the new one's.)
                 await hub.stop()
                 #expect(FileManager.default.fileExists(atPath: hub.hubctl.state.file("uv-temis.html")))
+                unlink(hub.hubctl.state.file(AgentStatus.fileName))
                 try await hub.startAndWaitUntilReady()
-                try await hub.waitForLog("the TEMIS page failed; keeping the last good values")
+                try await eventually("a failed fetch after the restart") {
+                    (hub.status?.counters.temis?.failures ?? 0) >= 1 && hub.status?.counters.temis?.lastGoodFetch != nil
+                }
                 try await hub.waitForLog("published the UV index", "ozone=324.5", "ozone_source=temis")
             }
             await hub.stop()

@@ -89,6 +89,15 @@ final class MetricsExporter: Sendable {
                 ),
             ]
         }
+        if let temis = counters.temis {
+            totals += [
+                ("sensorhub_uv_temis_fetches_total", [], "Fetches of the TEMIS page by the UV source", temis.fetches),
+                (
+                    "sensorhub_uv_temis_failures_total", [],
+                    "TEMIS page fetches that failed (HTTP error, timeout, unreadable page)", temis.failures
+                ),
+            ]
+        }
         if let discovery = counters.discovery {
             totals += [
                 ("sensorhub_discovered_sensors_total", [], "Sensors discovery added", discovery.added),
@@ -137,6 +146,12 @@ final class MetricsExporter: Sendable {
                 name: "sensorhub_notification_queue_depth", labels: [("backend", backend)],
                 help: "Notifications waiting or retrying per backend"
             ).set(Double(statistics.queued))
+        }
+        if let fetched = snapshot.counters.temis?.lastGoodFetch {
+            registry.makeGauge(
+                name: "sensorhub_uv_temis_last_good_fetch_seconds",
+                help: "When the TEMIS page in use was fetched, seconds since 1970"
+            ).set(fetched.timeIntervalSince1970)
         }
         for snapshot in snapshot.air {
             if let pm25 = snapshot.reading?.pm25 {

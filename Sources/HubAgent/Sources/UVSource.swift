@@ -22,6 +22,7 @@ final class UVSource: Service, Sendable {
     let errors: ErrorRecorder
     /// Publishes retained at QoS 1 over the hub's connection.
     let publish: @Sendable (String, [UInt8]) async throws -> Void
+    private let counters = Locked(AgentStatus.TEMISCounters())
 
     init(
         settings: UVSettings, place: GeoPoint, store: DefaultsStore, stateDirectory: String, errors: ErrorRecorder,
@@ -39,6 +40,11 @@ final class UVSource: Service, Sendable {
     }
 
     var pagePath: String { stateDirectory + "/" + Self.pageFile }
+
+    /// The TEMIS page's fetches, for `hubctl status` and `/metrics`; `nil` when no page is read.
+    var statistics: AgentStatus.TEMISCounters? {
+        settings.temisURL == nil ? nil : counters.withLock { $0 }
+    }
 
     func run() async throws {
         guard let topic = register() else { return }
@@ -86,6 +92,7 @@ final class UVSource: Service, Sendable {
             temis.page = try TEMISPage(html: bytes, place: place)
             let written = (try? FileManager.default.attributesOfItem(atPath: pagePath)[.modificationDate]) as? Date
             temis.status.fetched = written
+            counters.withLock { $0.lastGoodFetch = written }
             if let written {
                 // Fetched again once it is as old as the refresh allows.
                 let age = Duration.seconds(max(0, Date().timeIntervalSince(written)))
@@ -101,6 +108,7 @@ final class UVSource: Service, Sendable {
     /// tries again after the interval, backing off to the refresh.
     private func fetch(_ url: String, with http: HTTPDelivery, into temis: inout TEMIS) async {
         let problem: String
+        counters.withLock { $0.fetches += 1 }
         do {
             let answer = try await http.get(url, limit: TEMISPage.maximumSize + 1)
             if answer.status == 200 {
@@ -108,6 +116,7 @@ final class UVSource: Service, Sendable {
                 let page = try TEMISPage(html: bytes, place: place)
                 temis.page = page
                 temis.status = UVSourceReading.TEMISStatus(fetched: Date())
+                counters.withLock { $0.lastGoodFetch = temis.status.fetched }
                 temis.next = .now + settings.temisRefresh
                 do {
                     try replaceFileAtomically(at: pagePath, with: bytes)
@@ -123,6 +132,10 @@ final class UVSource: Service, Sendable {
         }
         temis.status.failures += 1
         temis.status.lastError = problem
+        counters.withLock {
+            $0.failures += 1
+            $0.lastError = problem
+        }
         let retry = settings.interval * (1 << min(temis.status.failures - 1, 16))
         temis.next = .now + min(retry, settings.temisRefresh)
         if let count = temis.log.note() {
