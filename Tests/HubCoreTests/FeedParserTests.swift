@@ -133,15 +133,7 @@ import Testing
 
     // MARK: Generic JSON
 
-    let stations = #"""
-        {"stations":[
-          {"id":"North Hill","at":"2024-05-01T10:00:00Z","aqi":42,"pm":{"pm25":9.5},"lat":52.1,"lon":5.18},
-          {"id":"harbour","at":1714557600,"aqi":"61","pm":{"pm25":18}},
-          {"id":"broken","at":"soon","aqi":12},
-          {"id":"wild","at":"2024-05-01T10:00:00Z","aqi":99999},
-          {"at":"2024-05-01T10:00:00Z","aqi":3}
-        ]}
-        """#
+    let stations = FeedFixtures.stations()
 
     @Test func genericFeedReadsItemsWithPaths() throws {
         let format = JSONFeedFormat(

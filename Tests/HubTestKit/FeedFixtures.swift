@@ -72,6 +72,24 @@ public enum FeedFixtures {
             """#
     }
 
+    /// A feed in a shape of its own, for the generic JSON format (`items: stations`, `region: id`, `time: at`,
+    /// `value: aqi`, `latitude: lat`, `longitude: lon`, `metrics: {pm25: pm.pm25}`): two good stations at `hour` of
+    /// 1 May 2024 UTC (one timed in ISO 8601, one in seconds since 1970, its index a string), then three bad items:
+    /// a bad time, an absurd index, no region.
+    public static func stations(hour: Int = 10, north: Double = 42, harbour: Double = 61) -> String {
+        let iso = "2024-05-01T\(hour < 10 ? "0" : "")\(hour):00:00Z"
+        let epoch = 1_714_521_600 + hour * 3600
+        return #"""
+            {"stations":[
+              {"id":"North Hill","at":"\#(iso)","aqi":\#(format(north)),"pm":{"pm25":9.5},"lat":52.1,"lon":5.18},
+              {"id":"harbour","at":\#(epoch),"aqi":"\#(format(harbour))","pm":{"pm25":18}},
+              {"id":"broken","at":"soon","aqi":12},
+              {"id":"wild","at":"\#(iso)","aqi":99999},
+              {"at":"\#(iso)","aqi":3}
+            ]}
+            """#
+    }
+
     /// `GET /v3/locations/2178` as documented: one result with its sensors and their parameters.
     public static let openAQLocation = #"""
         {"meta":{"name":"openaq-api","website":"/","page":1,"limit":100,"found":1},"results":[{"id":2178,"name":"Del Norte","locality":"Albuquerque","timezone":"America/Denver","country":{"id":155,"code":"US","name":"United States"},"owner":{"id":4,"name":"Unknown Governmental Organization"},"provider":{"id":119,"name":"AirNow"},"isMobile":false,"isMonitor":true,"instruments":[{"id":2,"name":"Government Monitor"}],"sensors":[{"id":3917,"name":"no2 ppm","parameter":{"id":7,"name":"no2","units":"ppm","displayName":"NO₂"}},{"id":3916,"name":"o3 ppm","parameter":{"id":10,"name":"o3","units":"ppm","displayName":"O₃"}},{"id":3920,"name":"pm25 µg/m³","parameter":{"id":2,"name":"pm25","units":"µg/m³","displayName":"PM2.5"}},{"id":25227,"name":"pm10 µg/m³","parameter":{"id":1,"name":"pm10","units":"µg/m³","displayName":"PM10"}}],"coordinates":{"latitude":35.1353,"longitude":-106.584702},"licenses":null,"bounds":[-106.584702,35.1353,-106.584702,35.1353],"distance":null,"datetimeFirst":{"utc":"2016-03-06T19:00:00Z","local":"2016-03-06T12:00:00-07:00"},"datetimeLast":{"utc":"2024-05-01T16:00:00Z","local":"2024-05-01T10:00:00-06:00"}}]}

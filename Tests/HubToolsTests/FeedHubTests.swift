@@ -145,6 +145,61 @@ import Testing
         await server.stop()
     }
 
+    /// A generic JSON feed end to end: a station list in a shape of its own, read with the configured paths; its bad
+    /// items refused and counted, its good ones published as sensors with the US AQI band, a new hour taken.
+    @Test func aGenericJSONFeedIsReadWithItsPaths() async throws {
+        let hour = Locked(10)
+        let server = try await TestHTTPServer.start { request, _ in
+            guard request.path == "/air.json" else { return .init(status: 404) }
+            let now = hour.withLock { $0 }
+            return .init(headers: [("Content-Type", "application/json")], body: FeedFixtures.stations(hour: now))
+        }
+        try await withBroker { broker in
+            let hub = try RunningHub(
+                configuration: """
+                    feeds:
+                      garden:
+                        format: json
+                        url: \(server.url)/air.json
+                        interval: 1s
+                        items: stations
+                        region: id
+                        time: at
+                        value: aqi
+                        latitude: lat
+                        longitude: lon
+                        metrics: {pm25: pm.pm25}
+                    """)
+            try await hub.prepare(broker)
+            try await hub.startAndWaitUntilReady()
+            func counters() -> AgentStatus.FeedCounters { hub.status?.counters.feeds?["garden"] ?? .init() }
+
+            try await eventually("the stations' sensors") {
+                try hub.sensor("garden-north-hill")?.status == "Good"
+                    && hub.sensor("garden-harbour")?.status == "Moderate"
+            }
+            let north = try #require(try hub.sensor("garden-north-hill"))
+            #expect(north.topic == "sensorhub/feeds/garden/north-hill" && north.format.bands == .usAQI)
+            let attributes = Dictionary(uniqueKeysWithValues: north.attributes.map { ($0.name, $0.value) })
+            #expect(attributes["pm25"] == .number(9.5) && attributes["latitude"] == .number(52.1))
+            #expect(attributes["time"] == .string("2024-05-01T10:00:00.000Z"))
+            #expect(try hub.registry().sensors.filter { $0.name.hasPrefix("garden-") }.count == 2)
+            // The bad time, the absurd index and the item without a region, at every poll.
+            try await eventually("refused items counted") { counters().rejected >= 3 && counters().repeated >= 2 }
+            #expect(counters().lastProblem?.contains("stations[2]: at") == true, "\(counters())")
+
+            hour.withLock { $0 = 11 }
+            try await eventually("the next hour") {
+                try counters().published == 4
+                    && hub.sensor("garden-harbour")?.attributes.first { $0.name == "time" }?.value
+                        == .string("2024-05-01T11:00:00.000Z")
+            }
+            await hub.stop()
+            #expect(try await readings("garden-harbour", hub) == [61, 61])
+        }
+        await server.stop()
+    }
+
     /// The values of a sensor's stored readings, oldest first.
     func readings(_ sensor: String, _ hub: RunningHub) async throws -> [Double] {
         let json = try await hub.hubctl.run("history", sensor, "--json")
