@@ -18,3 +18,11 @@ extension SensorTracker.Outcome {
         }
     }
 }
+
+extension SensorTracker.Outcome {
+    /// The reading the message gave, if it gave one.
+    public var reading: SensorReading? {
+        guard case .reading(let reading, _, _) = self else { return nil }
+        return reading
+    }
+}

@@ -7,12 +7,15 @@ public struct ParticulateReading: Sendable, Hashable {
     public var time: Timestamp
     /// The sensor's own id, when the payload says (the SDS011's `A160`).
     public var device: String?
+    /// Where it was taken, when a mobile sensor's payload says (`lat`, `lon`: see `GeoFix.read`).
+    public var position: GeoFix?
 
-    public init(pm25: Double?, pm10: Double?, time: Timestamp, device: String? = nil) {
+    public init(pm25: Double?, pm10: Double?, time: Timestamp, device: String? = nil, position: GeoFix? = nil) {
         self.pm25 = pm25
         self.pm10 = pm10
         self.time = time
         self.device = device
+        self.position = position
     }
 
     /// Reads the payloads particulate firmware publishes: the hub's own `{"pm25":12.3,"pm10":20.1,…}`, Tasmota's
@@ -39,7 +42,8 @@ public struct ParticulateReading: Sendable, Hashable {
             default: return nil
             }
         }
-        var pm25 = valid(number(tree["pm25"]))
+        // AirBeam-like names beside the hub's own.
+        var pm25 = valid(number(tree["pm25"]) ?? number(tree["pm2_5"]))
         var pm10 = valid(number(tree["pm10"]))
         if pm25 == nil && pm10 == nil {
             // Tasmota: the first member holding PM2.5 / PM10 (SDS0X1, SDS011, PMS5003, …).
@@ -55,7 +59,15 @@ public struct ParticulateReading: Sendable, Hashable {
         if case .string(let text)? = tree["time"] { stamped = Timestamp(iso8601: text) }
         var device: String?
         if case .string(let id)? = tree["id"] { device = id }
-        return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: device)
+        // A reading with a position that can't be a place is refused, not kept without it: a track with a point at
+        // the wrong place, or a point missing, misleads more than a reading missing.
+        var position: GeoFix?
+        switch GeoFix.read(from: tree) {
+        case .success(let fix)?: position = fix
+        case .failure?: return nil
+        case nil: break
+        }
+        return ParticulateReading(pm25: pm25, pm10: pm10, time: stamped ?? time, device: device, position: position)
     }
 
     /// The hub's own payload: `{"pm25":12.3,"pm10":20.1,"time":"…","id":"A160"}`.
@@ -207,12 +219,20 @@ public enum AirLight: String, Sendable {
 /// A measurement for the history: a particulate sensor's reading, or a numeric sensor's value.
 public enum SensorReading: Sendable, Hashable {
     case particulate(ParticulateReading)
-    case numeric(Double, unit: String?, time: Timestamp)
+    case numeric(Double, unit: String?, time: Timestamp, position: GeoFix? = nil)
 
     public var time: Timestamp {
         switch self {
         case .particulate(let reading): reading.time
-        case .numeric(_, _, let time): time
+        case .numeric(_, _, let time, _): time
+        }
+    }
+
+    /// Where it was taken, for a mobile sensor's.
+    public var position: GeoFix? {
+        switch self {
+        case .particulate(let reading): reading.position
+        case .numeric(_, _, _, let position): position
         }
     }
 
@@ -224,7 +244,7 @@ public enum SensorReading: Sendable, Hashable {
 
     /// The value, for a numeric sensor's.
     public var number: Double? {
-        guard case .numeric(let number, _, _) = self else { return nil }
+        guard case .numeric(let number, _, _, _) = self else { return nil }
         return number
     }
 }

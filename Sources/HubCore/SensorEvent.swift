@@ -27,10 +27,17 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         public static let discovered = Kind(rawValue: "discovered")
         /// `hubctl notify test`.
         public static let test = Kind(rawValue: "test")
+        /// A mobile sensor's recording session started (`idle` → `recording`) or ended (`recording` → `idle`); its
+        /// value is the session's id, which is the id of the event that started it.
+        public static let session = Kind(rawValue: "session")
 
         public static let all: [Kind] = [
-            .changed, .silent, .offline, .recovered, .airQuality, .threshold, .discovered, .test,
+            .changed, .silent, .offline, .recovered, .airQuality, .threshold, .discovered, .test, .session,
         ]
+
+        /// Whether a rule or a device that names no kinds takes it: every kind but a session's start and end, which
+        /// are bookkeeping of a recording, not news about the air or a door. Name `session` to have them.
+        public var isTakenByDefault: Bool { self != .session }
         public var description: String { rawValue }
     }
 

@@ -12,6 +12,9 @@ public final class History: Sendable {
     /// What reads each series: its column, or `NULL` where the file has none yet (opened read-only, written by a
     /// hubd from before numeric readings, which migrates it when it restarts).
     private let columns: [Series: String]
+    /// Whether the readings have positions and sessions (v5): a file written by an older hubd, opened read-only,
+    /// has none until that hubd's successor migrates it.
+    let hasPositions: Bool
 
     /// Opens (creating when `create`) the history in `directory`.
     public init(directory: String, create: Bool = true) throws(HistoryError) {
@@ -31,6 +34,7 @@ public final class History: Sendable {
             columns = Dictionary(
                 uniqueKeysWithValues: Series.allCases.map { ($0, present.contains($0.rawValue) ? $0.rawValue : "NULL") }
             )
+            hasPositions = present.contains("session")
         } catch let error as HistoryError {
             throw error
         } catch {
@@ -73,6 +77,20 @@ public final class History: Sendable {
         migrator.registerMigration("v4") { db in
             try db.execute(sql: "ALTER TABLE readings ADD COLUMN value REAL")
         }
+        // Mobile sensors: where each reading was taken and the recording session it belongs to (NULL for a fixed
+        // sensor's, and for every row written before). Partial indexes, so fixed sensors' rows cost them nothing.
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE readings ADD COLUMN session TEXT;
+                    ALTER TABLE readings ADD COLUMN lat REAL;
+                    ALTER TABLE readings ADD COLUMN lon REAL;
+                    ALTER TABLE readings ADD COLUMN alt REAL;
+                    ALTER TABLE readings ADD COLUMN accuracy REAL;
+                    CREATE INDEX readings_by_session ON readings(session, time) WHERE session IS NOT NULL;
+                    CREATE INDEX readings_by_place ON readings(lat, lon) WHERE lat IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 
@@ -86,7 +104,7 @@ public final class History: Sendable {
             switch (self, reading) {
             case (.pm25, .particulate(let reading)): reading.pm25
             case (.pm10, .particulate(let reading)): reading.pm10
-            case (.value, .numeric(let number, _, _)): number
+            case (.value, .numeric(let number, _, _, _)): number
             default: nil
             }
         }
@@ -135,20 +153,24 @@ public final class History: Sendable {
     }
 
     /// Appends readings and events in one transaction.
-    public func record(readings: [(sensor: String, reading: SensorReading)], events: [SensorEvent])
-        async throws(HistoryError)
-    {
+    public func record(readings: [RecordedReading], events: [SensorEvent]) async throws(HistoryError) {
         guard !readings.isEmpty || !events.isEmpty else { return }
         do {
             try await writer.write { db in
-                let columns = Series.allCases.map(\.rawValue)
+                let columns = Series.allCases.map(\.rawValue) + ["session", "lat", "lon", "alt", "accuracy"]
                 let insertReading = try db.cachedStatement(
                     sql: "INSERT INTO readings (sensor, time, \(columns.joined(separator: ", ")))"
                         + " VALUES (?, ?\(String(repeating: ", ?", count: columns.count)))")
-                for (sensor, reading) in readings {
-                    let values: [(any DatabaseValueConvertible)?] = Series.allCases.map { $0.value(of: reading) }
+                for recorded in readings {
+                    let reading = recorded.reading
+                    let position = reading.position
+                    var values: [(any DatabaseValueConvertible)?] = Series.allCases.map { $0.value(of: reading) }
+                    values += [
+                        recorded.session, position?.latitude, position?.longitude, position?.altitude,
+                        position?.accuracy,
+                    ]
                     try insertReading.execute(
-                        arguments: StatementArguments([sensor, reading.time.millisecondsSince1970] + values))
+                        arguments: StatementArguments([recorded.sensor, reading.time.millisecondsSince1970] + values))
                 }
                 let insertEvent = try db.cachedStatement(
                     sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"

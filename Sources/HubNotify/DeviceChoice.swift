@@ -29,7 +29,8 @@ public struct DeviceChoice: Sendable, Hashable, Codable {
     /// Whether `event` goes to this device; `hubctl notify test` reaches every device, to check it.
     public func wants(_ event: SensorEvent) -> Bool {
         if event.kind == .test { return true }
-        return (kinds.isEmpty || kinds.contains(event.kind)) && glob(anyOf: sensors, event.sensor)
+        return (kinds.isEmpty ? event.kind.isTakenByDefault : kinds.contains(event.kind))
+            && glob(anyOf: sensors, event.sensor)
     }
 
     /// This choice with the parts given replaced, checked: what `hubctl devices edit` and `PATCH` do.

@@ -5,7 +5,7 @@ import HubSupport
 /// Which events go to which backends, and how they read: one entry of `notifiers.rules`.
 public struct NotificationRule: Sendable {
     public var name: String
-    /// The kinds of event it takes; all when empty.
+    /// The kinds of event it takes; when empty, those taken by default (all but `session`).
     public var events: Set<SensorEvent.Kind> = []
     /// Sensor names or globs (`door*`, `*-temp`), matched regardless of case; all sensors when empty.
     public var sensors: [String] = []
@@ -28,7 +28,7 @@ public struct NotificationRule: Sendable {
     /// Whether `event` is one this rule sends.
     public func matches(_ event: SensorEvent) -> Bool {
         if event.kind == .test { return true }
-        if !events.isEmpty && !events.contains(event.kind) { return false }
+        if events.isEmpty ? !event.kind.isTakenByDefault : !events.contains(event.kind) { return false }
         return glob(anyOf: sensors, event.sensor) && glob(anyOf: statuses, event.newStatus)
     }
 

@@ -144,6 +144,9 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
         case .discovered:
             title = "New sensor: {sensor}"
             body = "Discovered {value}"
+        case .session:
+            title = "{sensor}: {new}"
+            body = "{sensor} is {new} (session {value})"
         default:
             title = "{sensor}: {new}"
             body = "{sensor}: {new}"

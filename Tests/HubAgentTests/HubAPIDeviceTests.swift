@@ -33,7 +33,8 @@ extension HubAPITests {
         let earlier = Timestamp(millisecondsSince1970: now.millisecondsSince1970 - 60_000)
         try await history.record(
             readings: [
-                ("cellar", .numeric(12, unit: "°C", time: earlier)), ("cellar", .numeric(12.5, unit: "°C", time: now)),
+                RecordedReading(sensor: "cellar", reading: .numeric(12, unit: "°C", time: earlier)),
+                RecordedReading(sensor: "cellar", reading: .numeric(12.5, unit: "°C", time: now)),
             ],
             events: [])
 

@@ -268,7 +268,7 @@ import Yams
         _ = tracker.ingest(topic: "door", payload: Array("open".utf8), retained: false, time: .now, now: .now)
         let history = try History(directory: directory.path)
         try await history.record(
-            readings: readings.map { ("air quality", .particulate($0)) },
+            readings: readings.map { RecordedReading(sensor: "air quality", reading: .particulate($0)) },
             events: [
                 SensorEvent(
                     id: SensorEvent.randomID(), kind: .changed, sensor: "front door", topic: "front door",

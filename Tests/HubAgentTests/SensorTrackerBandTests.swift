@@ -26,7 +26,7 @@ import Testing
 
     @Test func aNewBandIsOneEventTheSameBandAReadingOnly() throws {
         var tracker = try tracker()
-        guard case .reading(.numeric(let value, let unit, _), let sensor, let first) = ingest(&tracker, 2.1) else {
+        guard case .reading(.numeric(let value, let unit, _, _), let sensor, let first) = ingest(&tracker, 2.1) else {
             Issue.record("expected a reading")
             return
         }
@@ -40,7 +40,7 @@ import Testing
             ingest(&tracker, 2.4)
                 == .reading(.numeric(2.4, unit: "UVI", time: time), sensor: "garden uv", events: []))
 
-        guard case .reading(.numeric(_, _, _), _, let events) = ingest(&tracker, 6.04) else {
+        guard case .reading(.numeric(_, _, _, _), _, let events) = ingest(&tracker, 6.04) else {
             Issue.record("expected a reading")
             return
         }

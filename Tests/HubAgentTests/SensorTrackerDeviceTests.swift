@@ -145,7 +145,7 @@ import Testing
         #expect(records.first?.attributes["Time"] == .string("2024-05-01T10:05:00"))
         // Silent, then back: the reading and a recovered event.
         #expect(tracker.checkSilence(now: start + .seconds(71), time: time).map(\.kind) == [.silent])
-        guard case .reading(.numeric(let value, _, _), _, let events) = ingest(&tracker, Self.room, payload, after: 80)
+        guard case .reading(.numeric(let value, _, _, _), _, let events) = ingest(&tracker, Self.room, payload, after: 80)
         else {
             Issue.record("expected a reading")
             return

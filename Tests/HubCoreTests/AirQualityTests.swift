@@ -139,12 +139,11 @@ import Testing
         let directory = try TemporaryDirectory()
         let history = try History(directory: directory.path)
         let base = Timestamp(iso8601: "2026-11-02T00:00:00Z")!.millisecondsSince1970  // a Monday
-        var readings: [(sensor: String, reading: SensorReading)] = []
+        var readings: [RecordedReading] = []
         for hour in 0..<48 {
             for minute in [0, 30] {
                 let time = Timestamp(millisecondsSince1970: base + Int64(hour * 3_600_000 + minute * 60_000))
-                readings.append(
-                    ("air", .particulate(ParticulateReading(pm25: Double(hour), pm10: Double(minute), time: time))))
+                readings.append(RecordedReading(sensor: "air", reading: .particulate(ParticulateReading(pm25: Double(hour), pm10: Double(minute), time: time))))
             }
         }
         try await history.record(

@@ -18,13 +18,13 @@ import Testing
     @Test func numericReadingsAreRecordedReadAggregatedAndPruned() async throws {
         let directory = try TemporaryDirectory()
         let history = try History(directory: directory.path)
-        var readings: [(sensor: String, reading: SensorReading)] = []
+        var readings: [RecordedReading] = []
         // Two days of a thermometer: h °C on the hour, h + 1 at half past; and a particulate sensor beside it.
         for hour in 0..<48 {
-            readings.append(("living room", .numeric(Double(hour), unit: "°C", time: time(hour: hour))))
-            readings.append(("living room", .numeric(Double(hour + 1), unit: "°C", time: time(hour: hour, minute: 30))))
+            readings.append(RecordedReading(sensor: "living room", reading: .numeric(Double(hour), unit: "°C", time: time(hour: hour))))
+            readings.append(RecordedReading(sensor: "living room", reading: .numeric(Double(hour + 1), unit: "°C", time: time(hour: hour, minute: 30))))
         }
-        readings.append(("air", .particulate(ParticulateReading(pm25: 12, pm10: 20, time: time(hour: 1)))))
+        readings.append(RecordedReading(sensor: "air", reading: .particulate(ParticulateReading(pm25: 12, pm10: 20, time: time(hour: 1)))))
         let event = SensorEvent(
             id: SensorEvent.randomID(), kind: .offline, sensor: "living room", topic: "zigbee2mqtt/living_room",
             oldStatus: "21.5", newStatus: "offline", time: time(hour: 47))
@@ -96,7 +96,7 @@ import Testing
 
         let history = try History(directory: directory.path)
         try await history.record(
-            readings: [("living room", .numeric(21.5, unit: "°C", time: time(hour: 1)))], events: [])
+            readings: [RecordedReading(sensor: "living room", reading: .numeric(21.5, unit: "°C", time: time(hour: 1)))], events: [])
         let after = try History(directory: directory.path, create: false)
         #expect(
             try after.readings(of: "air", since: since) == [
@@ -114,8 +114,8 @@ import Testing
             )
         }
         try check.close()
-        #expect(columns == ["sensor", "time", "pm25", "pm10", "value"])
-        #expect(migrations == ["v1", "v2", "v3", "v4"])
+        #expect(columns == ["sensor", "time", "pm25", "pm10", "value", "session", "lat", "lon", "alt", "accuracy"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
         // Opened again: nothing left to migrate, nothing lost.
         _ = try History(directory: directory.path)
         #expect(try after.readings(of: "air", since: since).count == 1)

@@ -90,7 +90,7 @@ struct HubctlDevicesTests {
             (
                 ["add", token, "--events", "changed,opened"],
                 "hubctl: invalid choice: 'opened' is not an event kind; use changed, silent, offline, recovered,"
-                    + " air_quality, threshold or discovered\n"
+                    + " air_quality, threshold, discovered or session\n"
             ),
             (
                 ["edit", id, "--sensors", "door*,,kitchen"],

@@ -23,7 +23,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     private let pending = Locked(Pending())
 
     struct Pending {
-        var readings: [(sensor: String, reading: SensorReading)] = []
+        var readings: [RecordedReading] = []
         var events: [SensorEvent] = []
         /// The journal position the events reach.
         var through = 0
@@ -72,8 +72,8 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     }
 
     /// Keeps particulate readings and numeric sensors' values alike (`hubctl history`, the dashboard's charts).
-    func accept(_ reading: SensorReading, of sensor: String) {
-        pending.withLock { $0.readings.append((sensor, reading)) }
+    func accept(_ reading: RecordedReading) {
+        pending.withLock { $0.readings.append(reading) }
     }
 
     func run() async {

@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// Where readings go (the history), without blocking. Statuses and events go through the journal to
 /// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
 protocol ReadingSink: Sendable {
-    func accept(_ reading: SensorReading, of sensor: String)
+    func accept(_ reading: RecordedReading)
 }
 
 /// A service that listens to topics of its own on the hub's connection (device discovery's, Home Assistant's
@@ -72,10 +72,11 @@ final class Ingest: Service, Sendable {
     private func consume(_ client: MosquittoClient) async {
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
-            let (outcome, records) = tracker.withLock { tracker in
+            let (outcome, recorded, records) = tracker.withLock { tracker in
                 let outcome = tracker.ingest(
                     topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
-                return (outcome, tracker.takeRecords(events: outcome.events))
+                let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
+                return (outcome, recorded, tracker.takeRecords(events: outcome.events))
             }
             journal.append(records)
             // The client acknowledges the message to the broker once what it changed is durable.
@@ -90,12 +91,12 @@ final class Ingest: Service, Sendable {
                     $0.changes += 1
                 }
                 log(event)
-            case .reading(let reading, let sensor, let events):
+            case .reading(_, _, let events):
                 counters.withLock {
                     $0.messages += 1
                     $0.changes += events.count
                 }
-                for sink in readings { sink.accept(reading, of: sensor) }
+                if let recorded { for sink in readings { sink.accept(recorded) } }
                 for event in events { log(event) }
             case .events(let events):
                 counters.withLock {
