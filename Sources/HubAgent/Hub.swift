@@ -55,11 +55,7 @@ public struct Hub: Sendable {
             throw error
         }
         for record in replay.records {
-            document.recordStatus(
-                record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                sequence: record.sequence, attributes: record.attributes,
-                alerts: record.alerts,
-                statusBeforeOffline: .some(record.statusBeforeOffline))
+            document.record(record)
         }
         if !replay.records.isEmpty {
             logger.notice(
@@ -78,6 +74,7 @@ public struct Hub: Sendable {
         tracker.airPolicy = configuration.air
         _ = tracker.follow(document, now: .now)
         tracker.setThresholds(configuration.thresholds)
+        tracker.setSessionRules(configuration.sessions)
 
         let subscriptionInputs = Subscriptions.Inputs()
         let (clients, clientSink) = AsyncStream.makeStream(of: MosquittoClient.self)

@@ -9,6 +9,10 @@ public enum Rejection: Sendable, Hashable {
     case unknownTopic
     case invalidReading
     case invalidAvailability
+    /// A mobile sensor's position that can't be a place.
+    case invalidPosition
+    /// A session control message (`{"session":"start"}`) to a sensor that `sessions:` does not make mobile.
+    case notMobile
     /// A device's payload that gave no value: the format says why (not JSON, the path missing, …).
     case value(ValueFormat.Problem)
 
@@ -24,7 +28,10 @@ public enum Rejection: Sendable, Hashable {
         case .controlCharacters: "contains control characters"
         case .empty: "empty"
         case .unknownTopic: "on a topic no sensor uses (any more)"
-        case .invalidReading: "not a particulate reading (the hub's JSON, Tasmota's, or a number)"
+        case .invalidReading:
+            "not a particulate reading (the hub's JSON, Tasmota's, or a number; with a position on the Earth if any)"
+        case .invalidPosition: "a position that is not on the Earth (lat −90…90, lon −180…180, both numbers)"
+        case .notMobile: "a session control message to a sensor sessions: in hubd.yaml does not name"
         case .invalidAvailability: "not an availability (online/offline, true/false or {\"state\":…})"
         case .value(let problem): problem.rawValue
         }

@@ -15,6 +15,15 @@ extension SensorTracker {
         case .success(let value): decoded = value
         }
         if decoded.status.isEmpty { return .rejected(.empty) }
+        // A numeric mobile sensor's position is among its payload's other fields.
+        var position: GeoFix?
+        if tracked.kind == .numeric {
+            switch GeoFix.read(from: decoded.attributes) {
+            case .success(let fix)?: position = fix
+            case .failure?: return .rejected(.invalidPosition)
+            case nil: break
+            }
+        }
         if decoded.status.utf8.count > maximumStatusLength && decoded.status.count > maximumStatusLength {
             return .rejected(.tooLong)
         }
@@ -64,7 +73,8 @@ extension SensorTracker {
         }
         if tracked.kind == .numeric, let number = decoded.number {
             return .reading(
-                .numeric(number, unit: tracked.format.unit, time: time), sensor: tracked.name, events: events)
+                .numeric(number, unit: tracked.format.unit, time: time, position: position), sensor: tracked.name,
+                events: events)
         }
         switch events.count {
         case 0: return .unchanged

@@ -26,3 +26,14 @@ extension SensorTracker.Outcome {
         return reading
     }
 }
+
+extension String {
+    /// Without leading and trailing white space and line breaks.
+    var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

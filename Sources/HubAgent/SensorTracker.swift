@@ -35,6 +35,9 @@ public struct SensorTracker: Sendable {
         /// The thresholds it is past (their names), and each configured threshold's watch on it.
         var alerts: [String] = []
         var watches: [String: ThresholdWatch] = [:]
+        /// A mobile sensor's session rule, and its open session.
+        var sessions: SessionRule?
+        var session: OpenSession?
     }
 
     var sensors: [String: Tracked] = [:]
@@ -44,6 +47,9 @@ public struct SensorTracker: Sendable {
     /// The sensors (by topic) each availability topic speaks for: one ESPHome node's `status` covers all of its
     /// sensors.
     var availabilityTopics: [String: [String]] = [:]
+    /// `sessions:`; the sensors (by topic) with a session a gap may end.
+    public internal(set) var sessionRules: [SessionRule] = []
+    var gapSessions: Set<String> = []
     private var deadlines = Heap<Deadline>()
     var dirty: Set<String> = []
     /// The hub-wide silence timeout, for sensors without their own.
@@ -90,6 +96,7 @@ public struct SensorTracker: Sendable {
                 tracked.name = sensor.name
                 tracked.format = sensor.format
                 tracked.availability = sensor.availability
+                tracked.sessions = sessionRule(for: sensor.name)
                 if tracked.kind != sensor.kind {
                     tracked.kind = sensor.kind
                     tracked.air = sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil
@@ -112,13 +119,15 @@ public struct SensorTracker: Sendable {
                     kind: sensor.kind,
                     air: sensor.kind == .particulate ? AirQualityMonitor(policy: airPolicy) : nil,
                     format: sensor.format, attributes: sensor.attributes, availability: sensor.availability,
-                    alerts: sensor.alerts)
+                    alerts: sensor.alerts, sessions: sessionRule(for: sensor.name), session: sensor.session)
+                followSession(sensor.topic)
                 // A sensor that has reported before gets a full timeout from now: the hub may just have started.
                 if sensor.lastUpdated != nil && !offline { armSilence(sensor.topic, from: now) }
             }
         }
         for topic in sensors.keys where !wanted.contains(topic) {
             sensors.removeValue(forKey: topic)
+            gapSessions.remove(topic)
             dirty.remove(topic)
             delta.unsubscribe.append(topic)
         }
@@ -179,7 +188,11 @@ public struct SensorTracker: Sendable {
             }
             return .rejected(.unknownTopic)
         }
-        let outcome = message(topic: topic, payload: payload, retained: retained, time: time, now: now)
+        // A mobile sensor's `{"session":"start"}`, which may carry a reading too.
+        let control = sessionControl(topic: topic, payload: payload).map { session($0, topic: topic, time: time) }
+        var outcome = inSession(
+            message(topic: topic, payload: payload, retained: retained, time: time, now: now), topic: topic, time: time)
+        if let control { outcome = outcome.after(control) }
         // A sensor's topic that is also other sensors' availability (an ESPHome node's status, tracked as a sensor
         // of its own) speaks for them too.
         guard let dependents = availabilityTopics[topic]?.filter({ $0 != topic }), !dependents.isEmpty else {
@@ -198,7 +211,8 @@ public struct SensorTracker: Sendable {
         if status.isEmpty { return .rejected(.empty) }
         // A device's payload is checked once its value is taken out of it (JSON may be longer, and span lines).
         let readsDevice = tracked.kind == .numeric || !tracked.format.isEmpty
-        if !readsDevice {
+        // A particulate reading is read, not shown, and has its own bounds (a mobile one's position makes it long).
+        if !readsDevice && tracked.kind != .particulate {
             // A status is shown in terminals and on the dashboard: no escape sequences, NULs, line breaks or bidi
             // overrides in it (tabs pass, as they always have).
             if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .rejected(.controlCharacters) }
@@ -354,6 +368,7 @@ public struct SensorTracker: Sendable {
                     newStatus: Self.offline, time: time))
         }
         events += tickThresholds(time: time)
+        events += endIdleSessions(time: time)
         // Superseded deadlines pile up under a flood of messages; rebuild when most of the heap is stale.
         if deadlines.count > 4 * max(sensors.count, 16) {
             deadlines = Heap(
@@ -376,19 +391,9 @@ public struct SensorTracker: Sendable {
                 JournalRecord(
                     topic: topic, sensorID: $0.id, status: $0.status, lastUpdated: $0.lastUpdated,
                     sequence: $0.sequence, events: events.filter { $0.topic == topic }, attributes: $0.attributes,
-                    alerts: $0.alerts, statusBeforeOffline: $0.isOffline ? $0.statusBeforeOffline : nil)
+                    alerts: $0.alerts, statusBeforeOffline: $0.isOffline ? $0.statusBeforeOffline : nil,
+                    session: $0.session)
             }
         }
-    }
-}
-
-extension String {
-    /// Without leading and trailing white space and line breaks.
-    fileprivate var trimmingWhitespace: String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[first...last])
     }
 }

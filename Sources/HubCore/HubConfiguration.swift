@@ -35,6 +35,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var air = AirQualityPolicy()
     /// `thresholds`: limits on sensors' values and attributes, each alerting once per crossing.
     public var thresholds: [ThresholdRule] = []
+    /// `sessions`: which sensors are mobile, and how their readings group into recording sessions.
+    public var sessions: [SessionRule] = []
     /// `discovery`: the devices hubd adds by itself (none by default).
     public var discovery = DiscoverySettings()
     /// `homeassistant`: MQTT discovery configs and uniform state topics for Home Assistant (off by default).
@@ -142,7 +144,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv", "feeds",
+        "homeassistant", "uv", "feeds", "sessions",
         "notifiers",
     ]
 
@@ -204,6 +206,7 @@ public struct HubConfiguration: Sendable, Hashable {
         }
         try readAir(root, into: &result)
         result.thresholds = try ThresholdRule.read(root["thresholds"])
+        result.sessions = try SessionRule.read(root["sessions"])
         result.discovery = try DiscoverySettings.read(root["discovery"])
         result.homeAssistant = try HomeAssistantSettings.read(root["homeassistant"])
         result.uv = try UVSettings.read(root["uv"])

@@ -89,10 +89,23 @@ public final class History: Sendable {
                     ALTER TABLE readings ADD COLUMN accuracy REAL;
                     CREATE INDEX readings_by_session ON readings(session, time) WHERE session IS NOT NULL;
                     CREATE INDEX readings_by_place ON readings(lat, lon) WHERE lat IS NOT NULL;
+                    CREATE INDEX events_by_session ON events(value) WHERE kind = 'session';
                     """)
         }
         return migrator
     }
+
+    /// Runs `body` on a read connection; what SQLite says becomes a `HistoryError`.
+    func read<T>(_ body: (Database) throws -> T) throws(HistoryError) -> T {
+        do {
+            return try writer.read(body)
+        } catch {
+            throw .database(path: path, "\(error)")
+        }
+    }
+
+    /// The column holding `series` in this file (`NULL` in a file from before it).
+    func column(of series: Series) -> String { columns[series] ?? "NULL" }
 
     /// What a sensor's readings measure, a column of `readings` each: a particulate sensor's PM2.5 and PM10, a
     /// numeric sensor's value.

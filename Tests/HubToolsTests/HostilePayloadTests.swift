@@ -36,7 +36,9 @@ import Testing
                 let rejected = hub.status?.counters.rejected ?? [:]
                 return rejected["not valid UTF-8"] == 4 && rejected["longer than sensors.max_status_length"] == 2
                     && rejected["empty"] == 2 && rejected["contains control characters"] == 4
-                    && rejected["not a particulate reading (the hub's JSON, Tasmota's, or a number)"] == 7
+                    && rejected[
+                        "not a particulate reading (the hub's JSON, Tasmota's, or a number; with a position on the Earth if any)"
+                    ] == 7
             }
             // Still alive and working; nothing hostile stored.
             try await publish(broker, [("door", Array("open".utf8))])

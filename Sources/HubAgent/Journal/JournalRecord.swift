@@ -21,12 +21,15 @@ public struct JournalRecord: Sendable, Hashable {
     public var alerts: [String]
     /// While it is offline, the status it had before.
     public var statusBeforeOffline: String?
+    /// A mobile sensor's open recording session.
+    public var session: OpenSession?
 
     public init(
         topic: String, sensorID: String, status: String, lastUpdated: Timestamp?, sequence: Int,
         events: [SensorEvent], attributes: SensorAttributes = [], alerts: [String] = [],
-        statusBeforeOffline: String? = nil, position: Int = 0
+        statusBeforeOffline: String? = nil, session: OpenSession? = nil, position: Int = 0
     ) {
+        self.session = session
         self.position = position
         self.topic = topic
         self.sensorID = sensorID
@@ -70,6 +73,10 @@ public struct JournalRecord: Sendable, Hashable {
             writer.key("before", first: &first)
             writer.string(statusBeforeOffline)
         }
+        if let session {
+            writer.key("session", first: &first)
+            session.write(into: &writer)
+        }
         if !events.isEmpty {
             writer.key("events", first: &first)
             writer.raw("[")
@@ -95,6 +102,7 @@ public struct JournalRecord: Sendable, Hashable {
         var attrs: String?
         var alerts: [String]?
         var before: String?
+        var session: OpenSession?
         var ack: String?
         var through: Int?
 
@@ -103,7 +111,7 @@ public struct JournalRecord: Sendable, Hashable {
             return JournalRecord(
                 topic: topic, sensorID: sensor, status: status, lastUpdated: updated, sequence: seq,
                 events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [],
-                alerts: alerts ?? [], statusBeforeOffline: before, position: at)
+                alerts: alerts ?? [], statusBeforeOffline: before, session: session, position: at)
         }
     }
 
@@ -127,4 +135,14 @@ public struct JournalRecord: Sendable, Hashable {
 public protocol JournalConsumer: Sendable {
     /// Records now durable, in journal order; `position` is the last one's. Must not block.
     func accept(_ records: [JournalRecord], through position: Int)
+}
+
+extension DefaultsDocument {
+    /// Records where `record` leaves its sensor (replaying the journal at start, and the registry's writer).
+    mutating func record(_ record: JournalRecord) {
+        recordStatus(
+            record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
+            sequence: record.sequence, attributes: record.attributes, alerts: record.alerts,
+            statusBeforeOffline: .some(record.statusBeforeOffline), session: .some(record.session))
+    }
 }

@@ -160,6 +160,19 @@ final class Ingest: Service, Sendable {
         tracker.withLock { $0.follow(document, now: .now) }
     }
 
+    /// Starts or stops a mobile sensor's recording session (the API's): journaled like a control message's.
+    func session(_ action: SessionAction, sensor name: String) -> SensorTracker.Outcome {
+        let (outcome, records) = tracker.withLock { tracker -> (SensorTracker.Outcome, [JournalRecord]) in
+            guard let topic = tracker.topic(ofSensor: name) else { return (.rejected(.unknownTopic), []) }
+            let outcome = tracker.session(action, topic: topic, time: .now)
+            return (outcome, tracker.takeRecords(events: outcome.events))
+        }
+        journal.append(records)
+        counters.withLock { $0.changes += outcome.events.count }
+        for event in outcome.events { log(event) }
+        return outcome
+    }
+
     /// Every topic the hub must be subscribed to.
     var topics: [String] { tracker.withLock { $0.topics } }
 
@@ -174,6 +187,7 @@ final class Ingest: Service, Sendable {
             $0.maximumStatusLength = configuration.maximumStatusLength
             $0.setDefaultSilenceTimeout(configuration.silenceTimeout, now: .now)
             $0.setThresholds(configuration.thresholds)
+            $0.setSessionRules(configuration.sessions)
         }
     }
 

@@ -84,11 +84,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         do {
             try store.update { document throws(RegistryError) in
                 for record in records.values {
-                    document.recordStatus(
-                        record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-                        sequence: record.sequence, attributes: record.attributes,
-                        alerts: record.alerts,
-                        statusBeforeOffline: .some(record.statusBeforeOffline))
+                    document.record(record)
                 }
             }
             writes.withLock { $0 += 1 }

@@ -20,19 +20,49 @@ public struct GeoFix: Sendable, Hashable {
     /// The position a JSON payload carries: the hub's `lat`/`lon` (with `alt`, `accuracy`) or AirBeam-like
     /// `latitude`/`longitude` (with `altitude`), each a number or a numeric string (AirCasting's documents give
     /// them as strings). `nil` when the payload has no position; `.failure` when it has one that can't be a place
-    /// (a latitude of 91, a longitude without a latitude, GPS modules' "no fix" 0,0 is a place and is kept).
+    /// (a latitude of 91, a longitude without a latitude).
     public static func read(from tree: JSONTree) -> Result<GeoFix, Problem>? {
+        read { name in
+            switch tree[name] {
+            case .number(let number)?: .number(number)
+            case .string(let text)?: .text(text)
+            case nil, .null?: nil
+            default: .other
+            }
+        }
+    }
+
+    /// The position among a device payload's other fields (a numeric mobile sensor's), as `read(from:)` reads it.
+    public static func read(from attributes: SensorAttributes) -> Result<GeoFix, Problem>? {
+        read { name in
+            switch attributes[name] {
+            case .number(let number)?: .number(number)
+            case .string(let text)?: .text(text)
+            case nil: nil
+            default: .other
+            }
+        }
+    }
+
+    /// A member of a payload that may hold a coordinate.
+    enum Field {
+        case number(Double)
+        case text(String)
+        case other
+    }
+
+    static func read(_ field: (String) -> Field?) -> Result<GeoFix, Problem>? {
         func number(_ names: [String]) -> Result<Double, Problem>? {
             for name in names {
-                switch tree[name] {
+                switch field(name) {
                 case .number(let number)?: return number.isFinite ? .success(number) : .failure(.notANumber(name))
-                case .string(let text)?:
+                case .text(let text)?:
                     guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
                         return .failure(.notANumber(name))
                     }
                     return .success(number)
-                case nil, .null?: continue
-                default: return .failure(.notANumber(name))
+                case .other?: return .failure(.notANumber(name))
+                case nil: continue
                 }
             }
             return nil

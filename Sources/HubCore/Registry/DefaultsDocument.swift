@@ -175,7 +175,8 @@ public struct DefaultsDocument: Sendable, Hashable {
     @discardableResult
     public mutating func recordStatus(
         _ status: String, lastUpdated: Timestamp?, onTopic topic: String, id: String? = nil, sequence: Int? = nil,
-        attributes: SensorAttributes? = nil, alerts: [String]? = nil, statusBeforeOffline: String?? = nil
+        attributes: SensorAttributes? = nil, alerts: [String]? = nil, statusBeforeOffline: String?? = nil,
+        session: OpenSession?? = nil
     ) -> Bool {
         guard let index = byTopic[topic], id == nil || sensors[index].id == id else { return false }
         let sensor = sensors[index]
@@ -195,8 +196,10 @@ public struct DefaultsDocument: Sendable, Hashable {
                 || (attributes ?? sensor.attributes) != sensor.attributes
                 || (alerts ?? sensor.alerts) != sensor.alerts
                 || (statusBeforeOffline ?? sensor.statusBeforeOffline) != sensor.statusBeforeOffline
+                || (session ?? sensor.session) != sensor.session
         else { return true }
         if let statusBeforeOffline { sensors[index].statusBeforeOffline = statusBeforeOffline }
+        if let session { sensors[index].session = session }
         if let attributes { sensors[index].attributes = attributes }
         if let alerts { sensors[index].alerts = alerts }
         sensors[index].status = status
@@ -289,6 +292,7 @@ extension DefaultsDocument {
         [
             "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
             "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline", "bands",
+            "session",
         ])
 
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
@@ -390,6 +394,7 @@ extension DefaultsDocument {
             availability: device.availability, attributes: device.attributes)
         sensor.alerts = device.alerts
         sensor.statusBeforeOffline = device.statusBeforeOffline
+        sensor.session = device.session
         sensor.unknownFields = unknown
         byName[key] = position
         byTopic[topic] = position

@@ -49,6 +49,10 @@ extension Sensor {
             writer.key("statusBeforeOffline", first: &first)
             writer.string(statusBeforeOffline)
         }
+        if let session {
+            writer.key("session", first: &first)
+            session.write(into: &writer)
+        }
         writer.unknown(unknownFields, first: &first)
         writer.raw("}")
     }
@@ -153,6 +157,7 @@ extension Sensor {
         var attributes: SensorAttributes = []
         var alerts: [String] = []
         var statusBeforeOffline: String?
+        var session: OpenSession?
 
         mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
             let at = reader.index
@@ -200,6 +205,7 @@ extension Sensor {
                     alerts.append(try reader.string(at: "\(path).alerts"))
                 }
             case 8: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
+            case 10: session = try OpenSession.read(&reader, at: "\(path).session")
             default:
                 let text = try reader.string(at: "\(path).bands")
                 do {

@@ -36,6 +36,8 @@ public struct Sensor: Sendable, Hashable {
     public var alerts: [String] = []
     /// While it is offline: the status it had before, which `online` brings back (after a restart too).
     public var statusBeforeOffline: String?
+    /// A mobile sensor's recording session while one is open.
+    public var session: OpenSession?
     /// Keys this version does not know, kept as they were.
     var unknownFields: UnknownFields
 

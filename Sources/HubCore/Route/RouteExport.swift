@@ -15,7 +15,7 @@ extension Route {
         json.raw("{\"type\":\"LineString\",\"coordinates\":[")
         for (index, point) in linePoints.enumerated() {
             if index > 0 { json.raw(",") }
-            json.raw("[\(Self.degrees(point.longitude)),\(Self.degrees(point.latitude))]")
+            json.raw("[\(GeoPoint.degrees(point.longitude)),\(GeoPoint.degrees(point.latitude))]")
         }
         json.raw("]}")
         json.key("properties", first: &first)
@@ -50,7 +50,8 @@ extension Route {
         text += "    <desc>\(WebText.html(summary))</desc>\n"
         text += "    <trkseg>\n"
         for point in points {
-            text += "      <trkpt lat=\"\(Self.degrees(point.latitude))\" lon=\"\(Self.degrees(point.longitude))\"/>\n"
+            text +=
+                "      <trkpt lat=\"\(GeoPoint.degrees(point.latitude))\" lon=\"\(GeoPoint.degrees(point.longitude))\"/>\n"
         }
         text += "    </trkseg>\n  </trk>\n</gpx>\n"
         return text
@@ -67,9 +68,6 @@ extension Route {
     }
 
     private var linePoints: [GeoPoint] { points.count == 1 ? points + points : points }
-
-    /// Seven decimals: about a centimetre, as much as a GPS fix holds.
-    private static func degrees(_ value: Double) -> String { String(format: "%.7f", value) }
 
     private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 }
