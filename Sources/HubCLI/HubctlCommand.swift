@@ -36,7 +36,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         version: SensorHubVersion.current,
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
-            HistoryCommand.self, Events.self, HomeAssistant.self, UV.self,
+            HistoryCommand.self, Events.self, Sessions.self, HomeAssistant.self, UV.self,
         ]
     )
 

@@ -124,17 +124,7 @@ public final class History: Sendable {
     }
 
     /// Min, mean and max of a series over one period.
-    public struct Spread: Sendable, Hashable {
-        public var min: Double
-        public var mean: Double
-        public var max: Double
-
-        public init(min: Double, mean: Double, max: Double) {
-            self.min = min
-            self.mean = mean
-            self.max = max
-        }
-    }
+    public typealias Spread = HubCore.Spread
 
     /// One period's readings of a sensor: how many, and the spread of each series they have.
     public struct Aggregate: Sendable, Hashable {

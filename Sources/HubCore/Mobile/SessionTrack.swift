@@ -67,12 +67,6 @@ public struct SessionStatistics: Sendable, Hashable {
     /// The longest a single reading stands for.
     public static let longestStep = Duration.seconds(300)
 
-    public struct Spread: Sendable, Hashable {
-        public var min: Double
-        public var mean: Double
-        public var max: Double
-    }
-
     public init(_ points: [TrackPoint], guideline: Double = WHOGuideline.guideline(.pm25, .day)) {
         self.guideline = guideline
         count = points.count
@@ -99,5 +93,18 @@ public struct SessionStatistics: Sendable, Hashable {
             above += min(point.time.distance(to: next.time), Self.longestStep)
         }
         aboveGuideline = above
+    }
+}
+
+/// Min, mean and max of some values (a session's, a period's in the history).
+public struct Spread: Sendable, Hashable {
+    public var min: Double
+    public var mean: Double
+    public var max: Double
+
+    public init(min: Double, mean: Double, max: Double) {
+        self.min = min
+        self.mean = mean
+        self.max = max
     }
 }
