@@ -39,6 +39,9 @@ enum Output {
         if let range = sensor.format.rangeText { device.append(("Range", range)) }
         if let bands = sensor.format.bands { device.append(("Bands", bands.description)) }
         if let availability = sensor.availability { device.append(("Availability", availability)) }
+        if let session = sensor.session {
+            device.append(("Recording", "session \(session.id) since \(relative(session.started, now: now))"))
+        }
         let attributes = sensor.attributes.map { ("  " + $0.name, $0.value.description) }
         let lines = aligned(fields + device + (attributes.isEmpty ? [] : [("Attributes", "")]) + attributes)
         return lines.map { $0.replacingOccurrences(of: ":  *$", with: ":", options: .regularExpression) + "\n" }

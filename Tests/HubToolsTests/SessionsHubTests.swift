@@ -48,6 +48,9 @@ struct SessionsHubTests {
             let started = try await sessions(hub, "start", "walker")
             #expect(started.status == 0, "\(started.standardError)")
             try await hub.waitForLog("sensor event", "sensor=walker", "event=session", "to=recording")
+            try await eventually("hubctl sensors show says it records") {
+                try await hub.hubctl.run("sensors", "show", "walker").standardOutput.contains("Recording:")
+            }
             for payload in Self.walk { try await publish(broker, "walker", payload) }
             try await eventually("the walker's third reading") {
                 try hub.sensor("walker")?.attributes["pm25"] == .number(10)
