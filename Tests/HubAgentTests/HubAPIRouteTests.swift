@@ -97,6 +97,7 @@ import Testing
                 ("from=\(from)&to=\(to)&format=kml", .badRequest, "format is geojson or gpx"),
                 // A 2 km box of 1 m cells: 4 M cells, more than a request may build.
                 ("from=\(from)&to=\(to)&cell=1", .badRequest, "is more than the 1000000 allowed"),
+                ("from=\(from)&to=\(to)&radius=5000", .badRequest, "radius is at most 1000 m"),
                 ("from=\(from)&to=\(from)", .badRequest, "there is no route between them"),
                 ("from=\(from)&to=\(to)&sensors=nobody", .notFound, "no sensor named 'nobody'"),
                 ("from=52.37,4.89&to=52.36,4.91", .notFound, "no PM2.5 readings in the area"),
@@ -127,5 +128,16 @@ import Testing
                 #expect($0.status == .notFound || $0.status == .badRequest)
             }
         }
+    }
+
+    /// `route.roads` as hubd reads it at start: a network, or `nil` (logged) for a file that is missing or not roads.
+    @Test func theConfiguredRoadFileIsReadOnce() throws {
+        let logger = Logger(label: "roads-test")
+        let file = directory.file("streets.geojson")
+        try RouteFixtures.streetGrid().write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(HubdCommand.roads(from: file, logger: logger)?.nodes.count == 11 * 11)
+        #expect(HubdCommand.roads(from: directory.file("absent.geojson"), logger: logger) == nil)
+        try "{}".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(HubdCommand.roads(from: file, logger: logger) == nil)
     }
 }

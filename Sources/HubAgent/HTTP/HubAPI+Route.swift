@@ -12,6 +12,10 @@ extension HubAPI {
     /// hand may take; a request costs about 70 bytes a cell (the grid, and A*'s arrays for two searches), so 1 M
     /// cells, 70 MB, keeps a hub on a Raspberry Pi standing. A 25 m grid of 1 M cells is 25 km across.
     static let maximumRouteCells = 1_000_000
+    /// The widest search radius a request may ask for, in metres: each cell weighs every reading within it, so the
+    /// radius, not only the cell count, sets the work (1 km over the 200,000 readings an area may give is a few
+    /// billion distances at most).
+    static let maximumSearchRadius = 1000.0
 
     /// The query's parameters, checked: a bad one is a 400 that names it.
     func routeRequest(_ request: Request) throws -> (RouteRequest, since: Timestamp, sensors: [String]?, gpx: Bool) {
@@ -39,6 +43,11 @@ extension HubAPI {
         route.pollutionWeight = try number("weight", "a number (k per µg/m³)") ?? route.pollutionWeight
         route.defaultValue = try number("default", "a number of µg/m³") ?? route.defaultValue
         route.maximumCells = Self.maximumRouteCells
+        guard route.searchRadius <= Self.maximumSearchRadius else {
+            throw HTTPError(
+                .badRequest,
+                message: "radius is at most \(Int(Self.maximumSearchRadius)) m here (hubctl route takes more)")
+        }
         let format = query.get("format") ?? "geojson"
         guard ["geojson", "gpx"].contains(format) else {
             throw HTTPError(.badRequest, message: "format is geojson or gpx, not '\(format)'")

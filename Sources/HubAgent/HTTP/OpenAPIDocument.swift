@@ -192,14 +192,15 @@ enum OpenAPIDocument {
                 The least-polluted route between two places over the PM2.5 readings with a position in the history
                 (readings inside the circle around the midpoint, radius half the distance plus margin, spread on a
                 grid by inverse-distance weighting; A* minimising length × (1 + weight × PM2.5)), beside the
-                shortest path. Along the roads of route.roads in hubd.yaml when set. At most 1,000,000 grid cells.
+                shortest path. Along the roads of route.roads in hubd.yaml when set. At most 1,000,000 grid cells
+                and the newest 200,000 readings in the area.
               parameters:
                 - {name: from, in: query, required: true, schema: {type: string, example: "52.0907,5.1214"}, description: 'LAT,LON in degrees'}
                 - {name: to, in: query, required: true, schema: {type: string, example: "52.0860,5.1400"}, description: 'LAT,LON in degrees'}
                 - {name: since, in: query, schema: {type: string, default: 30d}}
                 - {name: margin, in: query, schema: {type: number, default: 200}, description: metres added to the circle}
                 - {name: cell, in: query, schema: {type: number, default: 25}, description: metres along a grid cell's side}
-                - {name: radius, in: query, schema: {type: number, default: 250}, description: metres within which a reading counts for a cell}
+                - {name: radius, in: query, schema: {type: number, default: 250}, description: metres within which a reading counts for a cell (at most 1000)}
                 - {name: weight, in: query, schema: {type: number, default: 0.02}, description: k per µg/m³}
                 - {name: default, in: query, schema: {type: number, default: 15}, description: µg/m³ for cells with no reading}
                 - {name: sensors, in: query, schema: {type: string}, description: "only these sensors' readings (names separated by commas)"}
