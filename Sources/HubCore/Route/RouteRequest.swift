@@ -95,7 +95,8 @@ public struct RouteRequest: Sendable {
     }
 
     static func metres(_ value: Double) -> String {
-        value < 10 ? String(format: "%.1f m", value) : "\(Int(value.rounded())) m"
+        // Rounded first, so that 9.99 m is "10 m" and not "10.0 m".
+        (value * 10).rounded() < 100 ? String(format: "%.1f m", value) : "\(Int(value.rounded())) m"
     }
 }
 
