@@ -22,7 +22,7 @@ public struct HubctlCommand: AsyncParsableCommand {
               hubctl discover
               hubctl notify test phone
               hubctl uv --lat 52.1 --lon 5.18
-              hubctl route --from 52.0907,5.1214 --to 52.0860,5.1400
+              hubctl route --from 52.091,5.121 --to 52.086,5.140
               hubctl devices add 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \

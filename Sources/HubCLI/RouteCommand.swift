@@ -20,13 +20,15 @@ extension HubctlCommand {
                 It prints the route's length and exposure (µg/m³ × metres) beside the shortest path's, and what \
                 the detour buys. Cells with no reading within the radius count at --default µg/m³ (the WHO 24-hour \
                 guideline, 15, unless told), and the output says how many there were. At most the newest \
-                \(History.maximumAreaReadings) readings in the area are used. --format geojson prints the route \
-                as a GeoJSON Feature (a LineString of [longitude, latitude]), --format gpx as a GPX 1.1 track.
+                \(RouteText.grouped(History.maximumAreaReadings)) readings in the area are used. --format geojson \
+                prints the route as a GeoJSON Feature (a LineString of [longitude, latitude]), --format gpx as a \
+                GPX 1.1 track.
 
                 Examples:
-                  hubctl route --from 52.0907,5.1214 --to 52.0860,5.1400
-                  hubctl route --from 52.0907,5.1214 --to 52.0860,5.1400 --since 7d --weight 0.05
-                  hubctl route --from 52.0907,5.1214 --to 52.0860,5.1400 --roads utrecht.geojson --format gpx > walk.gpx
+                  hubctl route --from 52.091,5.121 --to 52.086,5.140
+                  hubctl route --from 52.091,5.121 --to 52.086,5.140 --since 7d --weight 0.05
+                  hubctl route --from 52.091,5.121 --to 52.086,5.140 --roads city.geojson
+                  hubctl route --from 52.091,5.121 --to 52.086,5.140 --format gpx > walk.gpx
 
                 Exit status: 0 a route; 64 a bad coordinate or setting, start and end in one cell, a point off the \
                 roads, an unknown sensor; 65 the road file is not GeoJSON LineStrings, or its roads do not join \

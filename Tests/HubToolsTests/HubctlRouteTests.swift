@@ -178,7 +178,8 @@ struct HubctlRouteTests {
     @Test func helpHasAnExample() async throws {
         let help = try await hubctl.run("route", "--help")
         #expect(help.status == 0)
-        #expect(help.standardOutput.contains("hubctl route --from 52.0907,5.1214 --to 52.0860,5.1400"))
+        #expect(
+            help.standardOutput.contains("hubctl route --from 52.091,5.121 --to 52.086,5.140 --format gpx > walk.gpx"))
         #expect(help.standardOutput.contains("--weight <k>") && help.standardOutput.contains("Exit status"))
     }
 }
