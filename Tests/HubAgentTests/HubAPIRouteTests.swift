@@ -35,13 +35,15 @@ import Testing
     }
 
     func withClient(
-        roads: RoadNetwork? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+        roads: RoadNetwork? = nil, routes: Int = 2,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         var logger = Logger(label: "api-route-test")
         logger.logLevel = .critical
         let api = HubAPI(
             snapshot: { _ in HubSnapshot() }, store: StateDirectory(option: directory.path).store,
-            stateDirectory: directory.path, token: nil, metrics: MetricsExporter(), logger: logger, roads: roads)
+            stateDirectory: directory.path, token: nil, metrics: MetricsExporter(), logger: logger, roads: roads,
+            maximumRoutesPlanning: routes)
         try await Application(router: api.router()).test(.router) { client in try await body(client) }
     }
 
@@ -126,6 +128,26 @@ import Testing
             }
             try await client.execute(uri: "/api/v1/route?from=52.2,5.12&to=52.21,5.12", method: .get) {
                 #expect($0.status == .notFound || $0.status == .badRequest)
+            }
+        }
+    }
+
+    /// Past the routes planned at once, a 503 that says so; the slot comes back when a route is done.
+    @Test func tooManyRoutesAtOnceAre503() async throws {
+        try await seed()
+        let (from, to) = (from, to)
+        try await withClient(routes: 0) { client in
+            try await client.execute(uri: "/api/v1/route?from=\(from)&to=\(to)", method: .get) {
+                #expect($0.status == .serviceUnavailable)
+                let error = try object($0.body)["error"] as? String
+                #expect(error == "0 routes are being planned already: try again in a moment")
+            }
+        }
+        try await withClient(routes: 1) { client in
+            for _ in 0..<3 {
+                try await client.execute(uri: "/api/v1/route?from=\(from)&to=\(to)", method: .get) {
+                    #expect($0.status == .ok)
+                }
             }
         }
     }

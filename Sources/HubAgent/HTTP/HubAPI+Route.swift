@@ -76,9 +76,22 @@ extension HubAPI {
     }
 
     /// Plans on a thread of Dispatch's: reading the area's readings from SQLite and A* over a grid take from
-    /// milliseconds to seconds, and Swift's cooperative pool has only as many threads as cores.
+    /// milliseconds to seconds, and Swift's cooperative pool has only as many threads as cores. At most
+    /// `maximumRoutesPlanning` at once; one more is a 503.
     func route(_ request: Request) async throws -> Response {
         let (route, since, sensors, gpx) = try routeRequest(request)
+        let admitted = routesPlanning.withLock { planning in
+            guard planning < maximumRoutesPlanning else { return false }
+            planning += 1
+            return true
+        }
+        guard admitted else {
+            throw HTTPError(
+                .serviceUnavailable,
+                message: "\(maximumRoutesPlanning) routes are being planned already: try again in a moment")
+        }
+        // Held until the work is done, even when the client has gone: the thread is busy until then.
+        defer { routesPlanning.withLock { $0 -= 1 } }
         let roads = self.roads
         let planned: Result<RoutePlan, any Error> = await DispatchQueue.global().run {
             Result {

@@ -3,6 +3,7 @@ import HTTPTypes
 import HubCore
 import HubHistory
 import HubNotify
+import HubSupport
 import Hummingbird
 import Logging
 import NIOCore
@@ -26,11 +27,15 @@ struct HubAPI: Sendable {
     /// The roads `/api/v1/route` follows (`route.roads` in hubd.yaml, read once at start); `nil` routes across the
     /// pollution grid.
     let roads: RoadNetwork?
+    /// How many routes may be planned at once (one a core): each holds a Dispatch thread and up to 70 MB.
+    let maximumRoutesPlanning: Int
+    /// Routes being planned now.
+    let routesPlanning = Locked(0)
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
-        roads: RoadNetwork? = nil
+        roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2
     ) {
         self.snapshot = snapshot
         self.store = store
@@ -40,6 +45,7 @@ struct HubAPI: Sendable {
         self.logger = logger
         self.webPushKey = webPushKey
         self.roads = roads
+        self.maximumRoutesPlanning = maximumRoutesPlanning
     }
 
     /// Largest request body accepted.

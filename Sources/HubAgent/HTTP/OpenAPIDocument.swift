@@ -232,6 +232,7 @@ enum OpenAPIDocument {
                 "400": {description: 'A bad or missing from/to, setting, since or format; start and end in one cell; too many cells; a point off the roads'}
                 "404": {description: No PM2.5 readings with a position in the area, no history yet, or no such sensor}
                 "422": {description: The roads do not join start and end}
+                "503": {description: Two routes are being planned already (one a core)}
           /api/v1/devices:
             get:
               summary: The registered phones and browsers, without their tokens or subscriptions
