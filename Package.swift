@@ -220,7 +220,7 @@ let package = Package(
         .testTarget(
             name: "HubToolsTests",
             dependencies: [
-                "HubCore", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
+                "HubCore", "HubHistory", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]

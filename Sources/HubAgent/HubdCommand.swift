@@ -130,7 +130,8 @@ extension HubdCommand {
         let api = HubAPI(
             snapshot: hub.snapshot, store: hub.store, stateDirectory: hub.stateDirectory,
             token: configuration.httpToken, metrics: metrics, logger: logger,
-            webPushKey: { [router = hub.router] in router.webPushPublicKey })
+            webPushKey: { [router = hub.router] in router.webPushPublicKey },
+            roads: configuration.routeRoads.flatMap { roads(from: $0, logger: logger) })
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(
@@ -152,6 +153,24 @@ extension HubdCommand {
             },
             logger: httpLogger)
         return HTTPService(application: application, listen: configuration.httpListen, logger: logger)
+    }
+}
+
+extension HubdCommand {
+    /// `route.roads`, read once; a file that can't be read is logged, and routes go across the grid instead.
+    static func roads(from path: String, logger: Logger) -> RoadNetwork? {
+        do {
+            let roads = try RoadNetwork(geoJSON: Data(contentsOf: URL(fileURLWithPath: path)))
+            logger.notice(
+                "road network for /api/v1/route",
+                metadata: ["file": "\(path)", "nodes": "\(roads.nodes.count)", "edges": "\(roads.edgeCount)"])
+            return roads
+        } catch {
+            logger.error(
+                "route.roads can't be used; /api/v1/route goes across the pollution grid",
+                metadata: ["file": "\(path)", "error": "\(error)"])
+            return nil
+        }
     }
 }
 

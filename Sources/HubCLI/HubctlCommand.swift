@@ -22,10 +22,12 @@ public struct HubctlCommand: AsyncParsableCommand {
               hubctl discover
               hubctl notify test phone
               hubctl uv --lat 52.1 --lon 5.18
+              hubctl route --from 52.091,5.121 --to 52.086,5.140
               hubctl devices add 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad
 
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
-            does not fit); 65 the registry file is damaged (it is left untouched); 66 discover heard no device; 69 \
+            does not fit); 65 the registry file is damaged (it is left untouched); 66 discover heard no device, \
+            or route found no readings to plan on; 69 \
             the broker check failed (or the broker can't be reached); \
             74 reading or writing failed (disk full, locked); 77 permission denied; 78 the configuration is \
             invalid.
@@ -36,7 +38,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         version: SensorHubVersion.current,
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
-            HistoryCommand.self, Events.self, Sessions.self, HomeAssistant.self, UV.self,
+            HistoryCommand.self, Events.self, Sessions.self, RouteCommand.self, HomeAssistant.self, UV.self,
         ]
     )
 
@@ -91,7 +93,7 @@ struct ClockOptions: ParsableArguments {
 enum Failure {
     static let invalidInput: Int32 = 64
     static let damagedFile: Int32 = 65
-    /// `discover` heard no device.
+    /// `discover` heard no device; `route` found no readings (or no road file) to plan on.
     static let nothingHeard: Int32 = 66
     static let unavailable: Int32 = 69
     static let ioError: Int32 = 74

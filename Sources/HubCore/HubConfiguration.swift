@@ -47,6 +47,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var feeds: [FeedSettings] = []
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
+    /// `route.roads`: a GeoJSON file of roads (LineStrings) that `/api/v1/route` follows, read once at start.
+    public var routeRoads: String?
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
     /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
@@ -144,7 +146,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv", "feeds", "sessions",
+        "homeassistant", "uv", "feeds", "sessions", "route",
         "notifiers",
     ]
 
@@ -212,6 +214,9 @@ public struct HubConfiguration: Sendable, Hashable {
         result.uv = try UVSettings.read(root["uv"])
         result.feeds = try FeedSettings.readAll(root["feeds"])
         try readHTTP(root["http"], into: &result)
+        let route = root["route"]
+        try route.allow(["roads"])
+        result.routeRoads = try route["roads"].filePath()
         return result
     }
 

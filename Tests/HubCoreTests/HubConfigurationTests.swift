@@ -26,6 +26,15 @@ import Testing
         #expect(try load(uncommented) == expected)
     }
 
+    /// `route.roads`: a file name, relative to the configuration's directory.
+    @Test func routeRoadsIsAFile() async throws {
+        #expect(try load("state: {directory: /srv/hub}").routeRoads == nil)
+        let roads = try #require(try load("route: {roads: streets.geojson}").routeRoads)
+        #expect(roads.hasPrefix("/") && roads.hasSuffix("/streets.geojson"))
+        #expect(try load("route: {roads: /srv/roads.geojson}").routeRoads == "/srv/roads.geojson")
+        #expect(throws: ConfigurationError.self) { try load("route: {roads: x, lanes: y}") }
+    }
+
     @Test func everyKeyIsRead() async throws {
         let configuration = try load(
             """

@@ -21,10 +21,17 @@ import Testing
         var readings: [RecordedReading] = []
         // Two days of a thermometer: h °C on the hour, h + 1 at half past; and a particulate sensor beside it.
         for hour in 0..<48 {
-            readings.append(RecordedReading(sensor: "living room", reading: .numeric(Double(hour), unit: "°C", time: time(hour: hour))))
-            readings.append(RecordedReading(sensor: "living room", reading: .numeric(Double(hour + 1), unit: "°C", time: time(hour: hour, minute: 30))))
+            readings.append(
+                RecordedReading(
+                    sensor: "living room", reading: .numeric(Double(hour), unit: "°C", time: time(hour: hour))))
+            readings.append(
+                RecordedReading(
+                    sensor: "living room",
+                    reading: .numeric(Double(hour + 1), unit: "°C", time: time(hour: hour, minute: 30))))
         }
-        readings.append(RecordedReading(sensor: "air", reading: .particulate(ParticulateReading(pm25: 12, pm10: 20, time: time(hour: 1)))))
+        readings.append(
+            RecordedReading(
+                sensor: "air", reading: .particulate(ParticulateReading(pm25: 12, pm10: 20, time: time(hour: 1)))))
         let event = SensorEvent(
             id: SensorEvent.randomID(), kind: .offline, sensor: "living room", topic: "zigbee2mqtt/living_room",
             oldStatus: "21.5", newStatus: "offline", time: time(hour: 47))
@@ -93,10 +100,15 @@ import Testing
         let before = try History(directory: directory.path, create: false)
         #expect(try before.readings(of: "air", since: since).map(\.particulate?.pm25) == [27.4])
         #expect(try before.aggregates(of: "air", since: since, per: .day).first?.value == nil)
+        // No positions before v5: a route finds no readings rather than failing.
+        let world = GeoBoundingBox(south: -90, west: -180, north: 90, east: 180)
+        #expect(try before.pollutionReadings(in: world, since: since).readings.isEmpty)
 
         let history = try History(directory: directory.path)
         try await history.record(
-            readings: [RecordedReading(sensor: "living room", reading: .numeric(21.5, unit: "°C", time: time(hour: 1)))], events: [])
+            readings: [
+                RecordedReading(sensor: "living room", reading: .numeric(21.5, unit: "°C", time: time(hour: 1)))
+            ], events: [])
         let after = try History(directory: directory.path, create: false)
         #expect(
             try after.readings(of: "air", since: since) == [

@@ -3,6 +3,7 @@ import HTTPTypes
 import HubCore
 import HubHistory
 import HubNotify
+import HubSupport
 import Hummingbird
 import Logging
 import NIOCore
@@ -23,10 +24,18 @@ struct HubAPI: Sendable {
     /// The VAPID public key browsers subscribe with; `nil` without a webpush backend. Asked each time: a reload
     /// may add or remove the backend.
     let webPushKey: @Sendable () -> String?
+    /// The roads `/api/v1/route` follows (`route.roads` in hubd.yaml, read once at start); `nil` routes across the
+    /// pollution grid.
+    let roads: RoadNetwork?
+    /// How many routes may be planned at once (one a core): each holds a Dispatch thread and up to 70 MB.
+    let maximumRoutesPlanning: Int
+    /// Routes being planned now.
+    let routesPlanning = Locked(0)
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
-        metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil }
+        metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
+        roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2
     ) {
         self.snapshot = snapshot
         self.store = store
@@ -35,6 +44,8 @@ struct HubAPI: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.webPushKey = webPushKey
+        self.roads = roads
+        self.maximumRoutesPlanning = maximumRoutesPlanning
     }
 
     /// Largest request body accepted.
@@ -48,7 +59,8 @@ struct HubAPI: Sendable {
         (.get, "/api/v1/sensors"), (.post, "/api/v1/sensors"),
         (.get, "/api/v1/sensors/{name}"), (.delete, "/api/v1/sensors/{name}"),
         (.get, "/api/v1/events"), (.get, "/api/v1/air"), (.get, "/api/v1/air/history"), (.get, "/api/v1/alert"),
-        (.get, "/api/v1/devices"), (.post, "/api/v1/devices"), (.patch, "/api/v1/devices/{id}"),
+        (.get, "/api/v1/route"), (.get, "/api/v1/devices"), (.post, "/api/v1/devices"),
+        (.patch, "/api/v1/devices/{id}"),
         (.delete, "/api/v1/devices/{id}"),
     ]
 
@@ -84,6 +96,7 @@ struct HubAPI: Sendable {
         api.get("/air") { _, _ in json(self.air()) }
         api.get("/air/history") { request, _ in try self.airHistory(request) }
         api.get("/alert") { _, _ in json(self.alert()) }
+        api.get("/route") { request, _ in try await self.route(request) }
         api.get("/devices") { request, _ in try self.listDevices(request) }
         api.post("/devices") { request, context in try await self.addDevice(request, context) }
         api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }

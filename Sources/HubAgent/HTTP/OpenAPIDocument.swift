@@ -186,6 +186,53 @@ enum OpenAPIDocument {
               summary: The original air monitor's alert endpoint
               responses:
                 "200": {description: '{"alert":true,"pollutant":"PM2.5","value":27.4,"time":"…"}'}
+          /api/v1/route:
+            get:
+              summary: >-
+                The least-polluted route between two places over the PM2.5 readings with a position in the history
+                (readings inside the circle around the midpoint, radius half the distance plus margin, spread on a
+                grid by inverse-distance weighting; A* minimising length × (1 + weight × PM2.5)), beside the
+                shortest path. Along the roads of route.roads in hubd.yaml when set. At most 1,000,000 grid cells
+                and the newest 200,000 readings in the area.
+              parameters:
+                - {name: from, in: query, required: true, schema: {type: string, example: "52.0907,5.1214"}, description: 'LAT,LON in degrees'}
+                - {name: to, in: query, required: true, schema: {type: string, example: "52.0860,5.1400"}, description: 'LAT,LON in degrees'}
+                - {name: since, in: query, schema: {type: string, default: 30d}}
+                - {name: margin, in: query, schema: {type: number, default: 200}, description: metres added to the circle}
+                - {name: cell, in: query, schema: {type: number, default: 25}, description: metres along a grid cell's side}
+                - {name: radius, in: query, schema: {type: number, default: 250}, description: metres within which a reading counts for a cell (at most 1000)}
+                - {name: weight, in: query, schema: {type: number, default: 0.02}, description: k per µg/m³}
+                - {name: default, in: query, schema: {type: number, default: 15}, description: µg/m³ for cells with no reading}
+                - {name: sensors, in: query, schema: {type: string}, description: "only these sensors' readings (names separated by commas)"}
+                - {name: format, in: query, schema: {type: string, enum: [geojson, gpx], default: geojson}}
+              responses:
+                "200":
+                  description: >-
+                    A GeoJSON Feature (LineString of [longitude, latitude]) with properties length_m, exposure
+                    (µg/m³·m), shortest_length_m, shortest_exposure, defaulted_cells, default_pm25 and readings; or a
+                    GPX 1.1 track with format=gpx
+                  content:
+                    application/geo+json:
+                      schema:
+                        type: object
+                        properties:
+                          type: {type: string, enum: [Feature]}
+                          geometry: {type: object}
+                          properties:
+                            type: object
+                            properties:
+                              length_m: {type: number}
+                              exposure: {type: number}
+                              shortest_length_m: {type: number}
+                              shortest_exposure: {type: number}
+                              defaulted_cells: {type: integer}
+                              default_pm25: {type: number}
+                              readings: {type: integer}
+                    application/gpx+xml: {}
+                "400": {description: 'A bad or missing from/to, setting, since or format; start and end in one cell; too many cells; a point off the roads'}
+                "404": {description: No PM2.5 readings with a position in the area, no history yet, or no such sensor}
+                "422": {description: The roads do not join start and end}
+                "503": {description: Two routes are being planned already (one a core)}
           /api/v1/devices:
             get:
               summary: The registered phones and browsers, without their tokens or subscriptions

@@ -48,9 +48,11 @@ public struct PollutionField: Sendable {
     ///   - searchRadius: metres within which a reading counts for a cell.
     ///   - defaultValue: µg/m³ for cells with no reading within the radius; the WHO 2021 24-hour guideline level
     ///     (15) by default, so that a stretch without data is neither free nor avoided.
+    ///   - maximumCells: the most cells allowed, checked before anything is allocated (a server answering requests
+    ///     keeps it lower than `PollutionField.maximumCells`).
     public init(
         readings: [PollutionReading], box: GeoBoundingBox, cellSize: Double = 25, searchRadius: Double = 250,
-        defaultValue: Double = 15
+        defaultValue: Double = 15, maximumCells: Int = Self.maximumCells
     ) throws(RouteError) {
         guard cellSize.isFinite, cellSize > 0 else { throw .invalidSettings("the cell size must be above 0 m") }
         guard searchRadius.isFinite, searchRadius > 0 else {
@@ -70,9 +72,10 @@ public struct PollutionField: Sendable {
         // cells less a rounding error (1e-6 of a cell) is not given one more.
         let across = max(1, ((x1 - x0) / cellSize - 1e-6).rounded(.up))
         let up = max(1, ((y1 - y0) / cellSize - 1e-6).rounded(.up))
-        guard across * up <= Double(Self.maximumCells) else {
+        guard across * up <= Double(min(maximumCells, Self.maximumCells)) else {
             throw .invalidSettings(
-                "\(up) × \(across) cells is more than \(Self.maximumCells): choose a larger cell or a smaller area")
+                String(format: "%.0f × %.0f cells of %g m", up, across, cellSize) + " is more than the "
+                    + "\(min(maximumCells, Self.maximumCells)) allowed: choose a larger cell or a smaller area")
         }
         let columns = Int(across)
         let rows = Int(up)

@@ -8,6 +8,7 @@ public struct RouteError: Error, CustomStringConvertible, Equatable, Sendable {
             case unreachable = "unreachable"
             case invalidSettings = "invalid settings"
             case invalidRoads = "invalid road network"
+            case samePlace = "same place"
         }
         private let value: Value
 
@@ -22,6 +23,8 @@ public struct RouteError: Error, CustomStringConvertible, Equatable, Sendable {
         public static let invalidSettings = Code(value: .invalidSettings)
         /// A road file that is not GeoJSON with LineStrings.
         public static let invalidRoads = Code(value: .invalidRoads)
+        /// The start and the end are one cell or one road node: there is no route to plan.
+        public static let samePlace = Code(value: .samePlace)
 
         public var description: String { value.rawValue }
     }
@@ -47,6 +50,12 @@ public struct RouteError: Error, CustomStringConvertible, Equatable, Sendable {
 
     static func invalidSettings(_ detail: String) -> RouteError {
         RouteError(code: .invalidSettings, description: detail)
+    }
+
+    static func samePlace(_ start: GeoPoint, _ end: GeoPoint, _ within: String) -> RouteError {
+        RouteError(
+            code: .samePlace,
+            description: "the start (\(start)) and the end (\(end)) are \(within): there is no route between them")
     }
 
     static func invalidRoads(_ detail: String) -> RouteError {

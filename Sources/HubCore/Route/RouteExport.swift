@@ -3,9 +3,10 @@ import HubSupport
 
 extension Route {
     /// The route as a GeoJSON Feature (RFC 7946): a LineString of [longitude, latitude] positions, with
-    /// `length_m`, `exposure`, `shortest_length_m`, `shortest_exposure` and `defaulted_cells` as properties. A
-    /// zero-length route repeats its one point, since a LineString needs two positions.
-    public func geoJSON(name: String? = nil) -> String {
+    /// `length_m`, `exposure`, `shortest_length_m`, `shortest_exposure`, `defaulted_cells` and `default_pm25` as
+    /// properties. A zero-length route repeats its one point, since a LineString needs two positions. `readings`,
+    /// when given, is the number of readings the pollution grid was made from.
+    public func geoJSON(name: String? = nil, readings: Int? = nil) -> String {
         var json = JSONWriter(compact: true)
         var first = true
         json.raw("{")
@@ -37,6 +38,10 @@ extension Route {
         json.number(defaultedCells)
         json.key("default_pm25", first: &inner)
         json.number(defaultValue)
+        if let readings {
+            json.key("readings", first: &inner)
+            json.number(readings)
+        }
         json.raw("}}")
         return String(decoding: json.bytes, as: UTF8.self)
     }
