@@ -255,9 +255,10 @@ public struct SensorTracker: Sendable {
             return event(.recovered, tracked.status)
         default:
             if tracked.kind == .particulate, var monitor = tracked.air {
-                guard let reading = ParticulateReading.parse(payload, receivedAt: time) else {
+                guard var reading = ParticulateReading.parse(payload, receivedAt: time) else {
                     return .rejected(.invalidReading)
                 }
+                if reading.time == time && !retained { reading = monitor.ordered(reading) }
                 // A retained replay of a reading the hub has: no news.
                 guard monitor.isNew(reading) else { return .unchanged }
                 let level = monitor.level(reading)

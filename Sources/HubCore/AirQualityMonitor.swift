@@ -146,6 +146,16 @@ public struct AirQualityMonitor: Sendable {
         samples.last.map { reading.time.millisecondsSince1970 > $0.time } ?? true
     }
 
+    /// `reading`, which the hub stamped on arrival (its payload gave no time), after the last one taken: a burst
+    /// arriving within one millisecond is several readings, not one and repeats, so each is a millisecond after the
+    /// one before. A reading that says its own time keeps it, and a repeat of it stays a repeat.
+    public func ordered(_ reading: ParticulateReading) -> ParticulateReading {
+        guard let last = samples.last?.time, reading.time.millisecondsSince1970 <= last else { return reading }
+        var later = reading
+        later.time = Timestamp(millisecondsSince1970: last + 1)
+        return later
+    }
+
     /// Takes a reading; returns an alert when the watched value crosses the threshold (up: at most one per
     /// minimum interval; down: past the hysteresis).
     public mutating func add(_ reading: ParticulateReading) -> Alert? {

@@ -161,4 +161,19 @@ import Testing
         #expect(sessionEvents(next).isEmpty && restarted.recorded(next.reading!, topic: Self.walker).session == id)
         #expect(restarted.checkSilence(now: start, time: at(100)).first?.value == id)
     }
+
+    /// A burst arriving within one millisecond (a mobile sensor uploading what it buffered) is as many readings, a
+    /// millisecond apart; a reading stamped with its own time and sent again is a repeat.
+    @Test func aBurstWithinAMillisecondIsEveryReading() throws {
+        var tracker = try tracker()
+        var times: [Timestamp] = []
+        for pm25 in [5, 6, 7] {
+            let outcome = send(&tracker, Self.fixed, #"{"pm25": \#(pm25), "lat": 1.3, "lon": 103.8}"#, at: 0)
+            times += outcome.reading.map { [$0.time] } ?? []
+        }
+        #expect(times.map(\.millisecondsSince1970) == [0, 1, 2].map { at(0).millisecondsSince1970 + $0 })
+        let stamped = #"{"pm25": 9, "time": "2026-11-25T18:00:00Z"}"#
+        #expect(send(&tracker, Self.fixed, stamped, at: 10).reading != nil)
+        #expect(send(&tracker, Self.fixed, stamped, at: 11) == .unchanged)
+    }
 }
