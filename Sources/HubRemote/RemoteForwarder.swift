@@ -1,0 +1,129 @@
+import Foundation
+import HubCore
+import HubSupport
+import Logging
+
+/// Sends what the queue holds to the remote database, oldest first, one transaction per batch, and marks it done
+/// once committed; a batch that fails is sent again, whole, so a session's order holds.
+///
+/// While the database can't be reached the queue grows on disk and attempts back off (1 s, doubling, at most
+/// `max_back_off`); one warning says the outage started and one notice, with counts, that it ended.
+public final class RemoteForwarder: Sendable {
+    public let settings: RemoteSettings
+    public let queue: RemoteQueue
+    private let logger: Logger
+    private let doorbell = Doorbell()
+    private let counters = Locked(Counters())
+
+    struct Counters {
+        var sent = 0
+        var failures = 0
+        var connected = false
+        var postgis = false
+        var lastError: String?
+    }
+
+    public init(settings: RemoteSettings, queue: RemoteQueue, logger: Logger) {
+        self.settings = settings
+        self.queue = queue
+        self.logger = logger
+    }
+
+    /// Says there is something new in the queue.
+    public func wake() { doorbell.ring() }
+
+    /// What it did since start, for `hubctl status` and `/metrics`.
+    public var statistics: AgentStatus.RemoteCounters {
+        var result = AgentStatus.RemoteCounters()
+        let counted = counters.withLock { $0 }
+        result.queued = queue.count
+        result.held = queue.heldCount
+        result.unreadable = queue.unreadableLines
+        result.sent = counted.sent
+        result.failures = counted.failures
+        result.connected = counted.connected
+        result.postgis = counted.postgis
+        result.lastError = counted.lastError
+        return result
+    }
+
+    /// The wait before attempt `failures + 1` after that many failures in a row: 1 s doubling, capped.
+    public static func backOff(afterFailures failures: Int, maximum: Duration) -> Duration {
+        guard failures > 0 else { return .zero }
+        let seconds = 1 << min(failures - 1, 20)
+        return min(.seconds(seconds), maximum)
+    }
+
+    /// Sends until cancelled; with `untilEmpty`, returns as soon as nothing that may go now is left (a test's
+    /// drain, or a last try at shutdown) or an attempt fails.
+    public func run(untilEmpty: Bool = false) async {
+        var remote: PostgresRemote?
+        var failuresInRow = 0
+        var outageStarted: ContinuousClock.Instant?
+        defer { counters.withLock { $0.connected = false } }
+        while !Task.isCancelled {
+            let batch = queue.nextBatch(limit: settings.batch)
+            if batch.isEmpty {
+                if untilEmpty { break }
+                await doorbell.wait(until: .now + settings.interval)
+                continue
+            }
+            do {
+                if remote == nil {
+                    let connected = try await PostgresRemote.connect(settings, logger: logger)
+                    remote = connected
+                    counters.withLock {
+                        $0.connected = true
+                        $0.postgis = connected.usesPostGIS
+                    }
+                    logger.info(
+                        "connected to the remote store",
+                        metadata: [
+                            "url": "\(settings.url)", "hub": "\(settings.hub)", "postgis": "\(connected.usesPostGIS)",
+                            "waiting": "\(queue.count)",
+                        ])
+                }
+                try await remote!.send(batch)
+                await queue.markDone(batch.map(\.key))
+                counters.withLock { $0.sent += batch.count }
+                if let started = outageStarted {
+                    logger.notice(
+                        "the remote store is reachable again",
+                        metadata: [
+                            "failed_attempts": "\(failuresInRow)", "down_for": "\(ContinuousClock.now - started)",
+                            "waiting": "\(queue.count)",
+                        ])
+                    outageStarted = nil
+                }
+                failuresInRow = 0
+            } catch {
+                if Task.isCancelled { break }
+                await remote?.close()
+                remote = nil
+                failuresInRow += 1
+                let message = Self.describe(error)
+                counters.withLock {
+                    $0.failures += 1
+                    $0.connected = false
+                    $0.lastError = message
+                }
+                if outageStarted == nil {
+                    outageStarted = .now
+                    logger.warning(
+                        "the remote store can't be reached; readings and events wait in the queue",
+                        metadata: ["url": "\(settings.url)", "error": "\(message)", "waiting": "\(queue.count)"])
+                }
+                if untilEmpty { break }
+                try? await Task.sleep(for: Self.backOff(afterFailures: failuresInRow, maximum: settings.maximumBackOff))
+            }
+        }
+        await remote?.close()
+    }
+
+    /// What went wrong, in a line: PostgresNIO's errors hide the server's message from `description`.
+    static func describe(_ error: any Error) -> String {
+        var text = String(reflecting: error)
+        if text.count > 500 { text = String(text.prefix(500)) + "…" }
+        return text
+    }
+}

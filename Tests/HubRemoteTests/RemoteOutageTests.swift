@@ -1,0 +1,66 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubTestKit
+import Testing
+
+/// A remote that is down: the queue grows on disk (across a restart of the hub's side too), attempts back off and
+/// are counted, and once the server is back everything arrives once, in order per session.
+@Suite struct RemoteOutageTests {
+    @Test func everythingArrivesOnceAndInOrderAfterTheServerComesBack() async throws {
+        try await withPostgres { server in
+            let db = "outage"
+            try await server.createDatabase(db)
+            let directory = try TemporaryDirectory(prefix: "remote")
+            let settings = settings(server, database: db)
+            let session = "0123456789ab-1"
+            var forwarder = try await makeForwarder(settings, directory: directory)
+            try await forwarder.queue.append([Make.session(start: true, sequence: 1, session: session, at: 0)])
+            await forwarder.run(untilEmpty: true)
+            #expect(forwarder.statistics.sent == 1)
+
+            await server.stop()
+            var running = Task { [forwarder] in await forwarder.run() }
+            for index in 1...30 {
+                try await forwarder.queue.append([Make.mobile(index, session: session)])
+                forwarder.wake()
+            }
+            try await eventually("a failed attempt") { forwarder.statistics.failures > 0 }
+            #expect(forwarder.statistics.queued == 30 && !forwarder.statistics.connected)
+            #expect(forwarder.statistics.lastError != nil)
+
+            // The hub restarts meanwhile: a new queue reads what waits from the file.
+            running.cancel()
+            await running.value
+            await forwarder.queue.close()
+            forwarder = try await makeForwarder(settings, directory: directory)
+            #expect(forwarder.statistics.queued == 30)
+            running = Task { [forwarder] in await forwarder.run() }
+            for index in 31...60 {
+                try await forwarder.queue.append([Make.mobile(index, session: session)])
+                forwarder.wake()
+            }
+            try await forwarder.queue.append([
+                Make.fixed(1), Make.session(start: false, sequence: 2, session: session, at: 61),
+            ])
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(forwarder.statistics.queued == 62)
+
+            try await server.start()
+            try await eventually("the queue drained", within: .seconds(30)) { forwarder.statistics.queued == 0 }
+            #expect(forwarder.statistics.connected && forwarder.statistics.sent == 62)
+            running.cancel()
+            await running.value
+
+            #expect(
+                try await server.count("SELECT count(*) FROM readings WHERE session = '\(session)'", database: db) == 60
+            )
+            #expect(try await server.count("SELECT count(*) FROM readings", database: db) == 61)
+            #expect(try await server.count("SELECT count(*) FROM sessions WHERE ended IS NOT NULL", database: db) == 1)
+            let order = try await server.psql(
+                "SELECT string_agg(pm25::int::text, ',' ORDER BY ctid) FROM readings WHERE session IS NOT NULL",
+                database: db)
+            #expect(order == (1...60).map { "\(10 + $0)" }.joined(separator: ","))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubTestKit
+import Logging
+
+/// Readings and events as a mobile or fixed sensor makes them, with the ids hubd gives.
+enum Make {
+    static let base: Int64 = 1_795_000_000_000
+
+    /// A mobile particulate reading `index` seconds into a session, along a line of positions.
+    static func mobile(_ index: Int, session: String?, sensorID: String = "0123456789ab", sensor: String = "walk")
+        -> RemoteEntry
+    {
+        let fix = GeoFix(
+            point: GeoPoint(latitude: 1.3 + Double(index) * 0.0001, longitude: 103.8)!, altitude: 15,
+            accuracy: 4.5)
+        let reading = ParticulateReading(
+            pm25: 10 + Double(index), pm10: 20, time: Timestamp(millisecondsSince1970: base + Int64(index) * 1000),
+            position: fix)
+        return RemoteEntry(
+            RecordedReading(sensor: sensor, reading: .particulate(reading), sensorID: sensorID, session: session))
+    }
+
+    /// A fixed sensor's numeric reading.
+    static func fixed(_ index: Int, sensorID: String = "fedcba987654") -> RemoteEntry {
+        RemoteEntry(
+            RecordedReading(
+                sensor: "kitchen",
+                reading: .numeric(
+                    20 + Double(index), unit: "°C", time: Timestamp(millisecondsSince1970: base + Int64(index) * 1000)),
+                sensorID: sensorID))
+    }
+
+    /// The start (`sequence` is its event's) or end of a session, whose id is its start event's.
+    static func session(
+        start: Bool, sequence: Int, session: String, at index: Int, sensorID: String = "0123456789ab"
+    ) -> RemoteEntry {
+        RemoteEntry(
+            SensorEvent(
+                id: SensorEvent.id(sensor: sensorID, sequence: sequence), kind: .session, sensor: "walk",
+                topic: "sensors/walk", oldStatus: start ? "idle" : "recording", newStatus: start ? "recording" : "idle",
+                time: Timestamp(millisecondsSince1970: base + Int64(index) * 1000), value: session))
+    }
+
+    /// A door's status change.
+    static func change(_ sequence: Int, to status: String, sensorID: String = "d00d00d00d00") -> RemoteEntry {
+        RemoteEntry(
+            SensorEvent(
+                id: SensorEvent.id(sensor: sensorID, sequence: sequence), kind: .changed, sensor: "door",
+                topic: "sensors/door", oldStatus: "closed", newStatus: status,
+                time: Timestamp(millisecondsSince1970: base + Int64(sequence) * 1000)))
+    }
+}
+
+/// Settings for `server`'s database `database`, as hubd.yaml would give them.
+func settings(
+    _ server: PostgresServer, database: String, hub: String = "home", mode: RemoteSettings.Mode = .stream,
+    postgis: Bool = true
+) -> RemoteSettings {
+    var settings = RemoteSettings(
+        host: server.host, port: server.port, user: PostgresServer.user, database: database, hub: hub)
+    settings.password = PostgresServer.password
+    settings.mode = mode
+    settings.postgis = postgis
+    settings.tls = .disable
+    settings.interval = .milliseconds(50)
+    settings.maximumBackOff = .seconds(1)
+    return settings
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "remote-test")
+    logger.logLevel = .warning
+    return logger
+}()
+
+/// A queue in `directory` and a forwarder for `settings`, the queue opened.
+func makeForwarder(_ settings: RemoteSettings, directory: TemporaryDirectory) async throws -> RemoteForwarder {
+    let queue = RemoteQueue(directory: directory.path, mode: settings.mode, logger: testLogger)
+    try await queue.open()
+    return RemoteForwarder(settings: settings, queue: queue, logger: testLogger)
+}
+
+extension PostgresServer {
+    /// An integer a query returns.
+    func count(_ sql: String, database: String) async throws -> Int {
+        let text = try await psql(sql, database: database)
+        guard let number = Int(text) else { throw TestKitError("'\(sql)' gave '\(text)', not a number") }
+        return number
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import HubSupport
+
+/// A real PostgreSQL 15 server (Debian's `postgresql-15`) in a temporary directory, on a free loopback port.
+///
+/// `initdb` makes a cluster whose superuser is `sensorhub` with the password `password`: TCP clients must give it
+/// (SCRAM, as a remote database would ask), while `psql` on the Unix socket in the temporary directory is trusted.
+/// PostgreSQL refuses to run as root, so under root (CI) the cluster belongs to Debian's `postgres` user and both
+/// programs are started through `setpriv`, which execs them as that user.
+///
+/// The server runs under a small `sh` guardian, as the test brokers do: it reads our end of a pipe, and when the
+/// test process ends for any reason, even a crash or SIGKILL, the pipe closes, `read` returns, and the guardian
+/// stops the server (SIGINT, a fast shutdown) — no server outlives its test. `withPostgres` also stops it when the
+/// body throws. Nothing here blocks Swift's cooperative threads: programs run through `runProcess`, and waits poll.
+public final class PostgresServer: Sendable {
+    public static let user = "sensorhub"
+    public static let password = "password"
+    public static let binaries = "/usr/lib/postgresql/15/bin"
+
+    private struct Running: Sendable {
+        let guardian: ChildProcess
+        let keepAlive: FileHandle
+        let serverPID: Int32
+    }
+
+    public let port: Int
+    public let directory: TemporaryDirectory
+    private let running = Locked<Running?>(nil)
+
+    public var host: String { "127.0.0.1" }
+    public var dataDirectory: String { directory.file("data") }
+    public var logFile: String { directory.file("postgres.log") }
+
+    /// Whether the PostGIS extension can be created on this server (`postgresql-15-postgis-3` is installed).
+    public static var hasPostGIS: Bool {
+        FileManager.default.fileExists(atPath: "/usr/share/postgresql/15/extension/postgis.control")
+    }
+
+    /// Makes a cluster and starts the server; waits until it accepts queries.
+    public static func start() async throws -> PostgresServer {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let server = try await PostgresServer(port: try freeLoopbackPort())
+            do {
+                try await server.start()
+                return server
+            } catch {
+                lastError = error
+                await server.kill()
+                // Another process took the free port between our probe and the server's bind: another port.
+                guard server.log.contains("could not bind") || server.log.contains("already in use") else {
+                    throw error
+                }
+            }
+        }
+        throw lastError ?? TestKitError("could not start postgres")
+    }
+
+    private init(port: Int) async throws {
+        for program in ["initdb", "postgres", "psql"]
+        where !FileManager.default.isExecutableFile(
+            atPath: "\(Self.binaries)/\(program)")
+        {
+            throw TestKitError(
+                "\(Self.binaries)/\(program) is not installed: run 'make test' (it installs what the tests need) or "
+                    + "'apt-get install postgresql'")
+        }
+        self.port = port
+        self.directory = try TemporaryDirectory(prefix: "postgres")
+        try Self.password.write(toFile: directory.file("pwfile"), atomically: true, encoding: .utf8)
+        if geteuid() == 0 {
+            guard let entry = getpwnam("postgres") else {
+                throw TestKitError("running as root, but there is no 'postgres' user to run PostgreSQL as")
+            }
+            for path in [directory.path, directory.file("pwfile")] {
+                chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid)
+            }
+        }
+        let result = try await runProcess(
+            Self.asServerUser[0],
+            Array(Self.asServerUser.dropFirst()) + [
+                "\(Self.binaries)/initdb", "-D", dataDirectory, "-U", Self.user, "--pwfile", directory.file("pwfile"),
+                "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync",
+            ])
+        guard result.status == 0 else {
+            throw TestKitError("initdb failed (\(result.status)): \(result.standardError)\(result.standardOutput)")
+        }
+    }
+
+    /// The command prefix that runs a program as the cluster's owner: `setpriv` to `postgres` under root.
+    private static var asServerUser: [String] {
+        guard geteuid() == 0 else { return ["/usr/bin/env"] }
+        return ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"]
+    }
+
+    /// Starts the server (again, after `stop` or `kill`) on the same port and data, and waits until it is ready.
+    public func start() async throws {
+        guard running.withLock({ $0 == nil }) else { return }
+        let readyBefore = log.components(separatedBy: "ready to accept connections").count
+        let input = try makePipe()
+        let output = try makePipe()
+        let server =
+            Self.asServerUser + [
+                "\(Self.binaries)/postgres", "-D", dataDirectory, "-p", "\(port)", "-k", directory.path,
+                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB",
+                "-c", "max_connections=30", "-c", "log_min_messages=warning",
+            ]
+        // The guardian prints the server's pid, then waits for end of input: ours closing the pipe, or our death.
+        let guardian = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c",
+                #"log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & pid=$!; echo "$pid"; read _ ; kill -INT "$pid" 2>/dev/null; wait "$pid""#,
+                "guardian", logFile,
+            ] + server,
+            standardInput: input.read.fileDescriptor,
+            standardOutput: output.write.fileDescriptor
+        )
+        try input.read.close()
+        try output.write.close()
+        guard let line = try await readFirstLine(output.read), let pid = Int32(line) else {
+            throw TestKitError("the postgres guardian did not report a pid")
+        }
+        running.withLock { $0 = Running(guardian: guardian, keepAlive: input.write, serverPID: pid) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while log.components(separatedBy: "ready to accept connections").count <= readyBefore {
+            if guardian.exitStatus != nil || hasEnded(pid) {
+                await endGuardian()
+                throw TestKitError("postgres exited at start; its log:\n\(log)")
+            }
+            if ContinuousClock.now >= deadline {
+                await kill()
+                throw TestKitError("postgres was not ready within 30 s; its log:\n\(log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the server with a fast shutdown (SIGINT) and waits until it is gone; its data stays for `start`.
+    public func stop() async {
+        guard let pid = running.withLock({ $0?.serverPID }) else { return }
+        Glibc.kill(pid, SIGINT)
+        await endGuardian()
+    }
+
+    /// Kills the server (SIGKILL), as a crash would, and waits until it is gone.
+    public func kill() async {
+        guard let pid = running.withLock({ $0?.serverPID }) else { return }
+        Glibc.kill(pid, SIGKILL)
+        await endGuardian()
+    }
+
+    private func endGuardian() async {
+        guard
+            let running = running.withLock({ state -> Running? in
+                defer { state = nil }; return state
+            })
+        else {
+            return
+        }
+        try? running.keepAlive.close()
+        if await running.guardian.wait(timeout: .seconds(20)) == nil {
+            Glibc.kill(running.serverPID, SIGKILL)
+            running.guardian.send(SIGKILL)
+            await running.guardian.wait()
+        }
+    }
+
+    /// Runs `sql` with `psql` on the Unix socket as the superuser; returns its rows, unaligned, `|` between columns.
+    @discardableResult
+    public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+        let result = try await runProcess(
+            "\(Self.binaries)/psql",
+            [
+                "-h", directory.path, "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1",
+                "-At", "-c", sql,
+            ])
+        guard result.status == 0 else {
+            throw TestKitError("psql failed (\(result.status)) on \(sql): \(result.standardError)")
+        }
+        return result.standardOutput.trimmingCharacters(in: .newlines)
+    }
+
+    /// Makes an empty database named `name`.
+    public func createDatabase(_ name: String) async throws {
+        try await psql("CREATE DATABASE \"\(name)\"")
+    }
+
+    /// What the server logged so far.
+    public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+
+    deinit {
+        running.withLock { running in
+            guard let running else { return }
+            Glibc.kill(running.serverPID, SIGKILL)
+            try? running.keepAlive.close()
+        }
+    }
+}
+
+/// Runs `body` with a fresh server that is stopped afterwards, whether `body` returns or throws.
+@discardableResult
+public func withPostgres<T: Sendable>(_ body: (PostgresServer) async throws -> T) async throws -> T {
+    let server = try await PostgresServer.start()
+    do {
+        let result = try await body(server)
+        await server.kill()
+        return result
+    } catch {
+        await server.kill()
+        throw TestKitError("\(error)\n--- postgres log ---\n\(server.log)")
+    }
+}
+
+/// Reads one line from a pipe, byte by byte so nothing after it is consumed, off the cooperative pool.
+private func readFirstLine(_ handle: FileHandle) async throws -> String? {
+    try await DispatchQueue.global().run {
+        Result {
+            var bytes: [UInt8] = []
+            while true {
+                guard let byte = try handle.read(upToCount: 1), let first = byte.first else { break }
+                if first == UInt8(ascii: "\n") { break }
+                bytes.append(first)
+            }
+            return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+        }
+    }.get()
+}
+
+/// True when `pid` no longer runs: gone, or a zombie its guardian has not reaped yet (it reaps only once told to).
+private func hasEnded(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return true }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+}
