@@ -108,8 +108,17 @@ public final class PostgresRemote: Sendable {
         }
     }
 
-    /// Writes `entries` in one transaction; what the database has already is left as it is.
-    public func send(_ entries: [RemoteEntry]) async throws {
+    /// Whether the connection is gone (the server closed it, or `close` did): connect again.
+    public var isClosed: Bool { connection.isClosed }
+
+    /// Writes `entries` in one transaction; what the database has already is left as it is. Gives up after
+    /// `limit` (see `bounded`).
+    public func send(_ entries: [RemoteEntry], limit: Duration = .seconds(60)) async throws {
+        guard !connection.isClosed else { throw RemoteConnectionClosed() }
+        try await bounded(limit) { try await self.sendNow(entries) }
+    }
+
+    private func sendNow(_ entries: [RemoteEntry]) async throws {
         let readings = entries.compactMap(\.reading)
         let events = entries.compactMap(\.event)
         let hub = settings.hub
@@ -206,6 +215,11 @@ public final class PostgresRemote: Sendable {
             + rows.joined(separator: ", ") + " ON CONFLICT (hub, id) DO NOTHING"
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
+}
+
+/// The server closed the connection (it shut down, or dropped us).
+public struct RemoteConnectionClosed: Error, CustomStringConvertible {
+    public var description: String { "the remote database closed the connection" }
 }
 
 extension Array {

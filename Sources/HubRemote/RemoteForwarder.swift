@@ -60,17 +60,22 @@ public final class RemoteForwarder: Sendable {
         var remote: PostgresRemote?
         var failuresInRow = 0
         var outageStarted: ContinuousClock.Instant?
+        // A running hub connects at once, so a wrong address or password shows at start, not with the first reading.
+        var connectFirst = !untilEmpty
         defer { counters.withLock { $0.connected = false } }
         while !Task.isCancelled {
             let batch = queue.nextBatch(limit: settings.batch)
-            if batch.isEmpty {
+            if batch.isEmpty && !connectFirst {
                 if untilEmpty { break }
                 await doorbell.wait(until: .now + settings.interval)
                 continue
             }
             do {
                 if remote == nil {
-                    let connected = try await PostgresRemote.connect(settings, logger: logger)
+                    let (settings, logger) = (settings, logger)
+                    let connected = try await bounded(.seconds(60), late: { await $0.close() }) {
+                        try await PostgresRemote.connect(settings, logger: logger)
+                    }
                     remote = connected
                     counters.withLock {
                         $0.connected = true
@@ -83,9 +88,12 @@ public final class RemoteForwarder: Sendable {
                             "waiting": "\(queue.count)",
                         ])
                 }
-                try await remote!.send(batch)
-                await queue.markDone(batch.map(\.key))
-                counters.withLock { $0.sent += batch.count }
+                connectFirst = false
+                if !batch.isEmpty {
+                    try await remote!.send(batch)
+                    await queue.markDone(batch.map(\.key))
+                    counters.withLock { $0.sent += batch.count }
+                }
                 if let started = outageStarted {
                     logger.notice(
                         "the remote store is reachable again",

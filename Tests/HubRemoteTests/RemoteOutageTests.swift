@@ -15,12 +15,13 @@ import Testing
             let settings = settings(server, database: db)
             let session = "0123456789ab-1"
             var forwarder = try await makeForwarder(settings, directory: directory)
-            try await forwarder.queue.append([Make.session(start: true, sequence: 1, session: session, at: 0)])
-            await forwarder.run(untilEmpty: true)
-            #expect(forwarder.statistics.sent == 1)
-
-            await server.stop()
             var running = Task { [forwarder] in await forwarder.run() }
+            try await forwarder.queue.append([Make.session(start: true, sequence: 1, session: session, at: 0)])
+            forwarder.wake()
+            try await eventually("the start sent") { forwarder.statistics.sent == 1 }
+
+            // Down while the forwarder holds a connection.
+            await server.stop()
             for index in 1...30 {
                 try await forwarder.queue.append([Make.mobile(index, session: session)])
                 forwarder.wake()

@@ -81,12 +81,3 @@ func makeForwarder(_ settings: RemoteSettings, directory: TemporaryDirectory) as
     try await queue.open()
     return RemoteForwarder(settings: settings, queue: queue, logger: testLogger)
 }
-
-extension PostgresServer {
-    /// An integer a query returns.
-    func count(_ sql: String, database: String) async throws -> Int {
-        let text = try await psql(sql, database: database)
-        guard let number = Int(text) else { throw TestKitError("'\(sql)' gave '\(text)', not a number") }
-        return number
-    }
-}

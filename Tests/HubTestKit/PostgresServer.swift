@@ -181,6 +181,13 @@ public final class PostgresServer: Sendable {
         return result.standardOutput.trimmingCharacters(in: .newlines)
     }
 
+    /// The whole number a query returns (`SELECT count(*) …`).
+    public func count(_ sql: String, database: String) async throws -> Int {
+        let text = try await psql(sql, database: database)
+        guard let number = Int(text) else { throw TestKitError("'\(sql)' gave '\(text)', not a number") }
+        return number
+    }
+
     /// Makes an empty database named `name`.
     public func createDatabase(_ name: String) async throws {
         try await psql("CREATE DATABASE \"\(name)\"")
