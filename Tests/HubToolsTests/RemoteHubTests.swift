@@ -26,14 +26,16 @@ import Testing
                           url: postgres://\(PostgresServer.user)@127.0.0.1:\(server.port)/\(db)
                           hub: e2e
                           interval: 100ms
+                          password_file: remote-password
                           tls: disable
                           max_back_off: 1s
                         """)
+                try PostgresServer.password.write(
+                    toFile: hub.hubctl.state.file("remote-password"), atomically: true, encoding: .utf8)
                 try await hub.prepare(broker)
                 let add = try await hub.hubctl.run("sensors", "add", "walk", "--kind", "particulate", "--topic", "walk")
                 #expect(add.status == 0)
-                let secret = ["HUB_REMOTE_PASSWORD": PostgresServer.password]
-                try await hub.startAndWaitUntilReady(secret)
+                let address = try await hub.startAndWaitForHTTP()
                 let start = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 600_000)
                 try await publish(broker, (1...5).map { payload($0, start: start) })
                 try await eventually("five readings in PostgreSQL", within: .seconds(30)) {
@@ -52,6 +54,16 @@ import Testing
                 let status = try await hub.hubctl.run("status")
                 #expect(status.standardOutput.contains("Remote store"))
                 #expect(status.standardOutput.contains("connected, "))
+                let statusJSON = try await hub.hubctl.run("status", "--json").standardOutput
+                let answer = try JSONSerialization.jsonObject(with: Data(statusJSON.utf8)) as? [String: Any]
+                let remote = answer?["remote"] as? [String: Any]
+                #expect(remote?["connected"] as? Bool == true && remote?["sent"] as? Int ?? 0 >= 5, "\(statusJSON)")
+                let metrics = try await NumericSensorTests().get("http://\(address)/metrics").body
+                for name in [
+                    "sensorhub_remote_sent_total ", "sensorhub_remote_queued ", "sensorhub_remote_connected 1",
+                ] {
+                    #expect(metrics.contains(name), "\(name) in \(metrics)")
+                }
 
                 // The database goes away; readings wait in hubd's queue on disk; hubd is killed.
                 await server.stop()
@@ -62,7 +74,7 @@ import Testing
                 }
                 await hub.stop(SIGKILL)
                 try await server.start()
-                try await hub.startAndWaitUntilReady(secret)
+                try await hub.startAndWaitUntilReady()
                 try await eventually("all ten readings in PostgreSQL", within: .seconds(30)) {
                     try await server.count("SELECT count(*) FROM readings", database: db) == 10
                 }

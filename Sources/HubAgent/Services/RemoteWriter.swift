@@ -54,6 +54,8 @@ final class RemoteWriter: Service, JournalConsumer, ReadingSink, Sendable {
             }
         } catch {
             errors.record("the remote queue can't be opened; nothing is sent to the remote store: \(error)")
+            // A service that returns early would stop hubd: the rest of the hub runs on without the remote.
+            try? await gracefulShutdown()
             return
         }
         await cancelWhenGracefulShutdown {
