@@ -129,7 +129,7 @@ public final class RemoteForwarder: Sendable {
     }
 
     /// What went wrong, in a line: PostgresNIO's errors hide the server's message from `description`.
-    static func describe(_ error: any Error) -> String {
+    public static func describe(_ error: any Error) -> String {
         var text = String(reflecting: error)
         if text.count > 500 { text = String(text.prefix(500)) + "…" }
         return text

@@ -146,6 +146,21 @@ import Testing
         }
     }
 
+    @Test func aServerWithoutTLSIsRefusedWhenTLSIsRequired() async throws {
+        try await withPostgres { server in
+            var required = settings(server, database: "postgres")
+            required.tls = .require
+            await #expect(throws: (any Error).self) { try await PostgresRemote.connect(required, logger: testLogger) }
+            var wrong = settings(server, database: "postgres")
+            wrong.password = "not the password"
+            let error = await #expect(throws: (any Error).self) {
+                try await PostgresRemote.connect(wrong, logger: testLogger)
+            }
+            let described = RemoteForwarder.describe(try #require(error))
+            #expect(described.contains("28P01"), "\(described)")
+        }
+    }
+
     @Test func twoHubsShareOneDatabase() async throws {
         try await withPostgres { server in
             try await server.createDatabase("shared")

@@ -63,7 +63,8 @@ func settings(
     settings.password = PostgresServer.password
     settings.mode = mode
     settings.postgis = postgis
-    settings.tls = .disable
+    // The default, `prefer`: the test server offers no TLS, so the connection goes on without it, as libpq's would.
+    settings.tls = .prefer
     settings.interval = .milliseconds(50)
     settings.maximumBackOff = .seconds(1)
     return settings
