@@ -25,19 +25,21 @@ import Testing
         let start = ContinuousClock.now
         await #expect(throws: RemoteTimeout.self) {
             try await bounded(.milliseconds(100), late: { value in late.withLock { $0 = value } }) {
-                await Self.stubborn(.seconds(1))
+                await Self.stubborn(.seconds(20))
             }
         }
-        #expect(ContinuousClock.now - start < .milliseconds(900))
-        try await eventually("the late result handed over") { late.withLock { $0 } == 42 }
+        // Well before the attempt ends, even on a loaded machine (the whole suite on 2 cores).
+        #expect(ContinuousClock.now - start < .seconds(15))
+        #expect(late.withLock { $0 } == nil)
+        try await eventually("the late result handed over", within: .seconds(40)) { late.withLock { $0 } == 42 }
     }
 
     @Test func cancellingTheCallerDoesNotWaitForTheAttempt() async throws {
-        let waiting = Task { try await bounded(.seconds(60)) { await Self.stubborn(.seconds(2)) } }
+        let waiting = Task { try await bounded(.seconds(60)) { await Self.stubborn(.seconds(20)) } }
         try await Task.sleep(for: .milliseconds(50))
         let start = ContinuousClock.now
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(15))
     }
 }

@@ -3,7 +3,8 @@ import HubSupport
 
 /// A real PostgreSQL 15 server (Debian's `postgresql-15`) in a temporary directory, on a free loopback port.
 ///
-/// `initdb` makes a cluster whose superuser is `sensorhub` with the password `password`: TCP clients must give it
+/// `initdb` makes a cluster whose superuser is `sensorhub` with the password `password` (once per test process;
+/// each server starts from a copy of it): TCP clients must give it
 /// (SCRAM, as a remote database would ask), while `psql` on the Unix socket in the temporary directory is trusted.
 /// PostgreSQL refuses to run as root, so under root (CI) the cluster belongs to Debian's `postgres` user and both
 /// programs are started through `setpriv`, which execs them as that user.
@@ -67,24 +68,61 @@ public final class PostgresServer: Sendable {
         }
         self.port = port
         self.directory = try TemporaryDirectory(prefix: "postgres")
-        try Self.password.write(toFile: directory.file("pwfile"), atomically: true, encoding: .utf8)
-        if geteuid() == 0 {
-            guard let entry = getpwnam("postgres") else {
-                throw TestKitError("running as root, but there is no 'postgres' user to run PostgreSQL as")
-            }
-            for path in [directory.path, directory.file("pwfile")] {
-                chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid)
+        try Self.giveToServerUser(directory.path)
+        // A copy of the process's one initdb: nine initdbs at once starved the rest of the suite on 2 cores.
+        let template = try await Self.template()
+        let copy = try await runProcess("/bin/cp", ["-a", template, dataDirectory])
+        guard copy.status == 0 else { throw TestKitError("cannot copy the template cluster: \(copy.standardError)") }
+    }
+
+    /// The cluster every server of this test process starts from: made by `initdb` once, in
+    /// `$TMPDIR/sensorhub-pg-template-<pid>`; templates of test processes that have ended are removed first.
+    private static func template() async throws -> String {
+        let task = templateTask.withLock { task in
+            if let task { return task }
+            let made = Task { try await makeTemplate() }
+            task = made
+            return made
+        }
+        return try await task.value
+    }
+
+    private static let templateTask = Locked<Task<String, any Error>?>(nil)
+
+    private static func makeTemplate() async throws -> String {
+        let temporary = FileManager.default.temporaryDirectory.path
+        let prefix = "sensorhub-pg-template-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where name.hasPrefix(prefix)
+        {
+            if let pid = Int32(name.dropFirst(prefix.count)), Glibc.kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: temporary + "/" + name)
             }
         }
+        let directory = temporary + "/" + prefix + "\(getpid())"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try password.write(toFile: directory + "/pwfile", atomically: true, encoding: .utf8)
+        try giveToServerUser(directory)
+        try giveToServerUser(directory + "/pwfile")
         let result = try await runProcess(
-            Self.asServerUser[0],
-            Array(Self.asServerUser.dropFirst()) + [
-                "\(Self.binaries)/initdb", "-D", dataDirectory, "-U", Self.user, "--pwfile", directory.file("pwfile"),
+            asServerUser[0],
+            Array(asServerUser.dropFirst()) + [
+                "\(binaries)/initdb", "-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile",
                 "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync",
             ])
         guard result.status == 0 else {
             throw TestKitError("initdb failed (\(result.status)): \(result.standardError)\(result.standardOutput)")
         }
+        return directory + "/data"
+    }
+
+    /// Under root, makes `path` the `postgres` user's, which PostgreSQL runs as.
+    private static func giveToServerUser(_ path: String) throws {
+        guard geteuid() == 0 else { return }
+        guard let entry = getpwnam("postgres") else {
+            throw TestKitError("running as root, but there is no 'postgres' user to run PostgreSQL as")
+        }
+        chown(path, entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
     /// The command prefix that runs a program as the cluster's owner: `setpriv` to `postgres` under root.
@@ -205,9 +243,13 @@ public final class PostgresServer: Sendable {
     }
 }
 
-/// Runs `body` with a fresh server that is stopped afterwards, whether `body` returns or throws.
+/// Runs `body` with a fresh server that is stopped afterwards, whether `body` returns or throws. At most two run at
+/// once in a test process: the whole suite runs in parallel on 2 cores, and nine servers starting together (each
+/// with PostGIS to create) made the notifier tests around them miss their deadlines.
 @discardableResult
 public func withPostgres<T: Sendable>(_ body: (PostgresServer) async throws -> T) async throws -> T {
+    await serverSlots.acquire()
+    defer { serverSlots.release() }
     let server = try await PostgresServer.start()
     do {
         let result = try await body(server)
@@ -216,6 +258,42 @@ public func withPostgres<T: Sendable>(_ body: (PostgresServer) async throws -> T
     } catch {
         await server.kill()
         throw TestKitError("\(error)\n--- postgres log ---\n\(server.log)")
+    }
+}
+
+private let serverSlots = Slots(2)
+
+/// At most `count` holders at a time; the others wait their turn without holding a thread.
+private final class Slots: Sendable {
+    private let state: Locked<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    init(_ count: Int) {
+        state = Locked((count, []))
+    }
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                guard state.free > 0 else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.free -= 1
+                return true
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }
 
