@@ -34,7 +34,8 @@ import Testing
             running.cancel()
             await running.value
             await forwarder.queue.close()
-            forwarder = try await makeForwarder(settings, directory: directory)
+            let log = LogRecorder()
+            forwarder = try await makeForwarder(settings, directory: directory, logger: log.logger)
             #expect(forwarder.statistics.queued == 30)
             running = Task { [forwarder] in await forwarder.run() }
             for index in 31...60 {
@@ -44,7 +45,6 @@ import Testing
             try await forwarder.queue.append([
                 Make.fixed(1), Make.session(start: false, sequence: 2, session: session, at: 61),
             ])
-            try await Task.sleep(for: .milliseconds(300))
             #expect(forwarder.statistics.queued == 62)
 
             try await server.start()
@@ -52,6 +52,12 @@ import Testing
             #expect(forwarder.statistics.connected && forwarder.statistics.sent == 62)
             running.cancel()
             await running.value
+            // One warning for the outage, however many attempts failed, and one notice when it ended.
+            let warnings = log.all.filter { $0.level == .warning }
+            #expect(warnings.count == 1 && warnings.first?.message.contains("can't be reached") == true)
+            let back = log.all.filter { $0.message.contains("reachable again") }
+            #expect(back.count == 1 && Int(back.first?.metadata["failed_attempts"] ?? "") ?? 0 >= 1)
+            #expect(forwarder.statistics.failures == Int(back.first?.metadata["failed_attempts"] ?? ""))
 
             #expect(
                 try await server.count("SELECT count(*) FROM readings WHERE session = '\(session)'", database: db) == 60

@@ -1,6 +1,7 @@
 import Foundation
 import HubCore
 import HubRemote
+import HubSupport
 import HubTestKit
 import Logging
 
@@ -77,8 +78,47 @@ let testLogger: Logger = {
 }()
 
 /// A queue in `directory` and a forwarder for `settings`, the queue opened.
-func makeForwarder(_ settings: RemoteSettings, directory: TemporaryDirectory) async throws -> RemoteForwarder {
-    let queue = RemoteQueue(directory: directory.path, mode: settings.mode, logger: testLogger)
+func makeForwarder(
+    _ settings: RemoteSettings, directory: TemporaryDirectory, logger: Logger = testLogger
+) async throws -> RemoteForwarder {
+    let queue = RemoteQueue(directory: directory.path, mode: settings.mode, logger: logger)
     try await queue.open()
-    return RemoteForwarder(settings: settings, queue: queue, logger: testLogger)
+    return RemoteForwarder(settings: settings, queue: queue, logger: logger)
+}
+
+/// Keeps what a logger logged, with its level and metadata.
+final class LogRecorder: Sendable {
+    struct Line: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let lines = Locked<[Line]>([])
+
+    var all: [Line] { lines.withLock { $0 } }
+
+    var logger: Logger {
+        var logger = Logger(label: "remote-test") { _ in Handler(recorder: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let metadata = (event.metadata ?? [:]).mapValues(\.description)
+            recorder.lines.withLock {
+                $0.append(Line(level: event.level, message: event.message.description, metadata: metadata))
+            }
+        }
+    }
 }
