@@ -119,6 +119,24 @@ import Testing
         #expect(again.nextBatch(limit: 10) == [waiting, late])
     }
 
+    @Test func entriesKnowTheirKeySessionAndSensor() {
+        let start = Make.session(start: true, sequence: 12, session: "0123456789ab-12", at: 0)
+        #expect(start.key == "e/0123456789ab-12" && start.session == "0123456789ab-12" && !start.endsSession)
+        #expect(start.event?.sensorID == "0123456789ab" && start.event?.isSessionStart == true)
+        let end = Make.session(start: false, sequence: 13, session: "0123456789ab-12", at: 5)
+        #expect(end.endsSession && end.session == "0123456789ab-12")
+        // A start without a value is its own session.
+        var bare = start.event!
+        bare.value = nil
+        #expect(bare.sessionID == bare.id)
+        #expect(Make.mobile(3, session: "s").key == "r/0123456789ab/\(Make.base + 3000)")
+        #expect(Make.change(1, to: "open").session == nil)
+        let test = SensorEvent(
+            id: "6f1c0e4a-2b7d-4c1e-9a3f-5d8e7c6b4a2f", kind: .test, sensor: "x", topic: "x", oldStatus: "",
+            newStatus: "", time: .now)
+        #expect(test.sensorID == nil)
+    }
+
     @Test func backOffDoublesAndIsCapped() {
         #expect(RemoteForwarder.backOff(afterFailures: 0, maximum: .seconds(300)) == .zero)
         #expect(RemoteForwarder.backOff(afterFailures: 1, maximum: .seconds(300)) == .seconds(1))
