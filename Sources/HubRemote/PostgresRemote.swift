@@ -28,11 +28,13 @@ public final class PostgresRemote: Sendable {
 
     /// Connects, migrates the schema and records this hub in `hubs`.
     public static func connect(_ settings: RemoteSettings, logger: Logger) async throws -> PostgresRemote {
+        var client = TLSConfiguration.makeClientConfiguration()
+        if let caFile = settings.caFile { client.trustRoots = .file(caFile) }
         let tls: PostgresConnection.Configuration.TLS
         switch settings.tls {
         case .disable: tls = .disable
-        case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .prefer: tls = .prefer(try NIOSSLContext(configuration: client))
+        case .require: tls = .require(try NIOSSLContext(configuration: client))
         }
         var configuration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.user, password: settings.password,

@@ -25,6 +25,8 @@ public final class PostgresServer: Sendable {
     }
 
     public let port: Int
+    /// Whether it serves TLS (`start(tls:)`): `ssl = on` with a certificate signed by `TestCertificates`' CA.
+    public let servesTLS: Bool
     public let directory: TemporaryDirectory
     private let running = Locked<Running?>(nil)
 
@@ -38,10 +40,11 @@ public final class PostgresServer: Sendable {
     }
 
     /// Makes a cluster and starts the server; waits until it accepts queries.
-    public static func start() async throws -> PostgresServer {
+    /// - Parameter tls: serve TLS with this identity (for `localhost` and 127.0.0.1 from `TestCertificates`).
+    public static func start(tls: TestCertificates.ServerIdentity? = nil) async throws -> PostgresServer {
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let server = try await PostgresServer(port: try freeLoopbackPort())
+            let server = try await PostgresServer(port: try freeLoopbackPort(), tls: tls)
             do {
                 try await server.start()
                 return server
@@ -57,7 +60,7 @@ public final class PostgresServer: Sendable {
         throw lastError ?? TestKitError("could not start postgres")
     }
 
-    private init(port: Int) async throws {
+    private init(port: Int, tls: TestCertificates.ServerIdentity?) async throws {
         for program in ["initdb", "postgres", "psql"]
         where !FileManager.default.isExecutableFile(
             atPath: "\(Self.binaries)/\(program)")
@@ -68,11 +71,21 @@ public final class PostgresServer: Sendable {
         }
         self.port = port
         self.directory = try TemporaryDirectory(prefix: "postgres")
+        self.servesTLS = tls != nil
         try Self.giveToServerUser(directory.path)
         // A copy of the process's one initdb: nine initdbs at once starved the rest of the suite on 2 cores.
         let template = try await Self.template()
         let copy = try await runProcess("/bin/cp", ["-a", template, dataDirectory])
         guard copy.status == 0 else { throw TestKitError("cannot copy the template cluster: \(copy.standardError)") }
+        if let tls {
+            // PostgreSQL refuses a key others can read: copies of its own, 0600.
+            for (source, name) in [(tls.certificateFile, "server.crt"), (tls.keyFile, "server.key")] {
+                let target = directory.file(name)
+                try FileManager.default.copyItem(atPath: source, toPath: target)
+                chmod(target, 0o600)
+                try Self.giveToServerUser(target)
+            }
+        }
     }
 
     /// The cluster every server of this test process starts from: made by `initdb` once, in
@@ -143,6 +156,12 @@ public final class PostgresServer: Sendable {
                 "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB",
                 "-c", "max_connections=30", "-c", "log_min_messages=warning",
             ]
+            + (servesTLS
+                ? [
+                    "-c", "ssl=on", "-c", "ssl_cert_file=\(directory.file("server.crt"))", "-c",
+                    "ssl_key_file=\(directory.file("server.key"))",
+                ]
+                : [])
         // The guardian prints the server's pid, then waits for end of input: ours closing the pipe, or our death.
         let guardian = try ChildProcess(
             "/bin/sh",
@@ -247,10 +266,12 @@ public final class PostgresServer: Sendable {
 /// once in a test process: the whole suite runs in parallel on 2 cores, and nine servers starting together (each
 /// with PostGIS to create) made the notifier tests around them miss their deadlines.
 @discardableResult
-public func withPostgres<T: Sendable>(_ body: (PostgresServer) async throws -> T) async throws -> T {
+public func withPostgres<T: Sendable>(
+    tls: TestCertificates.ServerIdentity? = nil, _ body: (PostgresServer) async throws -> T
+) async throws -> T {
     await serverSlots.acquire()
     defer { serverSlots.release() }
-    let server = try await PostgresServer.start()
+    let server = try await PostgresServer.start(tls: tls)
     do {
         let result = try await body(server)
         await server.kill()

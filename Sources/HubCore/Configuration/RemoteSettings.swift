@@ -47,6 +47,9 @@ public struct RemoteSettings: Sendable, Hashable {
     /// How often what arrived is made durable in the queue and sent.
     public var interval: Duration = .seconds(1)
     public var tls = TLS.prefer
+    /// `ca_file`: the certificate authorities (PEM) the server's certificate is checked against, instead of the
+    /// system's: a database with a certificate of your own CA.
+    public var caFile: String?
     /// Use PostGIS (a `geography` column and a GiST index) when the server has the extension.
     public var postgis = true
     /// The longest wait between two attempts while the remote is down.
@@ -88,7 +91,8 @@ public struct RemoteSettings: Sendable, Hashable {
         let hasURL = try node["url"].string() != nil
         guard node.isSet || hasURL else { return nil }
         try node.allow(
-            ["url", "mode", "hub", "batch", "interval", "tls", "postgis", "max_back_off"], secrets: ["password"])
+            ["url", "mode", "hub", "batch", "interval", "tls", "ca_file", "postgis", "max_back_off"],
+            secrets: ["password"])
         let url = node["url"]
         guard var settings = try url.value("postgres://user@host:port/database", { try Self.parse($0) }) else {
             throw url.invalid("missing: the database, like postgres://sensorhub@db.example.net:5432/sensors")
@@ -113,6 +117,12 @@ public struct RemoteSettings: Sendable, Hashable {
         }
         if let tls = try node["tls"].value("require, prefer or disable", { TLS(rawValue: $0.lowercased()) }) {
             settings.tls = tls
+        }
+        if let caFile = try node["ca_file"].filePath() {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw node["ca_file"].invalidValue(caFile, "cannot read the file")
+            }
+            settings.caFile = caFile
         }
         if let postgis = try node["postgis"].bool() { settings.postgis = postgis }
         if let backOff = try node["max_back_off"].duration(in: .seconds(1)...(.seconds(3600))) {
