@@ -96,7 +96,7 @@ public final class RemoteForwarder: Sendable {
                 }
                 if let started = outageStarted {
                     logger.notice(
-                        "the remote store is reachable again",
+                        "the remote store takes readings again",
                         metadata: [
                             "failed_attempts": "\(failuresInRow)", "down_for": "\(ContinuousClock.now - started)",
                             "waiting": "\(queue.count)",
@@ -118,7 +118,7 @@ public final class RemoteForwarder: Sendable {
                 if outageStarted == nil {
                     outageStarted = .now
                     logger.warning(
-                        "the remote store can't be reached; readings and events wait in the queue",
+                        "sending to the remote store failed; readings and events wait in the queue, and it is tried again",
                         metadata: ["url": "\(settings.url)", "error": "\(message)", "waiting": "\(queue.count)"])
                 }
                 if untilEmpty { break }

@@ -54,8 +54,9 @@ import Testing
             await running.value
             // One warning for the outage, however many attempts failed, and one notice when it ended.
             let warnings = log.all.filter { $0.level == .warning }
-            #expect(warnings.count == 1 && warnings.first?.message.contains("can't be reached") == true)
-            let back = log.all.filter { $0.message.contains("reachable again") }
+            #expect(
+                warnings.count == 1 && warnings.first?.message.contains("sending to the remote store failed") == true)
+            let back = log.all.filter { $0.message.contains("takes readings again") }
             #expect(back.count == 1 && Int(back.first?.metadata["failed_attempts"] ?? "") ?? 0 >= 1)
             #expect(forwarder.statistics.failures == Int(back.first?.metadata["failed_attempts"] ?? ""))
 
