@@ -117,6 +117,7 @@ extension Output {
                     "\(remote.connected ? "connected" : "not connected"), \(remote.sent) sent, \(remote.queued) queued"
                 if remote.held > 0 { text += " (\(remote.held) held until their session ends)" }
                 text += ", \(remote.failures) failed attempts"
+                if remote.rejected > 0 { text += ", \(remote.rejected) refused and set aside" }
                 if remote.unreadable > 0 { text += ", \(remote.unreadable) unreadable queue lines skipped" }
                 if let error = remote.lastError { text += "; last error: \(error)" }
                 fields.append(("Remote store", text))
@@ -248,7 +249,7 @@ extension Output {
             writer.bool(remote.postgis)
             for (key, value) in [
                 ("queued", remote.queued), ("held", remote.held), ("sent", remote.sent), ("failures", remote.failures),
-                ("unreadable", remote.unreadable),
+                ("rejected", remote.rejected), ("unreadable", remote.unreadable),
             ] {
                 writer.key(key, first: &inner)
                 writer.number(value)

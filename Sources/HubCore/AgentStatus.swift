@@ -69,6 +69,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var sent = 0
         /// Attempts (a connection, a batch) that failed.
         public var failures = 0
+        /// Entries the database refused three times, set aside in `remote-rejected.jsonl`.
+        public var rejected = 0
         /// Queue lines that could not be read at start (a torn last line after a crash), skipped.
         public var unreadable = 0
         /// Whether the last attempt reached the database.

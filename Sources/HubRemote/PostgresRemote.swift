@@ -219,6 +219,17 @@ public final class PostgresRemote: Sendable {
     }
 }
 
+extension PostgresRemote {
+    /// Whether `error` is the server refusing what was sent (a constraint, a value it can't take) on a connection
+    /// that still works, rather than a connection that failed: the same batch would be refused again.
+    public static func isRefusal(_ error: any Error) -> Bool {
+        if let error = error as? PostgresTransactionError {
+            return error.closureError.map(isRefusal) ?? false
+        }
+        return (error as? PSQLError)?.code == .server
+    }
+}
+
 /// The server closed the connection (it shut down, or dropped us).
 public struct RemoteConnectionClosed: Error, CustomStringConvertible {
     public var description: String { "the remote database closed the connection" }

@@ -17,6 +17,7 @@ public final class RemoteForwarder: Sendable {
 
     struct Counters {
         var sent = 0
+        var rejected = 0
         var failures = 0
         var connected = false
         var postgis = false
@@ -40,6 +41,7 @@ public final class RemoteForwarder: Sendable {
         result.held = queue.heldCount
         result.unreadable = queue.unreadableLines
         result.sent = counted.sent
+        result.rejected = counted.rejected
         result.failures = counted.failures
         result.connected = counted.connected
         result.postgis = counted.postgis
@@ -62,9 +64,12 @@ public final class RemoteForwarder: Sendable {
         var outageStarted: ContinuousClock.Instant?
         // A running hub connects at once, so a wrong address or password shows at start, not with the first reading.
         var connectFirst = !untilEmpty
+        // Halved while the server refuses batches, to find the entry it refuses; back to `batch` after a success.
+        var limit = settings.batch
+        var refusalsOfOne = 0
         defer { counters.withLock { $0.connected = false } }
         while !Task.isCancelled {
-            let batch = queue.nextBatch(limit: settings.batch)
+            let batch = queue.nextBatch(limit: limit)
             if batch.isEmpty && !connectFirst {
                 if untilEmpty { break }
                 await doorbell.wait(until: .now + settings.interval)
@@ -93,6 +98,8 @@ public final class RemoteForwarder: Sendable {
                     try await remote!.send(batch)
                     await queue.markDone(batch.map(\.key))
                     counters.withLock { $0.sent += batch.count }
+                    limit = settings.batch
+                    refusalsOfOne = 0
                 }
                 if let started = outageStarted {
                     logger.notice(
@@ -106,6 +113,25 @@ public final class RemoteForwarder: Sendable {
                 failuresInRow = 0
             } catch {
                 if Task.isCancelled { break }
+                if let connection = remote, !connection.isClosed, PostgresRemote.isRefusal(error) {
+                    // The server refuses something in this batch: smaller batches until the one entry is found,
+                    // which is set aside after three refusals, so that it does not hold up everything behind it.
+                    counters.withLock {
+                        $0.failures += 1
+                        $0.lastError = Self.describe(error)
+                    }
+                    if batch.count > 1 {
+                        limit = max(1, batch.count / 2)
+                        continue
+                    }
+                    refusalsOfOne += 1
+                    if refusalsOfOne >= 3, let entry = batch.first {
+                        await setAside(entry, error: error)
+                        refusalsOfOne = 0
+                        limit = settings.batch
+                        continue
+                    }
+                }
                 await remote?.close()
                 remote = nil
                 failuresInRow += 1
@@ -126,6 +152,17 @@ public final class RemoteForwarder: Sendable {
             }
         }
         await remote?.close()
+    }
+
+    /// Keeps an entry the database refused three times in `remote-rejected.jsonl` beside the queue, and takes it
+    /// out of the queue.
+    private func setAside(_ entry: RemoteEntry, error: any Error) async {
+        let message = Self.describe(error)
+        logger.error(
+            "the remote store refused an entry three times; it is set aside in \(RemoteQueue.rejectedFileName)",
+            metadata: ["key": "\(entry.key)", "error": "\(message)"])
+        await queue.setAside(entry, reason: message)
+        counters.withLock { $0.rejected += 1 }
     }
 
     /// What went wrong, in a line: PostgresNIO's errors hide the server's message from `description`.

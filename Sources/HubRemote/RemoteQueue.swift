@@ -17,6 +17,8 @@ import Logging
 /// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads.
 public final class RemoteQueue: Sendable {
     public static let fileName = "remote-queue.jsonl"
+    /// Where entries the database refused for good are kept, one JSON line each with the reason.
+    public static let rejectedFileName = "remote-rejected.jsonl"
 
     public let path: String
     private let directory: String
@@ -156,6 +158,29 @@ public final class RemoteQueue: Sendable {
             state.withLock { $0.errors += 1 }
             logger?.error("cannot write to the remote queue", metadata: ["path": "\(path)", "error": "\(error)"])
         }
+    }
+
+    /// Appends `entry` with `reason` to the rejected file, then marks it done.
+    public func setAside(_ entry: RemoteEntry, reason: String) async {
+        struct Rejected: Encodable {
+            var entry: RemoteEntry
+            var reason: String
+            var time: String
+        }
+        let rejected = Rejected(entry: entry, reason: reason, time: Timestamp.now.iso8601)
+        let path = directory + "/" + Self.rejectedFileName
+        let directory = self.directory
+        do {
+            let line = try JSONEncoder().encode(rejected) + [UInt8(ascii: "\n")]
+            try await perform { () throws(StoreError) in
+                let fd = try AppendFile.open(path, in: directory)
+                defer { Glibc.close(fd) }
+                try AppendFile.append(Array(line), to: fd, path: path, sync: true)
+            }
+        } catch {
+            logger?.error("cannot keep a refused entry", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+        await markDone([entry.key])
     }
 
     /// Closes the file.

@@ -71,4 +71,33 @@ import Testing
             #expect(order == (1...60).map { "\(10 + $0)" }.joined(separator: ","))
         }
     }
+
+    @Test func anEntryTheServerRefusesIsSetAsideAndHoldsNothingUp() async throws {
+        try await withPostgres { server in
+            let db = "refusal"
+            try await server.createDatabase(db)
+            let directory = try TemporaryDirectory(prefix: "remote")
+            var settings = settings(server, database: db)
+            settings.batch = 50
+            let forwarder = try await makeForwarder(settings, directory: directory)
+            try await forwarder.queue.append([Make.fixed(0)])
+            await forwarder.run(untilEmpty: true)
+            // Someone's constraint on the shared database refuses one of the readings that come next.
+            try await server.psql(
+                "ALTER TABLE readings ADD CONSTRAINT not_37 CHECK (pm25 IS DISTINCT FROM 37)", database: db)
+            try await forwarder.queue.append((1...40).map { Make.mobile($0, session: nil) })
+            let running = Task { [forwarder] in await forwarder.run() }
+            try await eventually("everything else sent", within: .seconds(30)) { forwarder.statistics.queued == 0 }
+            running.cancel()
+            await running.value
+            #expect(forwarder.statistics.rejected == 1 && forwarder.statistics.sent == 40)
+            #expect(try await server.count("SELECT count(*) FROM readings", database: db) == 40)
+            #expect(try await server.count("SELECT count(*) FROM readings WHERE pm25 = 37", database: db) == 0)
+            let rejected = jsonLines(directory.file(RemoteQueue.rejectedFileName))
+            #expect(rejected.count == 1)
+            #expect((rejected.first?["reason"] as? String)?.contains("not_37") == true)
+            #expect(
+                ((rejected.first?["entry"] as? [String: Any])?["reading"] as? [String: Any])?["pm25"] as? Double == 37)
+        }
+    }
 }

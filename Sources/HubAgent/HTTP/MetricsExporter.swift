@@ -114,6 +114,11 @@ final class MetricsExporter: Sendable {
                     "sensorhub_remote_failures_total", [],
                     "Attempts to reach or write the remote database that failed", remote.failures
                 ),
+                (
+                    "sensorhub_remote_rejected_total", [],
+                    "Entries the remote database refused three times, set aside in remote-rejected.jsonl",
+                    remote.rejected
+                ),
             ]
         }
         for (reason, count) in counters.rejected {
