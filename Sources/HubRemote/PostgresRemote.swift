@@ -220,13 +220,18 @@ public final class PostgresRemote: Sendable {
 }
 
 extension PostgresRemote {
-    /// Whether `error` is the server refusing what was sent (a constraint, a value it can't take) on a connection
-    /// that still works, rather than a connection that failed: the same batch would be refused again.
+    /// Whether `error` is the server refusing what was sent — a data exception (SQLSTATE class 22: a value it can't
+    /// take) or an integrity constraint (class 23) — rather than a connection that failed or a database that is not
+    /// as it should be (a table dropped, a privilege revoked: those are waited out like an outage, never a reason to
+    /// set entries aside).
     public static func isRefusal(_ error: any Error) -> Bool {
         if let error = error as? PostgresTransactionError {
             return error.closureError.map(isRefusal) ?? false
         }
-        return (error as? PSQLError)?.code == .server
+        guard let error = error as? PSQLError, error.code == .server,
+            let state = error.serverInfo?[.sqlState]
+        else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23")
     }
 }
 

@@ -98,6 +98,24 @@ import Testing
             #expect((rejected.first?["reason"] as? String)?.contains("not_37") == true)
             #expect(
                 ((rejected.first?["entry"] as? [String: Any])?["reading"] as? [String: Any])?["pm25"] as? Double == 37)
+
+            // A database that is not as it should be (no privilege on readings) is waited out, never a refusal.
+            for statement in [
+                "CREATE ROLE visitor LOGIN PASSWORD 'visitor'", "GRANT USAGE, CREATE ON SCHEMA public TO visitor",
+                "GRANT SELECT, INSERT, UPDATE ON hubs, sensorhub_migrations TO visitor",
+            ] {
+                try await server.psql(statement, database: db)
+            }
+            var visitor = settings
+            visitor.user = "visitor"
+            visitor.password = "visitor"
+            let other = try await makeForwarder(visitor, directory: try TemporaryDirectory(prefix: "remote"))
+            try await other.queue.append([Make.fixed(77), Make.fixed(78)])
+            await other.run(untilEmpty: true)
+            #expect(
+                other.statistics.lastError?.contains("permission denied for table readings") == true,
+                "\(other.statistics)")
+            #expect(other.statistics.rejected == 0 && other.statistics.queued == 2 && other.statistics.failures == 1)
         }
     }
 }
