@@ -13,10 +13,11 @@ import Testing
             try await server.createDatabase("bench")
             let count = 20_000
             let entries = (0..<count).map { Make.mobile($0, session: "0123456789ab-1") }
-            for batch in [100, 500, 2_000] {
+            for (batch, postgis) in [(100, true), (500, true), (2_000, true), (500, false)] {
                 try await server.psql(
-                    "DROP TABLE IF EXISTS readings, events, sessions, hubs, sensorhub_migrations", database: "bench")
-                var remote = settings(server, database: "bench")
+                    "DROP TABLE IF EXISTS readings, events, sessions, hubs, sensorhub_migrations; DROP EXTENSION IF EXISTS postgis",
+                    database: "bench")
+                var remote = settings(server, database: "bench", postgis: postgis)
                 remote.batch = batch
                 let directory = try TemporaryDirectory(prefix: "remote-bench")
                 let forwarder = try await makeForwarder(remote, directory: directory)
@@ -37,7 +38,7 @@ import Testing
                 }
                 print(
                     "remote bench: \(count) readings, batch \(batch): queued (fsync per 1,000) in \(queued), "
-                        + "\(perSecond(queued))/s; drained into PostgreSQL (PostGIS \(PostgresServer.hasPostGIS)) "
+                        + "\(perSecond(queued))/s; drained into PostgreSQL (PostGIS \(postgis && PostgresServer.hasPostGIS)) "
                         + "in \(drained), \(perSecond(drained))/s")
             }
         }
