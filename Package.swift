@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libmosquitto through pkg-config (Debian: libmosquitto-dev).
@@ -102,6 +103,19 @@ let package = Package(
             dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
+        // The remote store: readings, sessions and events through a durable queue into a PostgreSQL database that
+        // several hubs can share (PostGIS when the server has it).
+        .target(
+            name: "HubRemote",
+            dependencies: [
+                "HubCore",
+                "HubSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The registry's broker settings as the MQTT wrapper takes them: shared by hubd and hubctl.
         .target(name: "HubMQTT", dependencies: ["HubCore", "Mosquitto"], swiftSettings: strict),
         // The running agent: services, wiring, and the `hubd` command.
@@ -112,6 +126,7 @@ let package = Package(
                 "HubHistory",
                 "HubMQTT",
                 "HubNotify",
+                "HubRemote",
                 "HubSupport",
                 "Mosquitto",
                 "SDS011",
@@ -215,6 +230,13 @@ let package = Package(
                 "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // The remote store against a real PostgreSQL 15 (with PostGIS when installed) started by the tests.
+        .testTarget(
+            name: "HubRemoteTests",
+            dependencies: [
+                "HubRemote", "HubCore", "HubSupport", "HubTestKit", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -13,7 +13,8 @@ import ServiceLifecycle
 /// sources (the SDS011, the UV index) → the broker connection (`offline` published, the client closed) →
 /// subscriptions → ingest (every message that arrived until then) → notifications (what is not routed yet goes to
 /// the outbox) → the history → the store (the last statuses written) → the journal (emptied when everything in it
-/// is elsewhere).
+/// is elsewhere). With `remote:`, the remote writer sits beside the history: a reading sink and a journal
+/// consumer whose durable queue feeds a PostgreSQL database.
 ///
 /// ```
 /// broker ─▶ BrokerConnection ─clients─▶ Ingest ─records─▶ Journal (fsync) ─▶ StoreWriter, NotificationRouter,
@@ -96,6 +97,9 @@ public struct Hub: Sendable {
                 history: $0, journal: journal, flushInterval: configuration.flushInterval,
                 retention: { current.withLock { $0.historyRetention } }, errors: errors, logger: logger)
         }
+        let remote = configuration.remote.map {
+            RemoteWriter(settings: $0, stateDirectory: state.path, journal: journal, errors: errors, logger: logger)
+        }
         let discoverer =
             configuration.discovery.enabled
             ? DeviceDiscoverer(
@@ -116,9 +120,12 @@ public struct Hub: Sendable {
         var listeners: [any TopicListener] = []
         if let discoverer { listeners.append(discoverer) }
         if let homeAssistant { listeners.append(homeAssistant) }
+        var readingSinks: [any ReadingSink] = []
+        if let history { readingSinks.append(history) }
+        if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
-            tracker: tracker, clients: clients, journal: journal, readings: history.map { [$0] } ?? [],
-            listeners: listeners, logger: logger)
+            tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
+            logger: logger)
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters),
@@ -158,6 +165,7 @@ public struct Hub: Sendable {
             snapshot.counters.feeds = feeds?.statistics
             snapshot.counters.temis = uv?.statistics
             snapshot.counters.discovery = discoverer?.statistics
+            snapshot.counters.remote = remote?.forwarder.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
             snapshot.topicTemplate = current.withLock { $0.topicTemplate }
@@ -178,10 +186,13 @@ public struct Hub: Sendable {
         ]
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
         if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
+        if let remote { consumers.append((RemoteWriter.consumerName, remote)) }
         journal.attach(consumers)
 
         var services: [any Service] = [journal, storeWriter]
         if let history { services.append(history) }
+        // Stops after ingest, so the last readings reach its queue.
+        if let remote { services.append(remote) }
         services.append(router)
         // Before ingest, which hands it devices, and after the journal and the store it writes to.
         if let discoverer { services.append(discoverer) }

@@ -112,6 +112,16 @@ extension Output {
                     discovery.overLimit > 0 ? ", \(discovery.overLimit) devices left out past max_auto_sensors" : ""
                 fields.append(("Discovery", "\(discovery.added) sensors added\(over)"))
             }
+            if let remote = status.counters.remote {
+                var text =
+                    "\(remote.connected ? "connected" : "not connected"), \(remote.sent) sent, \(remote.queued) queued"
+                if remote.held > 0 { text += " (\(remote.held) held until their session ends)" }
+                text += ", \(remote.failures) failed attempts"
+                if remote.rejected > 0 { text += ", \(remote.rejected) refused and set aside" }
+                if remote.unreadable > 0 { text += ", \(remote.unreadable) unreadable queue lines skipped" }
+                if let error = remote.lastError { text += "; last error: \(error)" }
+                fields.append(("Remote store", text))
+            }
             if let notifications = status.notifications, !notifications.backends.isEmpty {
                 fields.append(
                     (
@@ -227,6 +237,25 @@ extension Output {
                 writer.key(key, first: &inner)
                 if let value { writer.string(value) } else { writer.raw("null") }
             }
+            writer.raw("}")
+        }
+        if let remote = status?.counters.remote {
+            writer.key("remote", first: &first)
+            writer.raw("{")
+            inner = true
+            writer.key("connected", first: &inner)
+            writer.bool(remote.connected)
+            writer.key("postgis", first: &inner)
+            writer.bool(remote.postgis)
+            for (key, value) in [
+                ("queued", remote.queued), ("held", remote.held), ("sent", remote.sent), ("failures", remote.failures),
+                ("rejected", remote.rejected), ("unreadable", remote.unreadable),
+            ] {
+                writer.key(key, first: &inner)
+                writer.number(value)
+            }
+            writer.key("lastError", first: &inner)
+            if let error = remote.lastError { writer.string(error) } else { writer.raw("null") }
             writer.raw("}")
         }
         writer.key("lastError", first: &first)

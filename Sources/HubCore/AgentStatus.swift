@@ -53,6 +53,31 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var journal: JournalCounters?
         /// What discovery did; `nil` when it is off.
         public var discovery: DiscoveryCounters?
+        /// What the remote store's queue holds and sent; `nil` when no `remote:` is configured.
+        public var remote: RemoteCounters?
+
+        public init() {}
+    }
+
+    /// What the remote store (`remote:`) did since start.
+    public struct RemoteCounters: Codable, Sendable, Hashable {
+        /// Readings, session ends and events in the queue on disk, not yet in the database.
+        public var queued = 0
+        /// Of those, what a `record` mode holds until its session ends.
+        public var held = 0
+        /// Entries the database committed since start.
+        public var sent = 0
+        /// Attempts (a connection, a batch) that failed.
+        public var failures = 0
+        /// Entries the database refused three times, set aside in `remote-rejected.jsonl`.
+        public var rejected = 0
+        /// Queue lines that could not be read at start (a torn last line after a crash), skipped.
+        public var unreadable = 0
+        /// Whether the last attempt reached the database.
+        public var connected = false
+        /// Whether PostGIS is in use there.
+        public var postgis = false
+        public var lastError: String?
 
         public init() {}
     }

@@ -49,6 +49,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `route.roads`: a GeoJSON file of roads (LineStrings) that `/api/v1/route` follows, read once at start.
     public var routeRoads: String?
+    /// `remote`: the PostgreSQL database readings, sessions and events are sent to; `nil`: none.
+    public var remote: RemoteSettings?
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
     /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
@@ -146,7 +148,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv", "feeds", "sessions", "route",
+        "homeassistant", "uv", "feeds", "sessions", "route", "remote",
         "notifiers",
     ]
 
@@ -213,6 +215,7 @@ public struct HubConfiguration: Sendable, Hashable {
         result.homeAssistant = try HomeAssistantSettings.read(root["homeassistant"])
         result.uv = try UVSettings.read(root["uv"])
         result.feeds = try FeedSettings.readAll(root["feeds"])
+        result.remote = try RemoteSettings.read(root["remote"])
         try readHTTP(root["http"], into: &result)
         let route = root["route"]
         try route.allow(["roads"])

@@ -107,6 +107,20 @@ final class MetricsExporter: Sendable {
                 ),
             ]
         }
+        if let remote = counters.remote {
+            totals += [
+                ("sensorhub_remote_sent_total", [], "Readings and events the remote database committed", remote.sent),
+                (
+                    "sensorhub_remote_failures_total", [],
+                    "Attempts to reach or write the remote database that failed", remote.failures
+                ),
+                (
+                    "sensorhub_remote_rejected_total", [],
+                    "Entries the remote database refused three times, set aside in remote-rejected.jsonl",
+                    remote.rejected
+                ),
+            ]
+        }
         for (reason, count) in counters.rejected {
             totals.append(
                 (
@@ -146,6 +160,18 @@ final class MetricsExporter: Sendable {
                 name: "sensorhub_notification_queue_depth", labels: [("backend", backend)],
                 help: "Notifications waiting or retrying per backend"
             ).set(Double(statistics.queued))
+        }
+        if let remote = counters.remote {
+            registry.makeGauge(
+                name: "sensorhub_remote_queued",
+                help: "Readings and events in the remote queue, not yet in the database"
+            ).set(Double(remote.queued))
+            registry.makeGauge(
+                name: "sensorhub_remote_held", help: "Queued entries of recording sessions not ended yet (record mode)"
+            ).set(Double(remote.held))
+            registry.makeGauge(
+                name: "sensorhub_remote_connected", help: "1 while the last attempt reached the remote database"
+            ).set(remote.connected ? 1.0 : 0.0)
         }
         if let fetched = snapshot.counters.temis?.lastGoodFetch {
             registry.makeGauge(

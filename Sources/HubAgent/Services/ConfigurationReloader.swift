@@ -73,6 +73,7 @@ final class ConfigurationReloader: Service, Sendable {
         if new.sds011 != old.sds011 { later.append("sds011") }
         if new.discovery != old.discovery { later.append("discovery") }
         if new.homeAssistant != old.homeAssistant { later.append("homeassistant") }
+        if new.remote != old.remote { later.append("remote") }
         if new.httpListen != old.httpListen || new.httpToken != old.httpToken { later.append("http") }
         var metadata: Logger.Metadata = [
             "backends_added": "\(changes.added.joined(separator: ", "))",

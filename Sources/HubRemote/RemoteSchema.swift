@@ -1,0 +1,102 @@
+/// The remote database's tables, shared by every hub that writes to it (each row carries its hub's name), and the
+/// migrations that make them: `sensorhub_migrations` says which versions a database has, so a hub applies only
+/// what is missing, under an advisory lock, so that two hubs starting together do not apply one twice.
+enum RemoteSchema {
+    struct Migration {
+        var version: Int
+        var description: String
+        /// One statement each (the extended protocol takes one at a time).
+        var statements: [String]
+        /// Applied only where PostGIS is installed; a database without it lacks only this version, and gets it when
+        /// the extension appears.
+        var needsPostGIS = false
+    }
+
+    /// Any number, the same for every hub: the advisory lock migrations hold.
+    static let lockKey: Int64 = 0x5345_4E53_4F52  // "SENSOR"
+
+    static let migrationsTable = """
+        CREATE TABLE IF NOT EXISTS sensorhub_migrations (
+            version integer PRIMARY KEY,
+            description text NOT NULL,
+            applied timestamptz NOT NULL DEFAULT now()
+        )
+        """
+
+    static let migrations: [Migration] = [
+        Migration(
+            version: 1, description: "hubs, sessions, readings and events",
+            statements: [
+                """
+                CREATE TABLE IF NOT EXISTS hubs (
+                    name text PRIMARY KEY,
+                    first_seen timestamptz NOT NULL DEFAULT now(),
+                    last_seen timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS sessions (
+                    hub text NOT NULL REFERENCES hubs (name),
+                    id text NOT NULL,
+                    sensor_id text NOT NULL,
+                    sensor text NOT NULL,
+                    started timestamptz,
+                    ended timestamptz,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS readings (
+                    hub text NOT NULL REFERENCES hubs (name),
+                    sensor_id text NOT NULL,
+                    sensor text NOT NULL,
+                    time timestamptz NOT NULL,
+                    session text,
+                    pm25 double precision,
+                    pm10 double precision,
+                    value double precision,
+                    unit text,
+                    lat double precision,
+                    lon double precision,
+                    alt double precision,
+                    accuracy double precision,
+                    UNIQUE (hub, sensor_id, time)
+                )
+                """,
+                "CREATE INDEX IF NOT EXISTS readings_session ON readings (hub, session, time) WHERE session IS NOT NULL",
+                "CREATE INDEX IF NOT EXISTS readings_time ON readings (time)",
+                """
+                CREATE TABLE IF NOT EXISTS events (
+                    hub text NOT NULL REFERENCES hubs (name),
+                    id text NOT NULL,
+                    kind text NOT NULL,
+                    sensor text NOT NULL,
+                    topic text NOT NULL,
+                    old text NOT NULL,
+                    new text NOT NULL,
+                    value text,
+                    time timestamptz NOT NULL,
+                    PRIMARY KEY (hub, id)
+                )
+                """,
+                "CREATE INDEX IF NOT EXISTS events_time ON events (time)",
+            ]),
+        Migration(
+            version: 2, description: "PostGIS: readings.position, a geography point with a GiST index",
+            statements: [
+                // Generated from lat/lon, so that inserts are the same with and without PostGIS.
+                """
+                ALTER TABLE readings ADD COLUMN IF NOT EXISTS position geography(Point, 4326)
+                    GENERATED ALWAYS AS (
+                        CASE WHEN lat IS NULL OR lon IS NULL THEN NULL
+                        ELSE ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography END
+                    ) STORED
+                """,
+                "CREATE INDEX IF NOT EXISTS readings_position ON readings USING GIST (position)",
+            ],
+            needsPostGIS: true),
+    ]
+
+    /// The newest version.
+    static var latest: Int { migrations.map(\.version).max() ?? 0 }
+}

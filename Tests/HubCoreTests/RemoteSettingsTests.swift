@@ -1,0 +1,92 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// `remote:` in hubd.yaml: the database URL, the password from a file or the environment (never the URL), the
+/// mode, the hub's name, errors naming the key.
+@Suite struct RemoteSettingsTests {
+    func load(_ yaml: String, environment: [String: String] = [:]) throws -> HubConfiguration {
+        let directory = try TemporaryDirectory(prefix: "remote-settings")
+        try yaml.write(toFile: directory.file("hubd.yaml"), atomically: true, encoding: .utf8)
+        try "s3cret\n".write(toFile: directory.file("pg.pass"), atomically: true, encoding: .utf8)
+        var environment = environment
+        environment["HUB_CONFIG"] = directory.file("hubd.yaml")
+        environment["CREDENTIALS_DIRECTORY"] = directory.path
+        return try HubConfiguration.load(option: nil, environment: environment)
+    }
+
+    func error(_ yaml: String, environment: [String: String] = [:]) -> String {
+        do {
+            _ = try load(yaml, environment: environment)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func absentOrEmptyIsNoRemote() throws {
+        #expect(try load("").remote == nil)
+        #expect(try load("remote:\n").remote == nil)
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let remote = try #require(
+            try load(
+                """
+                remote:
+                  url: postgresql://hub@db.example.net:6543/air
+                  password_file: pg.pass
+                  mode: record
+                  hub: flat-3
+                  batch: 100
+                  interval: 250ms
+                  tls: require
+                  postgis: false
+                  max_back_off: 1m
+                """
+            ).remote)
+        #expect(remote.host == "db.example.net" && remote.port == 6543)
+        #expect(remote.user == "hub" && remote.database == "air" && remote.password == "s3cret")
+        #expect(remote.mode == .record && remote.hub == "flat-3" && remote.batch == 100)
+        #expect(remote.interval == .milliseconds(250) && remote.tls == .require && !remote.postgis)
+        #expect(remote.maximumBackOff == .seconds(60))
+        #expect(remote.url == "postgres://hub@db.example.net:6543/air")
+    }
+
+    @Test func defaultsAndTheHostName() throws {
+        let remote = try #require(try load("remote: {url: 'postgres://hub@localhost/sensors'}").remote)
+        #expect(remote.port == 5432 && remote.mode == .stream && remote.tls == .prefer && remote.postgis)
+        #expect(remote.batch == 500 && remote.interval == .seconds(1) && remote.password == nil)
+        #expect(remote.hub == RemoteSettings.hostName && RemoteSettings.isValidHubName(remote.hub))
+    }
+
+    @Test func thePasswordComesFromCredentialsOrTheEnvironment() throws {
+        let fromCredentials = try load(
+            "remote: {url: 'postgres://hub@localhost/sensors', password_file: $CREDENTIALS_DIRECTORY/pg.pass}")
+        #expect(fromCredentials.remote?.password == "s3cret")
+        let fromEnvironment = try load(
+            "remote: {url: 'postgres://hub@localhost/sensors'}", environment: ["HUB_REMOTE_PASSWORD": "from-env"])
+        #expect(fromEnvironment.remote?.password == "from-env")
+        // The whole section from the environment alone.
+        let onlyEnvironment = try load(
+            "", environment: ["HUB_REMOTE_URL": "postgres://hub@localhost/sensors", "HUB_REMOTE_HUB": "env-hub"])
+        #expect(onlyEnvironment.remote?.hub == "env-hub")
+    }
+
+    @Test func mistakesNameTheKey() {
+        #expect(error("remote: {url: 'postgres://hub:pw@localhost/sensors'}").contains("remote.url"))
+        #expect(error("remote: {url: 'postgres://hub:pw@localhost/sensors'}").contains("password_file"))
+        #expect(error("remote: {url: 'postgres://localhost/sensors'}").contains("no user"))
+        #expect(error("remote: {url: 'postgres://hub@localhost'}").contains("no database"))
+        #expect(error("remote: {url: 'mysql://hub@localhost/sensors'}").contains("remote.url"))
+        #expect(error("remote: {mode: stream}").contains("remote.url: missing"))
+        #expect(error("remote: {url: 'postgres://h@x/db', mode: live}").contains("remote.mode"))
+        #expect(error("remote: {url: 'postgres://h@x/db', tls: maybe}").contains("remote.tls"))
+        #expect(error("remote: {url: 'postgres://h@x/db', hub: 'my hub'}").contains("remote.hub"))
+        #expect(error("remote: {url: 'postgres://h@x/db', batch: 0}").contains("remote.batch"))
+        #expect(error("remote: {url: 'postgres://h@x/db', colour: red}").contains("remote.colour"))
+        #expect(
+            error("remote: {url: 'postgres://h@x/db', password_file: missing.pass}").contains("remote.password_file"))
+    }
+}
