@@ -29,6 +29,9 @@ import Testing
                           password_file: remote-password
                           tls: disable
                           max_back_off: 1s
+                        sessions:
+                          - sensors: [walk]
+                            gap: 1h
                         """)
                 try PostgresServer.password.write(
                     toFile: hub.hubctl.state.file("remote-password"), atomically: true, encoding: .utf8)
@@ -81,13 +84,13 @@ import Testing
                 let values = try await server.psql(
                     "SELECT string_agg(pm25::int::text, ',' ORDER BY time) FROM readings", database: db)
                 #expect(values == "11,12,13,14,15,16,17,18,19,20")
-                // Sessions come from the tracker's session logic, where it is merged: checked when present.
-                let sessions = try await server.count("SELECT count(*) FROM sessions", database: db)
-                if sessions > 0 {
-                    #expect(
-                        try await server.count("SELECT count(*) FROM readings WHERE session IS NULL", database: db) == 0
-                    )
-                }
+                // One session, still open (the gap is an hour), across the outage and the SIGKILL: every reading in it.
+                let session = try await server.psql(
+                    "SELECT id, sensor, ended IS NULL FROM sessions", database: db)
+                let id = try #require(session.split(separator: "|").first.map(String.init))
+                #expect(session.hasSuffix("|walk|t"), "\(session)")
+                #expect(
+                    try await server.count("SELECT count(*) FROM readings WHERE session = '\(id)'", database: db) == 10)
                 #expect(await hub.stop() == 0)
             }
         }
