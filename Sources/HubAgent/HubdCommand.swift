@@ -130,7 +130,7 @@ extension HubdCommand {
         let api = HubAPI(
             snapshot: hub.snapshot, store: hub.store, stateDirectory: hub.stateDirectory,
             token: configuration.httpToken, metrics: metrics, logger: logger,
-            webPushKey: { [router = hub.router] in router.webPushPublicKey })
+            webPushKey: { [router = hub.router] in router.webPushPublicKey }, session: hub.session)
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(
