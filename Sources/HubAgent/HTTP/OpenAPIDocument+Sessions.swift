@@ -95,7 +95,7 @@ extension OpenAPIDocument {
 
         """
 
-    /// The `Session` schema, indented as the document's other schemas.
+    /// The `Session` schema, indented as the document's other schemas (its line ends in the document).
     static let sessionSchema = """
             Session:
               type: object
@@ -114,6 +114,5 @@ extension OpenAPIDocument {
                 above_guideline_s: {type: number, description: Only for one session}
                 guideline: {type: number, description: Only for one session}
                 positioned: {type: integer, description: Only for one session}
-
         """
 }

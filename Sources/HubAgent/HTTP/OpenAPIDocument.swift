@@ -254,7 +254,8 @@ enum OpenAPIDocument {
                 "404": {description: No such device}
         \(sessionPaths)components:
           schemas:
-        \(sessionSchema)            DeviceChoice:
+        \(sessionSchema)
+            DeviceChoice:
               type: object
               properties:
                 sensors:
