@@ -85,10 +85,16 @@ struct SessionMap {
             <title>\(escape(title))</title>
             <rect width="100%" height="\(Int(mapHeight))" fill="#f8fafc" stroke="#d0d5dd"/>
             <text x="\(Int(width) - 26)" y="22" font-size="12" font-family="sans-serif" fill="#5b6472">N ↑</text>
-            <g class="track" stroke-width="4" stroke-linecap="round" fill="none">
 
             """
         let (steps, stride) = segments
+        // A dark casing under the coloured lines, so that yellow shows on the light ground.
+        if let first = steps.first {
+            let casing = ([first.from] + steps.map(\.to)).map { "\(sx($0.x)),\(sy($0.y))" }.joined(separator: " ")
+            svg += "<polyline class=\"casing\" points=\"\(casing)\" fill=\"none\" stroke=\"#1d2330\" "
+            svg += "stroke-opacity=\".45\" stroke-width=\"7\" stroke-linecap=\"round\" stroke-linejoin=\"round\"/>\n"
+        }
+        svg += "<g class=\"track\" stroke-width=\"4\" stroke-linecap=\"round\" fill=\"none\">\n"
         for step in steps {
             let pm25 = step.pm25.map { " data-pm25=\"\(ParticulateReading.trim(($0 * 10).rounded() / 10))\"" } ?? ""
             svg += "<line class=\"segment\" x1=\"\(sx(step.from.x))\" y1=\"\(sy(step.from.y))\" "
@@ -141,7 +147,8 @@ struct SessionMap {
         var svg = "<g class=\"legend\" font-size=\"11\" font-family=\"sans-serif\" fill=\"#1d2330\">\n"
         let top = Self.mapHeight + 10
         for (index, range) in AQI.pm25Ranges.enumerated() {
-            let x = 8 + Double(index / 3) * (Self.width / 2)
+            // The first column holds the longest name ("Unhealthy for Sensitive Groups · PM2.5 35.5–55.4 µg/m³").
+            let x = index < 3 ? 8.0 : 368.0
             let y = top + Double(index % 3) * 18
             let span =
                 index == AQI.categories.count - 1
