@@ -172,9 +172,9 @@ extension HubAPITests {
         }
     }
 
-    @Test func aLongTrackIsThinnedAndATrackWithoutPM25IsGrey() async {
+    @Test func aLongTrackIsThinnedAndATrackWithoutPM25IsGrey() async throws {
         // 10,001 readings a metre apart, PM2.5 alternating 5 and 60: 2,500 lines of 4 steps, each Unhealthy.
-        let (count, stride, colours) = await DispatchQueue.global().run {
+        let (count, stride, colours, chart) = await DispatchQueue.global().run {
             let track = (0...10_000).map { index in
                 TrackPoint(
                     time: Timestamp(millisecondsSince1970: Int64(index) * 1000),
@@ -182,9 +182,19 @@ extension HubAPITests {
                     pm25: index % 2 == 0 ? 5 : 60)
             }
             let (steps, stride) = SessionMap(track).segments
-            return (steps.count, stride, Set(steps.map { SessionMap.colour(pm25: $0.pm25) }))
+            let summary = SessionSummary(
+                id: "x", sensor: "walker", started: track[0].time, ended: track.last!.time, readings: track.count)
+            return (
+                steps.count, stride, Set(steps.map { SessionMap.colour(pm25: $0.pm25) }),
+                HubAPI.sessionChart(summary, track)
+            )
         }
         #expect(count == 2500 && stride == 4 && colours == [AQI.category(pm25: 60).hex])
+        // The chart over time: the means of 1,000 spans of 10 s, not 10,001 points.
+        let chartPoints = try #require(chart.firstMatch(of: /<polyline class="series" points="([^"]*)"/)?.1)
+        #expect(chartPoints.split(separator: " ").count == HubAPI.chartPoints)
+        let means = HubAPI.means([(0, 5), (1, 60), (10, 7)], from: 0, to: 20, count: 2)
+        #expect(means.map(\.0) == [5, 15] && means.map(\.1) == [32.5, 7])
         #expect(AQI.category(pm25: 60).name == "Unhealthy")
 
         let numeric = [0, 1].map { index in

@@ -51,7 +51,9 @@ extension HubAPI {
             html += "<p class=\"no-positions\">No reading of this session has a position: there is no track to draw."
             html += " A mobile sensor's payload gives one as <code>lat</code> and <code>lon</code>.</p>\n"
         }
-        html += "</div>\n<h2>Over time</h2>\n<div class=\"charts\">\n" + Self.sessionChart(summary, points) + "</div>\n"
+        let unit = (try? readStore().sensor(named: summary.sensor))?.format.unit
+        html += "</div>\n<h2>Over time</h2>\n<div class=\"charts\">\n"
+        html += Self.sessionChart(summary, points, unit: unit) + "</div>\n"
         let track = "/api/v1/sessions/" + WebText.percentEncoded(summary.id) + "/track?format="
         html +=
             "<p>Download: "
@@ -115,21 +117,43 @@ extension HubAPI {
             + rows.map { "<dt>\(escape($0.0))</dt><dd>\(escape($0.1))</dd>" }.joined() + "</dl>\n"
     }
 
-    /// PM2.5 (with the WHO guideline) over the session, or a numeric sensor's value: the dashboard's chart.
-    static func sessionChart(_ summary: SessionSummary, _ points: [TrackPoint]) -> String {
+    /// The most points a session's chart draws: more are averaged over equal spans of time.
+    static let chartPoints = 1000
+
+    /// PM2.5 (with the WHO guideline) over the session, or a numeric sensor's value in `unit`: the dashboard's
+    /// chart, of means over equal spans when the session has more than `chartPoints` readings.
+    static func sessionChart(_ summary: SessionSummary, _ points: [TrackPoint], unit: String? = nil) -> String {
         let particulate = points.contains { $0.pm25 != nil }
-        let series = points.compactMap { point in
+        var series = points.compactMap { point in
             (particulate ? point.pm25 : point.value).map { (point.time.millisecondsSince1970, $0) }
         }
         let start = summary.started.millisecondsSince1970
         let end = max(
             summary.ended?.millisecondsSince1970 ?? Timestamp.now.millisecondsSince1970,
             series.last?.0 ?? start, start + 1000)
+        if series.count > chartPoints {
+            series = means(series, from: start, to: end, count: chartPoints)
+        }
         let guideline = WHOGuideline.guideline(.pm25, .day)
+        let title = particulate ? "PM2.5 µg/m³ · \(summary.sensor)" : summary.sensor + (unit.map { " \($0)" } ?? "")
         return svg(
-            title: particulate ? "PM2.5 µg/m³ · \(summary.sensor)" : summary.sensor, points: series, from: start,
-            to: end,
+            title: title, points: series, from: start, to: end,
             guideline: particulate ? ("WHO 24 h guideline \(ParticulateReading.trim(guideline))", guideline) : nil)
+    }
+
+    /// The mean of the values in each of `count` equal spans from `start` to `end`, at the span's middle; empty
+    /// spans left out.
+    static func means(_ series: [(Int64, Double)], from start: Int64, to end: Int64, count: Int) -> [(Int64, Double)] {
+        let span = max(1, Double(end - start) / Double(count))
+        var sums = [(total: Double, n: Int)](repeating: (0, 0), count: count)
+        for (time, value) in series {
+            let bucket = min(count - 1, max(0, Int(Double(time - start) / span)))
+            sums[bucket].total += value
+            sums[bucket].n += 1
+        }
+        return sums.enumerated().compactMap { index, sum in
+            sum.n == 0 ? nil : (start + Int64((Double(index) + 0.5) * span), sum.total / Double(sum.n))
+        }
     }
 
     /// `2026-11-25 18:20:05 UTC`.
