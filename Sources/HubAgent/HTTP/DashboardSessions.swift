@@ -20,7 +20,8 @@ extension HubAPI {
         let title = sensor.map { "Sessions of \($0)" } ?? "Sessions"
         var html = Self.pageHead(title: title + " · SensorHub")
         html += "<nav><a href=\"/\">← Dashboard</a></nav>\n<h1>\(escape(title))</h1>\n"
-        html += Self.sessionTable(sessions, showSensor: sensor == nil, current: nil)
+        html += Self.sessionTable(
+            sessions, showSensor: sensor == nil, current: nil, none: "No sessions in the last 30 days.")
         return Self.page(html)
     }
 
@@ -73,10 +74,10 @@ extension HubAPI {
     }
 
     /// The sessions as a table, each linking to its page.
-    static func sessionTable(_ sessions: [SessionSummary], showSensor: Bool, current: String?) -> String {
-        guard !sessions.isEmpty else {
-            return "<p class=\"muted\">No sessions in the last 30 days.</p>\n"
-        }
+    static func sessionTable(
+        _ sessions: [SessionSummary], showSensor: Bool, current: String?, none: String = "No recorded sessions."
+    ) -> String {
+        guard !sessions.isEmpty else { return "<p class=\"muted\">\(escape(none))</p>\n" }
         var html = "<table class=\"sessions\"><thead><tr><th>Started</th>"
         html += showSensor ? "<th>Sensor</th>" : ""
         html += "<th>Duration</th><th>Readings</th></tr></thead><tbody>\n"
