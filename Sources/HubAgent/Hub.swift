@@ -30,6 +30,8 @@ public struct Hub: Sendable {
     public let router: NotificationRouter
     public let store: DefaultsStore
     public let stateDirectory: String
+    /// Starts or stops a mobile sensor's recording session (the API's `POST /api/v1/sensors/{name}/session`).
+    public let session: @Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome
 
     /// Reads the registry (a damaged one stops hubd: it is the user's to fix, not ours to guess around), opens the
     /// history, and makes the services.
@@ -202,7 +204,9 @@ public struct Hub: Sendable {
         if let feeds { services.append(feeds) }
         if let uv { services.append(uv) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]
-        return Hub(services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path)
+        return Hub(
+            services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path,
+            session: { ingest.session($0, sensor: $1) })
     }
 }
 

@@ -39,11 +39,19 @@ extension SensorTracker {
         public var lastUpdated: Timestamp?
         /// The other fields of its device's last payload.
         public var attributes: SensorAttributes
+        /// Whether `sessions:` makes it a mobile sensor, and its recording session while one is open.
+        public var mobile: Bool
+        public var session: OpenSession?
 
-        public init(status: String, lastUpdated: Timestamp?, attributes: SensorAttributes = []) {
+        public init(
+            status: String, lastUpdated: Timestamp?, attributes: SensorAttributes = [], mobile: Bool = false,
+            session: OpenSession? = nil
+        ) {
             self.status = status
             self.lastUpdated = lastUpdated
             self.attributes = attributes
+            self.mobile = mobile
+            self.session = session
         }
     }
 
@@ -54,6 +62,10 @@ extension SensorTracker {
 
     /// Every sensor's status as the hub sees it now, by topic.
     public var liveStatuses: [String: LiveStatus] {
-        sensors.mapValues { LiveStatus(status: $0.status, lastUpdated: $0.lastUpdated, attributes: $0.attributes) }
+        sensors.mapValues {
+            LiveStatus(
+                status: $0.status, lastUpdated: $0.lastUpdated, attributes: $0.attributes, mobile: $0.sessions != nil,
+                session: $0.session)
+        }
     }
 }

@@ -106,21 +106,34 @@ public enum Pollutant: String, Sendable, Hashable, CaseIterable {
 
 /// The US EPA Air Quality Index, with the PM2.5 breakpoints revised in 2024.
 public enum AQI {
-    /// A category: its name and colour.
+    /// A category: its name and colour (the colour's name, and the RGB the EPA gives for it).
     public struct Category: Sendable, Hashable {
         public var name: String
         public var colour: String
+        /// `#rrggbb`: the dashboard's card, its session maps' tracks and their legends all take it from here.
+        public var hex: String
         public var range: ClosedRange<Int>
     }
 
+    /// The EPA's categories and colours, as its Technical Assistance Document for the Reporting of Daily Air
+    /// Quality (2024) gives them in RGB: green 0,228,0; yellow 255,255,0; orange 255,126,0; red 255,0,0; purple
+    /// 143,63,151; maroon 126,0,35.
     public static let categories = [
-        Category(name: "Good", colour: "green", range: 0...50),
-        Category(name: "Moderate", colour: "yellow", range: 51...100),
-        Category(name: "Unhealthy for Sensitive Groups", colour: "orange", range: 101...150),
-        Category(name: "Unhealthy", colour: "red", range: 151...200),
-        Category(name: "Very Unhealthy", colour: "purple", range: 201...300),
-        Category(name: "Hazardous", colour: "maroon", range: 301...500),
+        Category(name: "Good", colour: "green", hex: "#00e400", range: 0...50),
+        Category(name: "Moderate", colour: "yellow", hex: "#ffff00", range: 51...100),
+        Category(name: "Unhealthy for Sensitive Groups", colour: "orange", hex: "#ff7e00", range: 101...150),
+        Category(name: "Unhealthy", colour: "red", hex: "#ff0000", range: 151...200),
+        Category(name: "Very Unhealthy", colour: "purple", hex: "#8f3f97", range: 201...300),
+        Category(name: "Hazardous", colour: "maroon", hex: "#7e0023", range: 301...500),
     ]
+
+    /// The category of a PM2.5 concentration (µg/m³) on its own.
+    public static func category(pm25: Double) -> Category { category(index(.pm25, pm25)) }
+
+    /// The PM2.5 concentrations (µg/m³) each category spans, lowest first.
+    public static var pm25Ranges: [(category: Category, low: Double, high: Double)] {
+        zip(categories, pm25Breakpoints).map { ($0, $1.0, $1.1) }
+    }
 
     static let pm25Breakpoints: [(Double, Double)] = [
         (0.0, 9.0), (9.1, 35.4), (35.5, 55.4), (55.5, 125.4), (125.5, 225.4), (225.5, 325.4),

@@ -28,6 +28,7 @@ import Yams
 
     func withClient(
         token: String? = nil, webPushKey: String? = nil,
+        session: (@Sendable (SessionAction, String) -> SensorTracker.Outcome)? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         var logger = Logger(label: "api-test")
@@ -35,7 +36,7 @@ import Yams
         let hub = self.hub
         let api = HubAPI(
             snapshot: { _ in hub.withLock { $0 } }, store: store, stateDirectory: directory.path, token: token,
-            metrics: MetricsExporter(), logger: logger, webPushKey: { webPushKey })
+            metrics: MetricsExporter(), logger: logger, webPushKey: { webPushKey }, session: session)
         let app = Application(router: api.router())
         try await app.test(.router) { client in try await body(client) }
     }

@@ -7,11 +7,12 @@ import Testing
 
 /// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
 /// hubd's page; the sensor table and the charts render, and a status change appears without a reload, a device's
-/// attributes with it, as text.
+/// attributes with it, as text, and a mobile sensor's row keeps its link to its sessions.
 @Suite struct DashboardBrowserTests {
     @Test func dashboardRendersAndUpdatesLive() async throws {
         try await withBroker { broker in
-            let hub = try RunningHub()
+            // The particulate sensor is a mobile one too: its reading starts a session, and its row links to them.
+            let hub = try RunningHub(configuration: "sessions:\n  - sensors: [air quality]\n")
             // A thermometer that publishes JSON: its temperature the value, the rest attributes (markup among them).
             try hub.writeRegistry(numeric: "cellar", topic: "z/cellar", value: "temperature", unit: "°C")
             try await hub.prepare(broker, sensors: ["front door"])
@@ -60,6 +61,15 @@ import Testing
         #expect(try await browser.text("#sensors tr[data-name='cellar'] td.status") == "12.5 °C")
         #expect(try await browser.text("#sensors tr[data-name='cellar'] .attributes") == "battery: 80 · note: <b>x</b>")
         #expect(try await browser.script("return document.querySelectorAll('#sensors b').length") as? Int == 0)
+        // A mobile sensor's row, as the script rebuilt it, links to its sessions and says it is recording.
+        let sessions =
+            try await browser.script(
+                """
+                const a = document.querySelector("#sensors tr[data-name='air quality'] a.sessions");
+                return a ? a.getAttribute('href') + ' | ' + a.parentElement.textContent : null
+                """) as? String
+        #expect(sessions == "/sessions?sensor=air%20quality | sessions · recording")
+        #expect(try await browser.script("return document.querySelectorAll('#sensors a.sessions').length") as? Int == 1)
         try await browser.waitUntil("the cellar's chart loaded") {
             try await browser.script(
                 "const i = document.querySelector('img[data-src$=\"sensor=cellar\"]'); return i.complete && i.naturalWidth > 0"

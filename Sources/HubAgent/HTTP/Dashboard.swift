@@ -11,37 +11,10 @@ import NIOCore
 /// device text on the page as `textContent` only, never as markup.
 extension HubAPI {
     func dashboard() throws -> Response {
-        let sensors = try sensors()
+        let (sensors, mobile) = try liveSensors()
         let air = snapshot(false).air.first
         let now = Timestamp.now
-        var html = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>SensorHub</title>
-            <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/icon.svg" type="image/svg+xml">
-            <meta name="theme-color" content="#1d2330">
-            <style>
-            body{font-family:system-ui,-apple-system,sans-serif;margin:0;padding:1rem;background:#f6f7f9;color:#1d2330}
-            h1{font-size:1.3rem;margin:0 0 1rem} h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
-            table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
-            th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid #e4e7ec;font-size:.95rem}
-            th{background:#eef1f5;font-weight:600} td.status{font-weight:600}
-            .card{border-radius:10px;padding:1rem;color:#111;max-width:28rem;margin-bottom:1rem}
-            .card .big{font-size:2rem;font-weight:700} .muted{color:#5b6472;font-size:.85rem}
-            .green{background:#00e400}.yellow{background:#ffff00}.orange{background:#ff7e00}
-            .red{background:#ff0000;color:#fff}.purple{background:#8f3f97;color:#fff}.maroon{background:#7e0023;color:#fff}
-            .grey{background:#d0d5dd}
-            .charts img{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
-            .attributes{font-weight:400;margin-top:.15rem}
-            nav a{margin-right:.8rem}
-            #push input,#push button{font:inherit;padding:.35rem .5rem;margin:.2rem .4rem .2rem 0}
-            #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
-            @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
-            </style></head><body>
-            <h1>SensorHub</h1>
-
-            """
+        var html = Self.pageHead(title: "SensorHub") + "<h1>SensorHub</h1>\n"
         html += airCard(air)
         html += """
             <h2>Sensors</h2>
@@ -56,6 +29,11 @@ extension HubAPI {
             html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))"
             if !sensor.attributes.isEmpty {
                 html += "<div class=\"attributes muted\">\(escape(Self.text(of: sensor.attributes)))</div>"
+            }
+            if mobile.contains(sensor.name) {
+                let link = "/sessions?sensor=" + WebText.percentEncoded(sensor.name)
+                html += "<div class=\"attributes muted\"><a class=\"sessions\" href=\"\(escape(link))\">sessions</a>"
+                html += (sensor.session == nil ? "" : " · recording") + "</div>"
             }
             html += "</td><td class=\"status\">\(escape(Self.shownStatus(sensor)))</td>"
             html += "<td class=\"updated\">\(escape(updated))</td><td>\(escape(sensor.topic))</td></tr>\n"
@@ -96,6 +74,17 @@ extension HubAPI {
                 attributes.className = 'attributes muted';
                 attributes.textContent = vis(Object.entries(s.attributes).map(([k, v]) => k + ': ' + v).join(' · '));
                 name.append(attributes);
+              }
+              if (s.mobile) {
+                const sessions = document.createElement('div');
+                sessions.className = 'attributes muted';
+                const link = document.createElement('a');
+                link.className = 'sessions';
+                link.href = '/sessions?sensor=' + encodeURIComponent(s.name);
+                link.textContent = 'sessions';
+                sessions.append(link);
+                if (s.session) sessions.append(' · recording');
+                name.append(sessions);
               }
               tr.append(name, cell(shown(s), 'status'), cell(ago(s.lastUpdated), 'updated'), cell(s.topic));
               return tr;
@@ -189,6 +178,45 @@ extension HubAPI {
         }
         return html + "</div>\n"
     }
+
+    /// The start of every dashboard page, to `<body>`: one style sheet (no external assets: the pages work offline).
+    static func pageHead(title: String) -> String {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title))</title>
+        <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/icon.svg" type="image/svg+xml">
+        <meta name="theme-color" content="#1d2330">
+        <style>
+        body{font-family:system-ui,-apple-system,sans-serif;margin:0;padding:1rem;background:#f6f7f9;color:#1d2330}
+        h1{font-size:1.3rem;margin:0 0 1rem} h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
+        table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
+        th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid #e4e7ec;font-size:.95rem}
+        th{background:#eef1f5;font-weight:600} td.status{font-weight:600}
+        .card{border-radius:10px;padding:1rem;color:#111;max-width:28rem;margin-bottom:1rem}
+        .card .big{font-size:2rem;font-weight:700} .muted{color:#5b6472;font-size:.85rem}
+        \(levelStyles)
+        .grey{background:#d0d5dd}
+        .charts img,.charts svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
+        .attributes{font-weight:400;margin-top:.15rem}
+        nav a{margin-right:.8rem}
+        #push input,#push button{font:inherit;padding:.35rem .5rem;margin:.2rem .4rem .2rem 0}
+        #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
+        .map svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block}
+        dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 1rem}
+        dl.figures dt{color:#5b6472} dl.figures dd{margin:0;font-weight:600}
+        @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
+        </style></head><body>
+
+        """
+    }
+
+    /// A class per AQI level for the air card (`.yellow`), in the level's colour from `AQI.categories`; white text
+    /// on the dark ones.
+    static let levelStyles =
+        AQI.categories.map { ".\($0.colour){background:\($0.hex)}" }.joined()
+        + ".red,.purple,.maroon{color:#fff}"
 
     /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`), with bands the band and
     /// the value (`Moderate (3.4 UVI)`).

@@ -5,11 +5,15 @@ import Hummingbird
 
 /// `/api/v1/sensors`: the registry as hubctl edits it, with what hubd knows now.
 extension HubAPI {
-    func sensors() throws -> [Sensor] {
+    func sensors() throws -> [Sensor] { try liveSensors().sensors }
+
+    /// The registry's sensors with what hubd knows now, and the names of the mobile ones (`sessions:`).
+    func liveSensors() throws -> (sensors: [Sensor], mobile: Set<String>) {
         let document = try readStore()
         let statuses = snapshot(true).statuses
+        let mobile = Set(document.sensors.lazy.filter { statuses[$0.topic]?.mobile == true }.map(\.name))
         // The order hubctl lists them in (not localizedStandardCompare, which goes through ICU on Linux).
-        return document.sensors.map { live($0, statuses) }.sortedByName()
+        return (document.sensors.map { live($0, statuses) }.sortedByName(), mobile)
     }
 
     /// The sensor with what hubd knows now (the store may lag behind by a flush interval).
@@ -19,32 +23,34 @@ extension HubAPI {
             sensor.status = now.status
             sensor.lastUpdated = now.lastUpdated ?? sensor.lastUpdated
             sensor.attributes = now.attributes
+            sensor.session = now.session
         }
         return sensor
     }
 
     /// The sensor list, written straight into the writer rather than built as dictionaries for `json(_:)`: the
     /// dashboard polls it every 2 s, for 10,000 sensors perhaps.
-    func sensorsResponse(_ sensors: [Sensor]) -> Response {
+    func sensorsResponse(_ sensors: [Sensor], mobile: Set<String> = []) -> Response {
         var writer = JSONWriter(capacity: sensors.count * 200 + 2, compact: true)
         writer.raw("[")
         for (index, sensor) in sensors.enumerated() {
             if index > 0 { writer.raw(",") }
-            write(sensor, into: &writer)
+            write(sensor, mobile: mobile.contains(sensor.name), into: &writer)
         }
         writer.raw("]")
         return json(writer)
     }
 
-    func sensorResponse(_ sensor: Sensor, status: HTTPResponse.Status = .ok) -> Response {
+    func sensorResponse(_ sensor: Sensor, mobile: Bool = false, status: HTTPResponse.Status = .ok) -> Response {
         var writer = JSONWriter(compact: true)
-        write(sensor, into: &writer)
+        write(sensor, mobile: mobile, into: &writer)
         return json(writer, status: status)
     }
 
     /// A sensor as a JSON object, keys in alphabetical order: `attributes` when its device sent any, `bands` when it
-    /// has them, `unit` and `value` (a number, or `null` while it is waiting or offline) for a numeric sensor.
-    private func write(_ sensor: Sensor, into writer: inout JSONWriter) {
+    /// has them, `mobile` for a mobile sensor and `session` while it records one, `unit` and `value` (a number, or
+    /// `null` while it is waiting or offline) for a numeric sensor.
+    private func write(_ sensor: Sensor, mobile: Bool, into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
         writer.key("added", first: &first)
@@ -61,8 +67,16 @@ extension HubAPI {
         writer.string(sensor.kind.rawValue)
         writer.key("lastUpdated", first: &first)
         if let time = sensor.lastUpdated { writer.timestamp(time) } else { writer.raw("null") }
+        if mobile {
+            writer.key("mobile", first: &first)
+            writer.raw("true")
+        }
         writer.key("name", first: &first)
         writer.string(sensor.name)
+        if let session = sensor.session {
+            writer.key("session", first: &first)
+            session.write(into: &writer)
+        }
         writer.key("silenceTimeout", first: &first)
         if let timeout = sensor.silenceTimeout {
             writer.string(DurationText.format(timeout))
@@ -82,12 +96,13 @@ extension HubAPI {
         writer.raw("}")
     }
 
-    func sensor(_ context: BasicRequestContext) throws -> Sensor {
+    func sensor(_ context: BasicRequestContext) throws -> (sensor: Sensor, mobile: Bool) {
         let name = pathName(context, "name")
         guard let sensor = try readStore().sensor(named: name) else {
             throw HTTPError(.notFound, message: "no sensor named '\(name)'")
         }
-        return live(sensor, snapshot(true).statuses)
+        let statuses = snapshot(true).statuses
+        return (live(sensor, statuses), statuses[sensor.topic]?.mobile == true)
     }
 
     func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

@@ -31,11 +31,14 @@ struct HubAPI: Sendable {
     let maximumRoutesPlanning: Int
     /// Routes being planned now.
     let routesPlanning = Locked(0)
+    /// Starts or stops a mobile sensor's recording (ingest's, in hubd); `nil` where no hub runs.
+    let session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)?
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
-        roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2
+        roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
+        session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)? = nil
     ) {
         self.snapshot = snapshot
         self.store = store
@@ -46,6 +49,7 @@ struct HubAPI: Sendable {
         self.webPushKey = webPushKey
         self.roads = roads
         self.maximumRoutesPlanning = maximumRoutesPlanning
+        self.session = session
     }
 
     /// Largest request body accepted.
@@ -62,6 +66,8 @@ struct HubAPI: Sendable {
         (.get, "/api/v1/route"), (.get, "/api/v1/devices"), (.post, "/api/v1/devices"),
         (.patch, "/api/v1/devices/{id}"),
         (.delete, "/api/v1/devices/{id}"),
+        (.get, "/api/v1/sessions"), (.get, "/api/v1/sessions/{id}"), (.get, "/api/v1/sessions/{id}/track"),
+        (.post, "/api/v1/sensors/{name}/session"), (.get, "/sessions"), (.get, "/sessions/{id}"),
     ]
 
     func router() -> Router<BasicRequestContext> {
@@ -77,6 +83,8 @@ struct HubAPI: Sendable {
             self.staticFile(Self.manifest, type: "application/manifest+json")
         }
         router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
+        router.get("/sessions") { request, _ in try self.sessionsPage(request) }
+        router.get("/sessions/{id}") { _, context in try self.sessionPage(context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in
             self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
@@ -88,9 +96,15 @@ struct HubAPI: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         api.get("/webpush/key") { _, _ in try self.webPushKeyAnswer() }
-        api.get("/sensors") { _, _ in try self.sensorsResponse(self.sensors()) }
+        api.get("/sensors") { _, _ in
+            let (sensors, mobile) = try self.liveSensors()
+            return self.sensorsResponse(sensors, mobile: mobile)
+        }
         api.post("/sensors") { request, context in try await self.addSensor(request, context) }
-        api.get("/sensors/{name}") { _, context in try self.sensorResponse(self.sensor(context)) }
+        api.get("/sensors/{name}") { _, context in
+            let (sensor, mobile) = try self.sensor(context)
+            return self.sensorResponse(sensor, mobile: mobile)
+        }
         api.delete("/sensors/{name}") { request, context in try await self.removeSensor(request, context) }
         api.get("/events") { request, _ in try self.events(request) }
         api.get("/air") { _, _ in json(self.air()) }
@@ -101,6 +115,10 @@ struct HubAPI: Sendable {
         api.post("/devices") { request, context in try await self.addDevice(request, context) }
         api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
         api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
+        api.get("/sessions") { request, _ in try self.listSessions(request) }
+        api.get("/sessions/{id}") { _, context in try self.sessionDetail(context) }
+        api.get("/sessions/{id}/track") { request, context in try self.sessionTrack(request, context) }
+        api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
         return router
     }
 

@@ -299,8 +299,9 @@ enum OpenAPIDocument {
                 "204": {description: Removed}
                 "401": {description: The API token is missing or wrong}
                 "404": {description: No such device}
-        components:
+        \(sessionPaths)components:
           schemas:
+        \(sessionSchema)
             DeviceChoice:
               type: object
               properties:
@@ -330,6 +331,10 @@ enum OpenAPIDocument {
                 added: {type: string, format: date-time}
                 lastUpdated: {type: [string, "null"], format: date-time}
                 silenceTimeout: {type: [string, "null"]}
+                mobile: {type: boolean, description: "A mobile sensor (sessions: in hubd.yaml); present only then"}
+                session:
+                  type: object
+                  description: A mobile sensor's open recording session (id, started, last); present only then
                 attributes:
                   type: object
                   description: >-
