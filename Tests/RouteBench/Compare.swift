@@ -20,6 +20,9 @@ struct Comparison {
     var rows: [SearchRow]
     /// Route lengths in metres, from the reference, for pairs that have a route.
     var lengths: [Double] = []
+    /// The reference's cost over its length, per pair: what a metre of the best route costs on average, which the
+    /// heuristic's 1 + k × minimum can only approach.
+    var costPerMetre: [Double] = []
     var unreachable = 0
     /// Pairs where a search's cost was not the reference's, with what each said.
     var mismatches: [String] = []
@@ -51,6 +54,7 @@ struct Comparison {
                 continue
             }
             lengths.append(expected.length)
+            if expected.length > 0 { costPerMetre.append(expected.cost / expected.length) }
             speedups.append(seconds[reference] / seconds[0])
             expansionRatios.append(Double(expected.expanded) / Double(max(1, results[0]?.expanded ?? 1)))
             for s in searches.indices where s != reference {

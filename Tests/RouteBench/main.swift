@@ -61,8 +61,20 @@ func plannerTimes(_ count: Int, _ body: (Int) throws -> Route) rethrows -> Sprea
     Spread(try (0..<count).map { index in try Stopwatch.time { try body(index) }.1 })
 }
 
-func summary(_ comparison: Comparison) {
+/// What a route costs before it searches: A* from a node to itself expands one node, but allocates and fills its
+/// arrays for every node of the graph all the same.
+func fixedCost(_ graph: some RouteGraph) -> Spread {
+    Spread((0..<7).map { _ in Stopwatch.time { RouteSearch.aStar(graph, from: 0, to: 0, k: 0.02) }.1 })
+}
+
+func fixedCostLine(_ spread: Spread, nodes: Int) -> String {
+    "A route from a node to itself (one node expanded) takes \(Format.milliseconds(spread.median)) ms at the median "
+        + "of 7: the fixed cost of each search's per-node arrays over all \(Format.count(nodes)) nodes."
+}
+
+func summary(_ comparison: Comparison, floor: Double) {
     let lengths = Spread(comparison.lengths)
+    let perMetre = Spread(comparison.costPerMetre)
     let speedup = Spread(comparison.speedups)
     let expansions = Spread(comparison.expansionRatios)
     say()
@@ -72,7 +84,9 @@ func summary(_ comparison: Comparison) {
             + "Dijkstra's time ÷ A*'s, per pair: median **\(Format.fixed(speedup.median, 2)) ×**, "
             + "p90 \(Format.fixed(speedup.p90, 2)) ×; its nodes expanded ÷ A*'s: median "
             + "\(Format.fixed(expansions.median, 2)) ×. A*'s cost equals Dijkstra's on "
-            + "\(comparison.mismatches.isEmpty ? "every pair ✔" : "all but \(comparison.mismatches.count) ✘").")
+            + "\(comparison.mismatches.isEmpty ? "every pair ✔" : "all but \(comparison.mismatches.count) ✘"). "
+            + "A metre of the best route costs \(Format.fixed(perMetre.median, 3)) at the median, where the "
+            + "heuristic counts \(Format.fixed(floor, 3)) (\(Format.fixed(100 * floor / perMetre.median, 0)) %).")
 }
 
 let settings = Settings(Array(CommandLine.arguments.dropFirst()))
@@ -107,6 +121,7 @@ let gridComparison = Comparison(
         Search(name: "Dijkstra (the reference)") { RouteSearch.dijkstra(grid, from: $0, to: $1, k: k) },
     ], pairs: gridPairs, memoryPairs: settings.memoryPairs)
 mismatches += gridComparison.mismatches.map { "grid: " + $0 }
+let gridFixed = fixedCost(grid)
 progress("grid: the planner")
 let gridPlanner = try plannerTimes(min(settings.plannerPairs, gridPairs.count)) { index in
     let (from, to) = gridPairs[index]
@@ -131,7 +146,8 @@ say(
         + "\(Format.mebibytes(fieldPeak)).")
 say()
 gridComparison.table().forEach { say($0) }
-summary(gridComparison)
+summary(gridComparison, floor: 1 + k * grid.minimumPM25)
+say(fixedCostLine(gridFixed, nodes: grid.nodeCount))
 say()
 say(
     "The whole planner (`RoutePlanner.route(…, over:)`: A* at k and the shortest path at k = 0) on the first "
@@ -163,6 +179,7 @@ let roadComparison = Comparison(
         Search(name: "Dijkstra (the reference)") { RouteSearch.dijkstra(roads, from: $0, to: $1, k: k) },
     ], pairs: roadPairs, memoryPairs: settings.memoryPairs)
 mismatches += roadComparison.mismatches.map { "roads: " + $0 }
+let roadFixed = fixedCost(roads)
 progress("roads: the planner")
 let roadPlanner = try plannerTimes(min(settings.plannerPairs, roadPairs.count)) { index in
     let (from, to) = roadPairs[index]
@@ -192,7 +209,8 @@ say(
         + "**\(Format.milliseconds(priceSeconds)) ms**.")
 say()
 roadComparison.table().forEach { say($0) }
-summary(roadComparison)
+summary(roadComparison, floor: 1 + k * roads.minimumPM25)
+say(fixedCostLine(roadFixed, nodes: roads.nodeCount))
 say()
 say(
     "The whole planner (`RoutePlanner.route(…, along:)`: snapping both ends, pricing every edge, A* at k and at "

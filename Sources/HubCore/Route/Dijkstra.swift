@@ -5,14 +5,13 @@ extension RouteSearch {
     /// 1959, pp. 269–271) with a binary heap and no heuristic: the reference that A* is checked against, by the
     /// property test and by the route benchmark, on the same graph and the same cost Σ length × (1 + k × PM2.5).
     ///
-    /// Written apart from `aStar` on purpose (no estimate, no tie-breaking rule), so that the two agree because both
-    /// are right, not because they share a mistake. It stops when the goal is settled, as a route query would. `nil`
-    /// when `goal` can't be reached.
+    /// Written apart from `aStar` on purpose (no estimate, no tie-breaking rule), so that the two costs agree because
+    /// both are right, not because they share a mistake; only the walk back along the parents, which doesn't touch
+    /// the cost, is shared. It stops when the goal is settled, as a route query would. `nil` when `goal` can't be
+    /// reached.
     package static func dijkstra(_ graph: some RouteGraph, from start: Int, to goal: Int, k: Double) -> SearchResult? {
         var distance = [Double](repeating: .infinity, count: graph.nodeCount)
         var via = [Int32](repeating: -1, count: graph.nodeCount)
-        var viaLength = [Double](repeating: 0, count: graph.nodeCount)
-        var viaPM25 = [Double](repeating: 0, count: graph.nodeCount)
         var settled = [Bool](repeating: false, count: graph.nodeCount)
         var queue = Heap<Queued>()
         var expanded = 0
@@ -30,24 +29,12 @@ extension RouteSearch {
                 guard candidate < distance[edge.target] else { return }
                 distance[edge.target] = candidate
                 via[edge.target] = Int32(node)
-                viaLength[edge.target] = edge.length
-                viaPM25[edge.target] = edge.pm25
                 queue.insert(Queued(distance: candidate, node: edge.target))
             }
         }
         guard settled[goal] else { return nil }
-        var nodes = [goal]
-        var length = 0.0
-        var exposure = 0.0
-        var node = goal
-        while node != start {
-            length += viaLength[node]
-            exposure += viaLength[node] * viaPM25[node]
-            node = Int(via[node])
-            nodes.append(node)
-        }
-        return SearchResult(
-            nodes: nodes.reversed(), length: length, exposure: exposure, cost: distance[goal], expanded: expanded)
+        // The same per-node arrays as A* (and the same walk back), so that the two compare as algorithms.
+        return path(graph, to: goal, from: start, parent: via, cost: distance[goal], k: k, expanded: expanded)
     }
 
     private struct Queued: Comparable {
