@@ -116,7 +116,10 @@ let gridComparison = Comparison(
     [
         Search(name: "A*, octile heuristic") { RouteSearch.aStar(grid, from: $0, to: $1, k: k) },
         Search(name: "A*, straight-line heuristic (before)") {
-            RouteSearch.aStar(StraightLineGrid(grid: grid), from: $0, to: $1, k: k)
+            RouteSearch.aStar(GridVariant(grid: grid, straightLineHeuristic: true), from: $0, to: $1, k: k)
+        },
+        Search(name: "A*, octile, floor at 0 µg/m³ (one clean reading)") {
+            RouteSearch.aStar(GridVariant(grid: grid, floor: 0), from: $0, to: $1, k: k)
         },
         Search(name: "Dijkstra (the reference)") { RouteSearch.dijkstra(grid, from: $0, to: $1, k: k) },
     ], pairs: gridPairs, memoryPairs: settings.memoryPairs)
