@@ -25,6 +25,9 @@ struct Comparison {
     /// The reference's cost over its length, per pair: what a metre of the best route costs on average, which the
     /// heuristic's 1 + k × minimum can only approach.
     var costPerMetre: [Double] = []
+    /// The reference's cost over what the heuristic says at the start, per pair: 1 for a perfect heuristic, and the
+    /// more above 1, the more of the graph A* must open.
+    var heuristicGap: [Double] = []
     var unreachable = 0
     /// Pairs where a search's cost was not the reference's, with what each said.
     var mismatches: [String] = []
@@ -36,7 +39,7 @@ struct Comparison {
     /// Runs each search on each pair (the order turned round every other pair, so that neither always runs on a
     /// cache the other warmed), then a memory pass over the first `memoryPairs` pairs, each search from a trimmed
     /// heap with the high-water mark cleared.
-    init(_ searches: [Search], pairs: [(Int, Int)], memoryPairs: Int) {
+    init(_ searches: [Search], pairs: [(Int, Int)], memoryPairs: Int, heuristic: (Int, Int) -> Double) {
         rows = searches.map { SearchRow(name: $0.name) }
         let reference = searches.count - 1
         for (index, (from, to)) in pairs.enumerated() {
@@ -58,7 +61,10 @@ struct Comparison {
                 continue
             }
             lengths.append(expected.length)
-            if expected.length > 0 { costPerMetre.append(expected.cost / expected.length) }
+            if expected.length > 0 {
+                costPerMetre.append(expected.cost / expected.length)
+                heuristicGap.append(expected.cost / heuristic(from, to))
+            }
             speedups.append(seconds[reference] / seconds[0])
             expansionRatios.append(Double(expected.expanded) / Double(max(1, results[0]?.expanded ?? 1)))
             for s in searches.indices where s != reference {

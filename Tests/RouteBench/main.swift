@@ -75,6 +75,7 @@ func fixedCostLine(_ spread: Spread, nodes: Int) -> String {
 func summary(_ comparison: Comparison, floor: Double) {
     let lengths = Spread(comparison.lengths)
     let perMetre = Spread(comparison.costPerMetre)
+    let gap = Spread(comparison.heuristicGap)
     let speedup = Spread(comparison.speedups)
     let expansions = Spread(comparison.expansionRatios)
     say()
@@ -86,7 +87,10 @@ func summary(_ comparison: Comparison, floor: Double) {
             + "\(Format.fixed(expansions.median, 2)) ×. A*'s cost equals Dijkstra's on "
             + "\(comparison.mismatches.isEmpty ? "every pair ✔" : "all but \(comparison.mismatches.count) ✘"). "
             + "A metre of the best route costs \(Format.fixed(perMetre.median, 3)) at the median, where the "
-            + "heuristic counts \(Format.fixed(floor, 3)) (\(Format.fixed(100 * floor / perMetre.median, 0)) %).")
+            + "heuristic counts \(Format.fixed(floor, 3)) (\(Format.fixed(100 * floor / perMetre.median, 0)) %); "
+            + "the best route's cost is \(Format.fixed(gap.median, 3)) × the heuristic's estimate at the start, at "
+            + "the median (1 would be a perfect heuristic).")
+    say()
 }
 
 let settings = Settings(Array(CommandLine.arguments.dropFirst()))
@@ -122,7 +126,8 @@ let gridComparison = Comparison(
             RouteSearch.aStar(GridVariant(grid: grid, floor: 0), from: $0, to: $1, k: k)
         },
         Search(name: "Dijkstra (the reference)") { RouteSearch.dijkstra(grid, from: $0, to: $1, k: k) },
-    ], pairs: gridPairs, memoryPairs: settings.memoryPairs)
+    ], pairs: gridPairs, memoryPairs: settings.memoryPairs
+) { grid.straightLine(from: $0, to: $1) * (1 + k * grid.minimumPM25) }
 mismatches += gridComparison.mismatches.map { "grid: " + $0 }
 let gridFixed = fixedCost(grid)
 progress("grid: the planner")
@@ -180,7 +185,8 @@ let roadComparison = Comparison(
     [
         Search(name: "A*, great-circle heuristic") { RouteSearch.aStar(roads, from: $0, to: $1, k: k) },
         Search(name: "Dijkstra (the reference)") { RouteSearch.dijkstra(roads, from: $0, to: $1, k: k) },
-    ], pairs: roadPairs, memoryPairs: settings.memoryPairs)
+    ], pairs: roadPairs, memoryPairs: settings.memoryPairs
+) { roads.straightLine(from: $0, to: $1) * (1 + k * roads.minimumPM25) }
 mismatches += roadComparison.mismatches.map { "roads: " + $0 }
 let roadFixed = fixedCost(roads)
 progress("roads: the planner")
