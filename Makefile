@@ -20,11 +20,13 @@ build:
 	scripts/install-deps
 	swift build
 
-## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors (write bench/results/).
+## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
+## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra (write bench/results/).
 bench:
 	bench/receive.sh
 	bench/store.sh
 	bench/hub.sh
+	bench/route.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

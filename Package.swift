@@ -184,6 +184,10 @@ let package = Package(
             ],
             path: "Tests/BenchSink"
         ),
+        // The route benchmark (bench/route.sh): A* beside a plain Dijkstra on a 1,000 × 1,000 grid and on a road
+        // network of over 100,000 edges.
+        .executableTarget(
+            name: "route-bench", dependencies: ["HubCore"], path: "Tests/RouteBench", swiftSettings: strict),
         // Test helpers: a real mosquitto broker on a free loopback port, certificates, password files.
         .target(
             name: "HubTestKit",

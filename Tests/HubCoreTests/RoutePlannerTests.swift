@@ -259,21 +259,6 @@ private func distanceFromCentre(_ point: GeoPoint) -> Double {
                 edges[b].append(RouteEdge(target: a, length: length, pm25: pm25))
             }
         }
-
-        /// Plain Dijkstra, O(n²), with no heuristic and no heap: the reference.
-        func dijkstra(from start: Int, to goal: Int, k: Double) -> Double {
-            var best = [Double](repeating: .infinity, count: nodeCount)
-            var done = [Bool](repeating: false, count: nodeCount)
-            best[start] = 0
-            while let node = (0..<nodeCount).filter({ !done[$0] && best[$0].isFinite }).min(by: { best[$0] < best[$1] })
-            {
-                done[node] = true
-                for edge in edges[node] {
-                    best[edge.target] = min(best[edge.target], best[node] + edge.length * (1 + k * edge.pm25))
-                }
-            }
-            return best[goal]
-        }
     }
 
     @Test func aStarCostEqualsDijkstrasOnRandomGraphs() {
@@ -284,7 +269,9 @@ private func distanceFromCentre(_ point: GeoPoint) -> Double {
             let start = Int.random(in: 0..<graph.nodeCount, using: &random)
             let goal = Int.random(in: 0..<graph.nodeCount, using: &random)
             let k = [0, 0.01, 0.05, 1][Int.random(in: 0...3, using: &random)]
-            let expected = graph.dijkstra(from: start, to: goal, k: k)
+            // The plain Dijkstra beside A* in HubCore, the one the route benchmark checks A* against too.
+            let reference = RouteSearch.dijkstra(graph, from: start, to: goal, k: k)
+            let expected = reference?.cost ?? .infinity
             let found = RouteSearch.aStar(graph, from: start, to: goal, k: k)
             guard let found else {
                 #expect(expected == .infinity, "seed \(seed): A* found nothing, Dijkstra \(expected)")
@@ -305,6 +292,35 @@ private func distanceFromCentre(_ point: GeoPoint) -> Double {
             #expect(abs(cost - found.cost) <= 1e-9 * max(1, cost) && abs(length - found.length) <= 1e-6, "seed \(seed)")
         }
         #expect(reachable > 50)
+    }
+
+    /// The grid with its octile heuristic: A* still finds Dijkstra's cost, and at k = 0 the heuristic is the exact
+    /// length of the shortest path of eight-neighbour steps (a lower bound that is as tight as it can be).
+    @Test func aStarCostEqualsDijkstrasOnPollutionGrids() throws {
+        let box = GeoBoundingBox(around: [at(-600, -600), at(600, 600)])!
+        for seed in UInt64(1)...20 {
+            var random = SplitMix64(seed: seed)
+            let readings = (0..<Int.random(in: 1...40, using: &random)).map { _ in
+                PollutionReading(
+                    point: at(
+                        Double.random(in: -600...600, using: &random), Double.random(in: -600...600, using: &random)),
+                    pm25: Double.random(in: 0...300, using: &random))
+            }
+            let cellSize = Double.random(in: 30...80, using: &random)
+            let grid = GridGraph(field: try PollutionField(readings: readings, box: box, cellSize: cellSize))
+            for _ in 0..<5 {
+                let start = Int.random(in: 0..<grid.nodeCount, using: &random)
+                let goal = Int.random(in: 0..<grid.nodeCount, using: &random)
+                let k = [0, 0.02, 0.1, 1][Int.random(in: 0...3, using: &random)]
+                let found = try #require(RouteSearch.aStar(grid, from: start, to: goal, k: k))
+                let expected = try #require(RouteSearch.dijkstra(grid, from: start, to: goal, k: k))
+                #expect(abs(found.cost - expected.cost) <= 1e-9 * max(1, expected.cost), "seed \(seed), k \(k)")
+                #expect(found.nodes.first == start && found.nodes.last == goal, "seed \(seed)")
+                if k == 0 {
+                    #expect(abs(found.length - grid.straightLine(from: start, to: goal)) <= 1e-6, "seed \(seed)")
+                }
+            }
+        }
     }
 }
 
