@@ -306,7 +306,7 @@ struct JSONReader {
         return RawJSON(bytes: Array(UnsafeBufferPointer(rebasing: bytes[start..<index])))
     }
 
-    private mutating func skipValue() throws(JSONSyntaxError) {
+    mutating func skipValue() throws(JSONSyntaxError) {
         switch peek() {
         case UInt8(ascii: "{"): try readObject { _, reader throws(JSONSyntaxError) in try reader.skipValue() }
         case UInt8(ascii: "["): try readArray { reader throws(JSONSyntaxError) in try reader.skipValue() }

@@ -46,14 +46,7 @@ public struct RoadNetwork: Sendable {
     /// Reads a FeatureCollection, a Feature or a bare geometry; LineStrings and MultiLineStrings count, other
     /// geometries (points of interest in the same extract) are passed over.
     public init(geoJSON data: Data) throws(RouteError) {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw .invalidRoads("not JSON (\(error.localizedDescription))")
-        }
-        var lines: [[GeoPoint]] = []
-        try Self.collect(root, into: &lines)
+        let lines = try Self.lines(inGeoJSON: data)
         var index: [Key: Int] = [:]
         var nodes: [GeoPoint] = []
         var edges: [(Int, Int, length: Double?)] = []
@@ -121,46 +114,6 @@ public struct RoadNetwork: Sendable {
             latitude = Int64((point.latitude * 1e7).rounded())
             longitude = Int64((point.longitude * 1e7).rounded())
         }
-    }
-
-    private static func collect(_ object: Any, into lines: inout [[GeoPoint]]) throws(RouteError) {
-        guard let object = object as? [String: Any], let type = object["type"] as? String else {
-            throw .invalidRoads("a GeoJSON object without a \"type\"")
-        }
-        switch type {
-        case "FeatureCollection":
-            guard let features = object["features"] as? [Any] else {
-                throw .invalidRoads("a FeatureCollection without \"features\"")
-            }
-            for feature in features { try collect(feature, into: &lines) }
-        case "Feature":
-            // A feature without geometry is allowed by RFC 7946 (null); it has no road.
-            if let geometry = object["geometry"], !(geometry is NSNull) { try collect(geometry, into: &lines) }
-        case "GeometryCollection":
-            for geometry in object["geometries"] as? [Any] ?? [] { try collect(geometry, into: &lines) }
-        case "LineString":
-            lines.append(try positions(object["coordinates"]))
-        case "MultiLineString":
-            guard let parts = object["coordinates"] as? [Any] else {
-                throw .invalidRoads("a MultiLineString without \"coordinates\"")
-            }
-            for part in parts { lines.append(try positions(part)) }
-        default:
-            break
-        }
-    }
-
-    private static func positions(_ value: Any?) throws(RouteError) -> [GeoPoint] {
-        guard let list = value as? [Any] else { throw .invalidRoads("a LineString without \"coordinates\"") }
-        var points: [GeoPoint] = []
-        for item in list {
-            guard let pair = item as? [Any], pair.count >= 2,
-                let longitude = (pair[0] as? NSNumber)?.doubleValue, let latitude = (pair[1] as? NSNumber)?.doubleValue,
-                let point = GeoPoint(latitude: latitude, longitude: longitude)
-            else { throw .invalidRoads("a position that is not [longitude, latitude] in range: \(item)") }
-            points.append(point)
-        }
-        return points
     }
 }
 
