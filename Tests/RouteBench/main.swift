@@ -213,7 +213,7 @@ say(
 say()
 say(
     "Parsing: **\(Format.milliseconds(parseSeconds)) ms**, the resident set's peak \(Format.mebibytes(parsePeak)) "
-        + "above where it started (JSONSerialization's objects); the network and its prices hold "
+        + "above where it started (the streaming reader's lines and node index); the network and its prices hold "
         + "\(Format.mebibytes(networkBytes)). Pricing every edge from the field (`RoadGraph(network:field:)`): "
         + "**\(Format.milliseconds(priceSeconds)) ms**.")
 say()
