@@ -36,16 +36,10 @@ public final class MosquittoBroker: Sendable {
         }
     }
 
-    private struct Running: Sendable {
-        let guardian: ChildProcess
-        let keepAlive: FileHandle
-        let brokerPID: Int32
-    }
-
     public let port: Int
     public let options: Options
     public let directory: TemporaryDirectory
-    private let running = Locked<Running?>(nil)
+    private let process = GuardedProcess(name: "mosquitto")
     private let executable: String
 
     public var host: String { "127.0.0.1" }
@@ -119,82 +113,20 @@ public final class MosquittoBroker: Sendable {
 
     /// Starts the broker (again, after `stop` or `kill`) on the same port, and waits until it accepts connections.
     public func start() async throws {
-        guard running.withLock({ $0 == nil }) else { return }
-        let input = try makePipe()
-        let output = try makePipe()
-        // The guardian prints the broker's pid, then waits for end of input: ours closing the pipe, or our death.
-        let guardian = try ChildProcess(
-            "/bin/sh",
-            [
-                "-c",
-                #""$1" -c "$2" </dev/null >>"$3" 2>&1 & pid=$!; echo "$pid"; read _ ; kill "$pid" 2>/dev/null; wait "$pid""#,
-                "guardian", executable, configFile, logFile,
-            ],
-            standardInput: input.read.fileDescriptor,
-            standardOutput: output.write.fileDescriptor
-        )
-        try input.read.close()
-        try output.write.close()
-        guard let line = try await readLine(output.read), let pid = Int32(line) else {
-            throw TestKitError("the broker guardian did not report a pid")
-        }
-        running.withLock { $0 = Running(guardian: guardian, keepAlive: input.write, brokerPID: pid) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !canConnect(port: port) {
-            if guardian.exitStatus != nil || isZombieOrGone(pid) {
-                await endGuardian()
-                throw TestKitError("mosquitto exited at start; its log:\n\(log)")
-            }
-            if ContinuousClock.now >= deadline {
-                await kill()
-                throw TestKitError("mosquitto did not accept connections within 10 s; its log:\n\(log)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        guard !process.isRunning else { return }
+        try await process.launch([executable, "-c", configFile], logFile: logFile, stopSignal: "TERM")
+        try await process.wait(until: { canConnect(port: port) }, within: .seconds(10), log: { log })
     }
 
     /// Stops the broker gracefully (SIGTERM; it saves persistence) and waits until it is gone.
-    public func stop() async {
-        guard let pid = running.withLock({ $0?.brokerPID }) else { return }
-        Glibc.kill(pid, SIGTERM)
-        await endGuardian()
-    }
+    public func stop() async { await process.signal(SIGTERM, grace: .seconds(10)) }
 
     /// Kills the broker with SIGKILL, as a crash or power cut would, and waits until it is gone.
-    public func kill() async {
-        guard let pid = running.withLock({ $0?.brokerPID }) else { return }
-        Glibc.kill(pid, SIGKILL)
-        await endGuardian()
-    }
-
-    /// Closes the guardian's input (it then stops the broker and reaps it) and waits for the guardian to end.
-    private func endGuardian() async {
-        guard
-            let running = running.withLock({ state -> Running? in
-                defer { state = nil }; return state
-            })
-        else {
-            return
-        }
-        try? running.keepAlive.close()
-        if await running.guardian.wait(timeout: .seconds(10)) == nil {
-            Glibc.kill(running.brokerPID, SIGKILL)
-            running.guardian.send(SIGKILL)
-            await running.guardian.wait()
-        }
-    }
+    public func kill() async { await process.signal(SIGKILL, grace: .seconds(10)) }
 
     /// What the broker logged so far.
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
-    deinit {
-        // Without waiting: the guardian stops and reaps the broker once its input closes.
-        running.withLock { running in
-            guard let running else { return }
-            Glibc.kill(running.brokerPID, SIGKILL)
-            try? running.keepAlive.close()
-        }
-    }
 }
 
 /// Runs `body` with a fresh broker that is stopped afterwards, whether `body` returns or throws.
@@ -302,29 +234,4 @@ private func loopbackAddress(port: Int) -> sockaddr_in {
 private func currentUserName() -> String? {
     guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
     return String(cString: name)
-}
-
-/// Reads one line from a pipe, byte by byte so nothing after it is consumed, off the cooperative pool.
-private func readLine(_ handle: FileHandle) async throws -> String? {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(
-                with: Result {
-                    var bytes: [UInt8] = []
-                    while true {
-                        guard let byte = try handle.read(upToCount: 1), let first = byte.first else { break }
-                        if first == UInt8(ascii: "\n") { break }
-                        bytes.append(first)
-                    }
-                    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-                })
-        }
-    }
-}
-
-/// True when `pid` no longer runs (gone, or a zombie waiting to be reaped).
-private func isZombieOrGone(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-    guard let close = stat.lastIndex(of: ")") else { return true }
-    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
 }

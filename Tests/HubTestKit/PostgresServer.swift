@@ -18,17 +18,11 @@ public final class PostgresServer: Sendable {
     public static let password = "password"
     public static let binaries = "/usr/lib/postgresql/15/bin"
 
-    private struct Running: Sendable {
-        let guardian: ChildProcess
-        let keepAlive: FileHandle
-        let serverPID: Int32
-    }
-
     public let port: Int
     /// Whether it serves TLS (`start(tls:)`): `ssl = on` with a certificate signed by `TestCertificates`' CA.
     public let servesTLS: Bool
     public let directory: TemporaryDirectory
-    private let running = Locked<Running?>(nil)
+    private let process = GuardedProcess(name: "postgres")
 
     public var host: String { "127.0.0.1" }
     public var dataDirectory: String { directory.file("data") }
@@ -146,10 +140,8 @@ public final class PostgresServer: Sendable {
 
     /// Starts the server (again, after `stop` or `kill`) on the same port and data, and waits until it is ready.
     public func start() async throws {
-        guard running.withLock({ $0 == nil }) else { return }
+        guard !process.isRunning else { return }
         let readyBefore = log.components(separatedBy: "ready to accept connections").count
-        let input = try makePipe()
-        let output = try makePipe()
         let server =
             Self.asServerUser + [
                 "\(Self.binaries)/postgres", "-D", dataDirectory, "-p", "\(port)", "-k", directory.path,
@@ -162,66 +154,17 @@ public final class PostgresServer: Sendable {
                     "ssl_key_file=\(directory.file("server.key"))",
                 ]
                 : [])
-        // The guardian prints the server's pid, then waits for end of input: ours closing the pipe, or our death.
-        let guardian = try ChildProcess(
-            "/bin/sh",
-            [
-                "-c",
-                #"log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & pid=$!; echo "$pid"; read _ ; kill -INT "$pid" 2>/dev/null; wait "$pid""#,
-                "guardian", logFile,
-            ] + server,
-            standardInput: input.read.fileDescriptor,
-            standardOutput: output.write.fileDescriptor
-        )
-        try input.read.close()
-        try output.write.close()
-        guard let line = try await readFirstLine(output.read), let pid = Int32(line) else {
-            throw TestKitError("the postgres guardian did not report a pid")
-        }
-        running.withLock { $0 = Running(guardian: guardian, keepAlive: input.write, serverPID: pid) }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while log.components(separatedBy: "ready to accept connections").count <= readyBefore {
-            if guardian.exitStatus != nil || hasEnded(pid) {
-                await endGuardian()
-                throw TestKitError("postgres exited at start; its log:\n\(log)")
-            }
-            if ContinuousClock.now >= deadline {
-                await kill()
-                throw TestKitError("postgres was not ready within 30 s; its log:\n\(log)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await process.launch(server, logFile: logFile, stopSignal: "INT")
+        try await process.wait(
+            until: { log.components(separatedBy: "ready to accept connections").count > readyBefore },
+            within: .seconds(30), log: { log })
     }
 
     /// Stops the server with a fast shutdown (SIGINT) and waits until it is gone; its data stays for `start`.
-    public func stop() async {
-        guard let pid = running.withLock({ $0?.serverPID }) else { return }
-        Glibc.kill(pid, SIGINT)
-        await endGuardian()
-    }
+    public func stop() async { await process.signal(SIGINT) }
 
     /// Kills the server (SIGKILL), as a crash would, and waits until it is gone.
-    public func kill() async {
-        guard let pid = running.withLock({ $0?.serverPID }) else { return }
-        Glibc.kill(pid, SIGKILL)
-        await endGuardian()
-    }
-
-    private func endGuardian() async {
-        guard
-            let running = running.withLock({ state -> Running? in
-                defer { state = nil }; return state
-            })
-        else {
-            return
-        }
-        try? running.keepAlive.close()
-        if await running.guardian.wait(timeout: .seconds(20)) == nil {
-            Glibc.kill(running.serverPID, SIGKILL)
-            running.guardian.send(SIGKILL)
-            await running.guardian.wait()
-        }
-    }
+    public func kill() async { await process.signal(SIGKILL) }
 
     /// Runs `sql` with `psql` on the Unix socket as the superuser; returns its rows, unaligned, `|` between columns.
     @discardableResult
@@ -252,14 +195,6 @@ public final class PostgresServer: Sendable {
 
     /// What the server logged so far.
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
-
-    deinit {
-        running.withLock { running in
-            guard let running else { return }
-            Glibc.kill(running.serverPID, SIGKILL)
-            try? running.keepAlive.close()
-        }
-    }
 }
 
 /// Runs `body` with a fresh server that is stopped afterwards, whether `body` returns or throws. At most two run at
@@ -316,27 +251,4 @@ private final class Slots: Sendable {
         }
         next?.resume()
     }
-}
-
-/// Reads one line from a pipe, byte by byte so nothing after it is consumed, off the cooperative pool.
-private func readFirstLine(_ handle: FileHandle) async throws -> String? {
-    try await DispatchQueue.global().run {
-        Result {
-            var bytes: [UInt8] = []
-            while true {
-                guard let byte = try handle.read(upToCount: 1), let first = byte.first else { break }
-                if first == UInt8(ascii: "\n") { break }
-                bytes.append(first)
-            }
-            return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-        }
-    }.get()
-}
-
-/// True when `pid` no longer runs: gone, or a zombie its guardian has not reaped yet (it reaps only once told to).
-private func hasEnded(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return true }
-    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
 }
