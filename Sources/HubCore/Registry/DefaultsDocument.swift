@@ -287,14 +287,6 @@ extension DefaultsDocument {
         }
     }
 
-    /// A sensor's keys, in the order `appendDecodedSensor` matches them.
-    private static let sensorKeys = JSONReader.KnownKeys(
-        [
-            "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
-            "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline", "bands",
-            "session",
-        ])
-
     private mutating func appendDecodedSensor(_ reader: inout JSONReader) throws(JSONSyntaxError) {
         let position = sensors.count
         var path: String { "sensors[\(position)]" }
@@ -318,7 +310,7 @@ extension DefaultsDocument {
         var idAt = start
         // A loop matching key bytes, not a closure and a string per key: this runs for every sensor.
         var cursor = try reader.beginObject()
-        while let key = try reader.nextKey(&cursor, known: Self.sensorKeys) {
+        while let key = try reader.nextKey(&cursor, known: Sensor.keys) {
             let at = reader.index
             switch key {
             case .known(0):

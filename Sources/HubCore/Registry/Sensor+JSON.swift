@@ -149,6 +149,15 @@ extension SensorAttributes {
 }
 
 extension Sensor {
+    /// A sensor's keys, in the order `DefaultsDocument.appendDecodedSensor` matches them (from `value` on, the
+    /// device members `DeviceFields` reads, in this order).
+    static let keys = JSONReader.KnownKeys(
+        [
+            "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
+            "map", "unit", "decimals", "range", "availability", "attributes", "alerts", "statusBeforeOffline", "bands",
+            "session",
+        ])
+
     /// The device members of a sensor's object as the document's reader meets them (`value` … `attributes`, in the
     /// order of its known keys from `value` on).
     struct DeviceFields {
