@@ -181,27 +181,6 @@ struct JSONReader {
 
     // MARK: Values
 
-    /// What kind of value comes next, for messages like "expected a string, found a number".
-    var nextKind: String {
-        switch peek() {
-        case UInt8(ascii: "\""): "a string"
-        case UInt8(ascii: "{"): "an object"
-        case UInt8(ascii: "["): "a list"
-        case UInt8(ascii: "t"), UInt8(ascii: "f"): "true or false"
-        case UInt8(ascii: "n"): "null"
-        case nil: "the end of the file"
-        case let byte? where byte == UInt8(ascii: "-") || isDigit(byte): "a number"
-        case let byte?: byte < 0x80 ? "'\(Character(Unicode.Scalar(byte)))'" : "a non-ASCII character"
-        }
-    }
-
-    var nextIsNull: Bool { peek() == UInt8(ascii: "n") }
-    var nextIsString: Bool { peek() == UInt8(ascii: "\"") }
-    var nextIsNumber: Bool {
-        guard let byte = peek() else { return false }
-        return byte == UInt8(ascii: "-") || isDigit(byte)
-    }
-
     mutating func readString() throws(JSONSyntaxError) -> String {
         let start = index
         try consume("\"", "a string")
@@ -322,23 +301,14 @@ struct JSONReader {
 
     /// An error at `offset` (default: the current position), with its line and column.
     func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
-        let offset = min(offset ?? index, bytes.count)
-        var line = 1
-        var lineStart = 0
-        for position in 0..<offset where bytes[position] == UInt8(ascii: "\n") {
-            line += 1
-            lineStart = position + 1
-        }
-        // Columns count characters, not bytes: continuation bytes of multi-byte UTF-8 don't start one.
-        let column = 1 + (lineStart..<offset).filter { bytes[$0] & 0xC0 != 0x80 }.count
-        return JSONSyntaxError(message: message, line: line, column: column)
+        JSONSyntaxError(message, at: min(offset ?? index, bytes.count), in: bytes)
     }
 
     // MARK: Bytes
 
-    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func skipWhitespace() {
         while index < bytes.count {
@@ -413,95 +383,6 @@ struct JSONReader {
             value = value << 4 | UInt32(digit)
             index += 1
         }
-        return value
-    }
-}
-
-/// The raw bytes of a JSON value this program does not interpret, kept to be written back as they were.
-public struct RawJSON: Sendable, Hashable {
-    public var bytes: [UInt8]
-}
-
-/// Where and why a document is not the JSON it should be.
-public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public var line: Int
-    public var column: Int
-
-    public var description: String { "line \(line), column \(column): \(message)" }
-}
-
-/// The offset of the first byte in `bytes` that is not part of valid UTF-8, or `nil` when they all are.
-func firstInvalidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-    var index = 0
-    while index < bytes.count {
-        let lead = bytes[index]
-        let length: Int
-        switch lead {
-        case 0x00...0x7F: length = 1
-        case 0xC2...0xDF: length = 2
-        case 0xE0...0xEF: length = 3
-        case 0xF0...0xF4: length = 4
-        default: return index
-        }
-        guard index + length <= bytes.count else { return index }
-        if String(validating: UnsafeBufferPointer(rebasing: bytes[index..<index + length]), as: UTF8.self) == nil {
-            return index
-        }
-        index += length
-    }
-    return nil
-}
-
-extension JSONReader {
-    /// An ISO 8601 time at `path`, or an error naming the path and what was found instead.
-    mutating func timestamp(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> Timestamp {
-        let start = index
-        guard nextIsString else { throw error("\(path()): expected a time, found \(nextKind)") }
-        guard let time = try readTimestamp() else {
-            throw error("\(path()): expected a time like 2026-11-22T10:03:00.000Z", at: start)
-        }
-        return time
-    }
-
-    /// A string at `path`, or an error naming the path and what was found instead.
-    mutating func string(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> String {
-        guard nextIsString else { throw error("\(path()): expected a string, found \(nextKind)") }
-        return try readString()
-    }
-
-    /// A string or null at `path`.
-    mutating func optionalString(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> String? {
-        if nextIsNull {
-            try readNull()
-            return nil
-        }
-        return try string(at: path())
-    }
-
-    mutating func bool(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> Bool {
-        guard nextKind == "true or false" else { throw error("\(path()): expected true or false, found \(nextKind)") }
-        return try readBool()
-    }
-
-    mutating func int(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> Int {
-        let start = index
-        guard nextIsNumber else { throw error("\(path()): expected a whole number, found \(nextKind)") }
-        guard let value = Int(try readNumberText()) else {
-            throw error("\(path()): expected a whole number", at: start)
-        }
-        return value
-    }
-
-    /// A number or null at `path`.
-    mutating func optionalDouble(at path: @autoclosure () -> String) throws(JSONSyntaxError) -> Double? {
-        if nextIsNull {
-            try readNull()
-            return nil
-        }
-        let start = index
-        guard nextIsNumber else { throw error("\(path()): expected a number, found \(nextKind)") }
-        guard let value = Double(try readNumberText()) else { throw error("\(path()): expected a number", at: start) }
         return value
     }
 }
