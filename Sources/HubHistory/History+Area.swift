@@ -44,31 +44,27 @@ extension History {
             arguments += sensors.map { $0 }
         }
         let from = "FROM readings INDEXED BY readings_by_place WHERE \(filter)"
-        do {
-            return try writer.read { db in
-                let matched =
-                    try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: StatementArguments(arguments)) ?? 0
-                // Sorting by time costs a sort of every match: only done when the cap leaves some out.
-                let order = matched > limit ? " ORDER BY time DESC, rowid DESC" : ""
-                let rows = try Row.fetchCursor(
-                    db, sql: "SELECT lat, lon, pm25 \(from)\(order) LIMIT ?",
-                    arguments: StatementArguments(arguments + [max(0, limit)]))
-                var readings: [PollutionReading] = []
-                readings.reserveCapacity(min(matched, limit))
-                while let row = try rows.next() {
-                    guard let point = GeoPoint(latitude: row[0], longitude: row[1]) else { continue }
-                    readings.append(PollutionReading(point: point, pm25: row[2]))
-                }
-                return AreaReadings(readings: readings, matched: matched)
+        return try read { db in
+            let matched =
+                try Int.fetchOne(db, sql: "SELECT count(*) \(from)", arguments: StatementArguments(arguments)) ?? 0
+            // Sorting by time costs a sort of every match: only done when the cap leaves some out.
+            let order = matched > limit ? " ORDER BY time DESC, rowid DESC" : ""
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT lat, lon, pm25 \(from)\(order) LIMIT ?",
+                arguments: StatementArguments(arguments + [max(0, limit)]))
+            var readings: [PollutionReading] = []
+            readings.reserveCapacity(min(matched, limit))
+            while let row = try rows.next() {
+                guard let point = GeoPoint(latitude: row[0], longitude: row[1]) else { continue }
+                readings.append(PollutionReading(point: point, pm25: row[2]))
             }
-        } catch {
-            throw .database(path: path, "\(error)")
+            return AreaReadings(readings: readings, matched: matched)
         }
     }
 
     /// How SQLite runs the area query, for the test that keeps it on the index.
-    func areaQueryPlan() throws -> String {
-        try writer.read { db in
+    func areaQueryPlan() throws(HistoryError) -> String {
+        try read { db in
             try Row.fetchAll(
                 db,
                 sql: "EXPLAIN QUERY PLAN SELECT lat, lon, pm25 FROM readings INDEXED BY readings_by_place "

@@ -7,7 +7,7 @@ import HubCore
 public final class History: Sendable {
     public static let fileName = "history.sqlite"
 
-    let writer: any DatabaseWriter
+    private let writer: any DatabaseWriter
     public let path: String
     /// What reads each series: its column, or `NULL` where the file has none yet (opened read-only, written by a
     /// hubd from before numeric readings, which migrates it when it restarts).
