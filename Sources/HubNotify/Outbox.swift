@@ -235,12 +235,8 @@ public final class Outbox: Sendable {
 
     private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
         var fd = state.withLock { $0.fd }
-        if fd < 0 {
-            // Closed after a compaction: whichever file is at the path now holds everything.
-            fd = try AppendFile.open(path, in: directory)
-            state.withLock { $0.fd = fd }
-        }
-        try AppendFile.append(bytes, to: fd, path: path, sync: sync)
+        defer { state.withLock { $0.fd = fd } }
+        try AppendFile.append(bytes, reopening: &fd, path: path, in: directory, sync: sync)
     }
 
     /// Rewrites the file with only the pending notifications once done lines are most of it.

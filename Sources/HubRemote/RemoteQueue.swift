@@ -197,12 +197,8 @@ public final class RemoteQueue: Sendable {
 
     private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
         var fd = state.withLock { $0.fd }
-        if fd < 0 {
-            // Closed after a compaction: whichever file is at the path now holds everything.
-            fd = try AppendFile.open(path, in: directory)
-            state.withLock { $0.fd = fd }
-        }
-        try AppendFile.append(bytes, to: fd, path: path, sync: sync)
+        defer { state.withLock { $0.fd = fd } }
+        try AppendFile.append(bytes, reopening: &fd, path: path, in: directory, sync: sync)
     }
 
     /// Rewrites the file with what waits, and the sessions known to have ended, once done marks are most of it.

@@ -43,6 +43,16 @@ package enum AppendFile {
         if sync && fsync(fd) != 0 { throw .system(path: path, action: "flush to disk", errno: errno) }
     }
 
+    /// Appends `bytes` as `append(_:to:path:sync:)` does to the descriptor `fd` holds, first opening `path` when it
+    /// holds none (-1: closed by a compaction, and whichever file is at the path now holds everything); `fd` keeps
+    /// the descriptor opened, even when the write then fails.
+    package static func append(
+        _ bytes: [UInt8], reopening fd: inout Int32, path: String, in directory: String, sync: Bool
+    ) throws(StoreError) {
+        if fd < 0 { fd = try open(path, in: directory) }
+        try append(bytes, to: fd, path: path, sync: sync)
+    }
+
     /// The non-empty lines of `contents`.
     package static func lines(_ contents: Data) -> [Data.SubSequence] {
         contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
