@@ -1,0 +1,106 @@
+# Helpers for bench/hub.sh (sourced, not run): reading a process's CPU and memory from /proc, waiting for a quiet
+# machine before each measured burst, the median and spread of several runs, and goals checked from the figures.
+# Whatever they record for the report goes to files under $work, so that helpers called in a subshell ($(…))
+# still reach it.
+
+port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+    local port=$((20000 + RANDOM % 20000))
+    while ! port_is_free "$port"; do port=$((20000 + RANDOM % 20000)); done
+    echo "$port"
+}
+now() { date +%s.%N; }
+elapsed() { echo "$(now) - $1" | bc; }
+rss_mib() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# The process's own memory (heap and stacks), without the code and data pages of its binary and libraries.
+anon_mib() { awk '/RssAnon/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+anon_kib() { awk '/RssAnon/ { print $2 }' "/proc/$1/status"; }
+# utime + stime of every thread of the process, in clock ticks (CLK_TCK a second, 100 on Linux: 10 ms steps, so a
+# burst's CPU is read to ±0.01 s).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+TICK=$(getconf CLK_TCK)
+seconds_of_ticks() { awk -v t="$1" -v hz="$TICK" 'BEGIN { printf "%.2f", t / hz }'; }
+ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
+per_second() { echo "scale=0; $1 / $2" | bc; }
+
+# --- Quiet before each burst -------------------------------------------------------------------------------------
+# Other builds and profilers share the machine: a burst measured beside them is slower by an amount no median
+# removes. So before each burst the bench samples /proc/stat over 2 s and waits (up to QUIET_WAIT s) until the
+# cores are less than QUIET_BUSY % busy, not counting the bench's own processes (the broker, and the hubd or
+# mqttwarn idling before its burst: their ticks are taken out). A burst that never got quiet is measured anyway
+# and named in the report's warnings, so a noisy run says so.
+QUIET_BUSY=${QUIET_BUSY:-10}
+QUIET_WAIT=${QUIET_WAIT:-60}
+# The ticks of the bench's own processes still alive (pids, the array hub.sh keeps for its clean-up).
+own_ticks() {
+    local pid
+    for pid in "${pids[@]}"; do cat "/proc/$pid/stat" 2>/dev/null || true; done | awk '{ n += $14 + $15 } END { print n + 0 }'
+}
+# All cores' busy and total ticks (user nice system irq softirq steal; idle and iowait are not busy).
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+busy_percent() { # over a 2 s sample, in % of all cores, less the bench's own processes
+    local b0 t0 o0 b1 t1 o1
+    read -r b0 t0 <<<"$(machine_ticks)"; o0=$(own_ticks)
+    sleep 2
+    read -r b1 t1 <<<"$(machine_ticks)"; o1=$(own_ticks)
+    awk -v b=$((b1 - b0 - (o1 - o0))) -v t=$((t1 - t0)) 'BEGIN { p = t ? b * 100 / t : 0; printf "%.1f", p < 0 ? 0 : p }'
+}
+wait_quiet() { # what is about to be measured (for the warning)
+    local start=$SECONDS busy
+    while :; do
+        busy=$(busy_percent)
+        if awk -v b="$busy" -v q="$QUIET_BUSY" 'BEGIN { exit !(b < q) }'; then break; fi
+        if ((SECONDS - start >= QUIET_WAIT)); then
+            echo "- $1: the machine was still $busy % busy besides the bench after ${QUIET_WAIT} s of waiting; measured anyway, so its figures are noisy" >>"$work/warnings"
+            echo "bench: $1: still $busy % busy after ${QUIET_WAIT} s, measuring anyway" >&2
+            break
+        fi
+        echo "bench: $1: $busy % busy besides the bench, waiting" >&2
+    done
+    echo "$busy" >>"$work/quiet"
+}
+
+# --- Several runs ------------------------------------------------------------------------------------------------
+# stats V… → "median min max dev": dev is the largest distance of a run from the median, in % of the median, so
+# "±4 %" means every run was within 4 % of the figure shown.
+stats() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        d = m - v[1]; if (v[NR] - m > d) d = v[NR] - m
+        printf "%s %s %s %.1f\n", m, v[1], v[NR], m ? d * 100 / m : 0 }'
+}
+median() { stats "$@" | cut -d' ' -f1; }
+# spread FORMAT UNIT V… → "7.49 s (7.40–7.60, ±1.3 %)": the median, then the runs' range and largest deviation.
+spread() {
+    local fmt=$1 unit=$2 m lo hi dev; shift 2
+    read -r m lo hi dev <<<"$(stats "$@")"
+    if [ $# -eq 1 ]; then
+        printf "$fmt%s" "$m" "$unit"
+    else
+        printf "$fmt%s ($fmt–$fmt, ±%s %%)" "$m" "$unit" "$lo" "$hi" "$dev"
+    fi
+}
+# run_ratios "A…" "B…" → "a–b", the range of A_i / B_i over runs paired by their index (the same run of both), so
+# a ratio of medians can be read beside how far each run's own ratio strayed. Empty with one run.
+run_ratios() {
+    local -a a=($1) b=($2)
+    [ ${#a[@]} -gt 1 ] && [ ${#a[@]} -eq ${#b[@]} ] || return 0
+    local i out=()
+    for i in "${!a[@]}"; do out+=("$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { print y ? x / y : 0 }')"); done
+    read -r _ lo hi _ <<<"$(stats "${out[@]}")"
+    printf 'runs %.2f–%.2f' "$lo" "$hi"
+}
+# CPU µs for each of COUNT messages, from CPU seconds.
+us_each() { awk -v s="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", s * 1e6 / n; else printf "–" }'; }
+
+# --- Goals -------------------------------------------------------------------------------------------------------
+# goal NAME VALUE OP TARGET TEXT → the row's goal cell, "TEXT ✓" or "TEXT ✗", computed from VALUE OP TARGET
+# (OP <= or >=); also a line of the report's summary of goals.
+goal() {
+    local mark
+    mark=$(awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { ok = op == "<=" ? v + 0 <= t + 0 : v + 0 >= t + 0; printf "%s", ok ? "✓" : "✗" }')
+    echo "| $1 | $5 | $2 | $mark |" >>"$work/goals"
+    printf '%s %s' "$5" "$mark"
+}
+# A goal this report could not check (its section or scale not run), so the summary says so rather than omit it.
+goal_not_run() { echo "| $1 | $2 | not run ($3) | – |" >>"$work/goals"; }
