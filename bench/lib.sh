@@ -43,7 +43,7 @@ busy_percent() { # over a 2 s sample, in % of all cores, less the bench's own pr
     read -r b0 t0 <<<"$(machine_ticks)"; o0=$(own_ticks)
     sleep 2
     read -r b1 t1 <<<"$(machine_ticks)"; o1=$(own_ticks)
-    awk -v b=$((b1 - b0 - (o1 - o0))) -v t=$((t1 - t0)) 'BEGIN { p = t ? b * 100 / t : 0; printf "%.1f", p < 0 ? 0 : p }'
+    awk -v b=$((b1 - b0 - (o1 - o0))) -v t=$((t1 - t0)) 'BEGIN { p = t ? b * 100 / t : 0; printf "%.1f", (p < 0 ? 0 : p) }'
 }
 wait_quiet() { # what is about to be measured (for the warning)
     local start=$SECONDS busy
@@ -67,7 +67,7 @@ stats() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
         m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
         d = m - v[1]; if (v[NR] - m > d) d = v[NR] - m
-        printf "%s %s %s %.1f\n", m, v[1], v[NR], m ? d * 100 / m : 0 }'
+        printf "%s %s %s %.1f\n", m, v[1], v[NR], (m ? d * 100 / m : 0) }'
 }
 median() { stats "$@" | cut -d' ' -f1; }
 # spread FORMAT UNIT V… → "7.49 s (7.40–7.60, ±1.3 %)": the median, then the runs' range and largest deviation.
@@ -86,7 +86,7 @@ run_ratios() {
     local -a a=($1) b=($2)
     [ ${#a[@]} -gt 1 ] && [ ${#a[@]} -eq ${#b[@]} ] || return 0
     local i out=()
-    for i in "${!a[@]}"; do out+=("$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { print y ? x / y : 0 }')"); done
+    for i in "${!a[@]}"; do out+=("$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { print (y ? x / y : 0) }')"); done
     read -r _ lo hi _ <<<"$(stats "${out[@]}")"
     printf 'runs %.2f–%.2f' "$lo" "$hi"
 }
@@ -98,7 +98,7 @@ us_each() { awk -v s="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", s * 1e6 /
 # (OP <= or >=); also a line of the report's summary of goals.
 goal() {
     local mark
-    mark=$(awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { ok = op == "<=" ? v + 0 <= t + 0 : v + 0 >= t + 0; printf "%s", ok ? "✓" : "✗" }')
+    mark=$(awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { ok = (op == "<=") ? (v + 0 <= t + 0) : (v + 0 >= t + 0); printf "%s", (ok ? "✓" : "✗") }')
     echo "| $1 | $5 | $2 | $mark |" >>"$work/goals"
     printf '%s %s' "$5" "$mark"
 }
