@@ -109,6 +109,7 @@ start_hubd() {
     local state=$1
     printf '%s\nhttp: {listen: "127.0.0.1:0"}\n' "$2" >"$state/hubd.yaml"
     local t0; t0=$(now)
+    : >"$state/hubd.log"  # made now, so the wait below does not grep a file the child has yet to open
     # Notice: the ready line, and not a line per status change (that would be measured too).
     HUB_STATE_DIR=$state "$bin/hubd" --config "$state/hubd.yaml" --log-level notice 2>"$state/hubd.log" &
     hub_pid=$!
@@ -433,7 +434,8 @@ targets = {'out': ['mqttwarn/latency', 1, False]}" "mqttpub:out"
     local spec rate count fp99 hp99 wp99 goals hub_us notes
     for spec in $LATENCY; do
         rate=${spec%:*} count=${spec#*:}
-        fp99=$(med floor "$rate" 4); hp99=$(med hubd "$rate" 4); wp99=$(med mqttwarn "$rate" 4)
+        fp99=$(printf %.2f "$(med floor "$rate" 4)"); hp99=$(printf %.2f "$(med hubd "$rate" 4)")
+        wp99=$(printf %.2f "$(med mqttwarn "$rate" 4)")
         hub_us=$(us_each "$(med hubd "$rate" 7)" "$(med hubd "$rate" 6)")
         goals="" notes="$(med hubd "$rate" 6) of $count received (median); the floor's p99 $fp99 ms"
         case $rate in
@@ -443,10 +445,10 @@ targets = {'out': ['mqttwarn/latency', 1, False]}" "mqttpub:out"
             goals=$(goal "p99 @ 10000 msg/s (overload) ≤ 100 ms" "$hp99" "<=" 100 "p99 ≤ 100 ms")
             # What bounds it: the broker's own p99 at this rate, the rate pubgen really sent at, and how many
             # notifications a second hubd's CPU per notification allows on one core.
-            notes+="; sent at $(med hubd "$rate" 8) msg/s; hubd's CPU a notification allows ≈ $(awk -v u="$hub_us" 'BEGIN { printf "%.0f", (u > 0 ? 1e6 / u : 0) }') msg/s a core" ;;
+            notes+="; sent at $(printf %.0f "$(med hubd "$rate" 8)") msg/s; hubd's CPU a notification allows ≈ $(awk -v u="$hub_us" 'BEGIN { printf "%.0f", (u > 0 ? 1e6 / u : 0) }') msg/s a core" ;;
         esac
         lat_row "3 latency @ $rate msg/s" "mosquitto_sub on the broker (the floor)" floor "$rate" "" "" \
-            "$(med floor "$rate" 6) of $count received; sent at $(med floor "$rate" 8) msg/s"
+            "$(med floor "$rate" 6) of $count received; sent at $(printf %.0f "$(med floor "$rate" 8)") msg/s"
         lat_row "3 latency @ $rate msg/s" "**hubd** (mqtt)" hubd "$rate" \
             "p99 $(awk -v h="$hp99" -v w="$wp99" 'BEGIN { printf "%.2f", (w > 0 ? h / w : 0) }') × mqttwarn's" "$goals" "$notes"
         lat_row "3 latency @ $rate msg/s" "mqttwarn (mqttpub)" mqttwarn "$rate" "" "" "$(med mqttwarn "$rate" 6) of $count received"
@@ -585,9 +587,9 @@ for section in $SECTIONS; do "section_$section"; done
         echo
     fi
     if [ -s "$work/warnings" ]; then
-        echo "**Warning: some bursts ran beside other load, so their figures are noisy:**"
-        echo
-        cat "$work/warnings"
+        echo "**Warning: $(wc -l <"$work/warnings") of $(wc -l <"$work/quiet") bursts ran beside other load (still"
+        echo "$(awk -F'|' '{ print $2 }' "$work/warnings" | sort -g | sed -n '1p;$p' | paste -sd- | sed 's/-/–/') % busy besides the bench after ${QUIET_WAIT} s of waiting), so their figures are noisy:**"
+        awk -F'|' '{ print $1 }' "$work/warnings" | paste -sd';' | sed 's/;/; /g'
         echo
     fi
     echo "Runs: every hubd row and its floor (mosquitto_sub) ran $RUNS times, floor and hubd in turn within each run;"

@@ -28,7 +28,7 @@ per_second() { echo "scale=0; $1 / $2" | bc; }
 # removes. So before each burst the bench samples /proc/stat over 2 s and waits (up to QUIET_WAIT s) until the
 # cores are less than QUIET_BUSY % busy, not counting the bench's own processes (the broker, and the hubd or
 # mqttwarn idling before its burst: their ticks are taken out). A burst that never got quiet is measured anyway
-# and named in the report's warnings, so a noisy run says so.
+# and named in the report's warning, so a noisy run says so.
 QUIET_BUSY=${QUIET_BUSY:-10}
 QUIET_WAIT=${QUIET_WAIT:-60}
 # The ticks of the bench's own processes still alive (pids, the array hub.sh keeps for its clean-up).
@@ -51,7 +51,7 @@ wait_quiet() { # what is about to be measured (for the warning)
         busy=$(busy_percent)
         if awk -v b="$busy" -v q="$QUIET_BUSY" 'BEGIN { exit !(b < q) }'; then break; fi
         if ((SECONDS - start >= QUIET_WAIT)); then
-            echo "- $1: the machine was still $busy % busy besides the bench after ${QUIET_WAIT} s of waiting; measured anyway, so its figures are noisy" >>"$work/warnings"
+            echo "$1|$busy" >>"$work/warnings"
             echo "bench: $1: still $busy % busy after ${QUIET_WAIT} s, measuring anyway" >&2
             break
         fi
