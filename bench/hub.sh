@@ -490,7 +490,9 @@ section_scale() {
             t0=$(now); HUB_STATE_DIR="$work/scale-$n-$run" "$bin/hubctl" sensors list --json >/dev/null; lists+=" $(elapsed "$t0")"
         done
         # shellcheck disable=SC2086
-        local after_mib per_sensor ready_s=$(median $ready) goals=""
+        local after_mib per_sensor ready_s goals=""
+        # shellcheck disable=SC2086
+        ready_s=$(printf %.2f "$(median $ready)")
         # shellcheck disable=SC2086
         after_mib=$(to_mib "$(median $after)" | xargs)
         # (anon after a status each − anon with no sensors) ÷ N, in bytes.
