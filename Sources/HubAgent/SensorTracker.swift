@@ -8,39 +8,7 @@ public struct SensorTracker: Sendable {
     /// The status text shown for a sensor that went silent or said it is offline.
     public static let offline = "offline"
 
-    struct Tracked: Sendable {
-        /// The registry's id for the sensor: with `sequence`, its events' ids.
-        var id: String
-        /// The sequence number of its last event.
-        var sequence: Int
-        var name: String
-        var status: String
-        /// The status before going offline, restored by an `online` announcement.
-        var statusBeforeOffline: String?
-        /// Offline because its device (or its availability topic) said so in this run, not by silence: only then
-        /// does a retained `online`, which the broker replays on every subscription, bring it back.
-        var offlineByAnnouncement = false
-        var lastUpdated: Timestamp?
-        var isOffline: Bool
-        var silenceTimeout: Duration?
-        /// Monotonic deadline for silence; bumped by every live message.
-        var silenceDeadline: ContinuousClock.Instant?
-        var kind: SensorKind = .status
-        /// Particulate sensors: recent readings and the alert state.
-        var air: AirQualityMonitor?
-        /// How its payloads are read; the other fields of the last one; the topic of its device's availability.
-        var format = ValueFormat()
-        var attributes: SensorAttributes = []
-        var availability: String?
-        /// The thresholds it is past (their names), and each configured threshold's watch on it.
-        var alerts: [String] = []
-        var watches: [String: ThresholdWatch] = [:]
-        /// A mobile sensor's session rule, and its open session.
-        var sessions: SessionRule?
-        var session: OpenSession?
-    }
-
-    var sensors: [String: Tracked] = [:]
+    var sensors = TrackedSensors()
     /// Limits on values and attributes (`thresholds:`); sensors with a breach waiting for its `for:` time.
     public internal(set) var thresholds: [ThresholdRule] = []
     var pendingThresholds: Set<String> = []

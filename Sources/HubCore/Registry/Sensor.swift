@@ -26,20 +26,65 @@ public struct Sensor: Sendable, Hashable {
     public var kind: SensorKind
     /// How long it may stay silent before it counts as offline; `nil` for the hub's default.
     public var silenceTimeout: Duration?
+    /// What a plain status sensor never uses, out of line: a registry of 100,000 sensors holds 100,000 of these
+    /// structs, and each of these fields inline would cost every one of them.
+    private var extras = Extras.none
+
+    struct Extras: Sendable, Hashable {
+        var format = ValueFormat()
+        var availability: String?
+        var attributes: SensorAttributes = []
+        var alerts: [String] = []
+        var statusBeforeOffline: String?
+        var session: OpenSession?
+        var unknownFields = UnknownFields()
+
+        /// The one box every sensor starts with (shared, so it costs nothing until a sensor changes it).
+        static let none = OutOfLine(Extras())
+    }
+
     /// How its status is read from what its device publishes (empty: the payload is the status).
-    public var format: ValueFormat
+    public var format: ValueFormat {
+        get { extras.value.format }
+        set { if extras.value.format != newValue { extras.value.format = newValue } }
+        _modify { yield &extras.value.format }
+    }
     /// The topic where its device says `online` or `offline` (Zigbee2MQTT's `…/availability`, Tasmota's LWT).
-    public var availability: String?
+    public var availability: String? {
+        get { extras.value.availability }
+        set { if extras.value.availability != newValue { extras.value.availability = newValue } }
+        _modify { yield &extras.value.availability }
+    }
     /// The other fields of its last payload (battery, link quality…).
-    public var attributes: SensorAttributes
+    public var attributes: SensorAttributes {
+        get { extras.value.attributes }
+        set { if extras.value.attributes != newValue { extras.value.attributes = newValue } }
+        _modify { yield &extras.value.attributes }
+    }
     /// The thresholds it is past now (their names): after a restart each clears once, and does not alert again.
-    public var alerts: [String] = []
+    public var alerts: [String] {
+        get { extras.value.alerts }
+        set { if extras.value.alerts != newValue { extras.value.alerts = newValue } }
+        _modify { yield &extras.value.alerts }
+    }
     /// While it is offline: the status it had before, which `online` brings back (after a restart too).
-    public var statusBeforeOffline: String?
+    public var statusBeforeOffline: String? {
+        get { extras.value.statusBeforeOffline }
+        set { if extras.value.statusBeforeOffline != newValue { extras.value.statusBeforeOffline = newValue } }
+        _modify { yield &extras.value.statusBeforeOffline }
+    }
     /// A mobile sensor's recording session while one is open.
-    public var session: OpenSession?
+    public var session: OpenSession? {
+        get { extras.value.session }
+        set { if extras.value.session != newValue { extras.value.session = newValue } }
+        _modify { yield &extras.value.session }
+    }
     /// Keys this version does not know, kept as they were.
-    var unknownFields: UnknownFields
+    var unknownFields: UnknownFields {
+        get { extras.value.unknownFields }
+        set { if extras.value.unknownFields != newValue { extras.value.unknownFields = newValue } }
+        _modify { yield &extras.value.unknownFields }
+    }
 
     public init(
         name: String,
@@ -67,7 +112,6 @@ public struct Sensor: Sendable, Hashable {
         self.format = format
         self.availability = availability
         self.attributes = attributes
-        self.unknownFields = UnknownFields()
     }
 }
 

@@ -1,0 +1,111 @@
+import HubCore
+import HubSupport
+
+extension SensorTracker {
+    /// One sensor as the tracker follows it: what every message reads inline, the rest out of line.
+    struct Tracked: Sendable {
+        /// The registry's id for the sensor: with `sequence`, its events' ids.
+        var id: String
+        /// The sequence number of its last event.
+        var sequence: Int
+        var name: String
+        var status: String
+        /// Offline because its device (or its availability topic) said so in this run, not by silence: only then
+        /// does a retained `online`, which the broker replays on every subscription, bring it back.
+        var offlineByAnnouncement = false
+        var isOffline: Bool
+        var lastUpdated: Timestamp?
+        var silenceTimeout: Duration?
+        /// Monotonic deadline for silence; bumped by every live message.
+        var silenceDeadline: ContinuousClock.Instant?
+        var kind: SensorKind = .status
+        /// What a plain status sensor never uses, out of line: this struct is one dictionary entry per sensor.
+        private var extras = Extras.none
+
+        struct Extras: Sendable {
+            var statusBeforeOffline: String?
+            var air: AirQualityMonitor?
+            var format = ValueFormat()
+            var attributes: SensorAttributes = []
+            var availability: String?
+            var alerts: [String] = []
+            var watches: [String: ThresholdWatch] = [:]
+            var sessions: SessionRule?
+            var session: OpenSession?
+
+            /// Whether any field differs from a new sensor's.
+            var isUsed: Bool {
+                statusBeforeOffline != nil || air != nil || !format.isEmpty || !attributes.isEmpty
+                    || availability != nil || !alerts.isEmpty || !watches.isEmpty || sessions != nil || session != nil
+            }
+
+            /// The one box every sensor starts with (shared, so it costs nothing until a sensor changes it).
+            static let none = OutOfLine(Extras())
+        }
+
+        init(
+            id: String, sequence: Int, name: String, status: String, statusBeforeOffline: String?,
+            lastUpdated: Timestamp?, isOffline: Bool, silenceTimeout: Duration?, kind: SensorKind,
+            air: AirQualityMonitor?, format: ValueFormat, attributes: SensorAttributes, availability: String?,
+            alerts: [String], sessions: SessionRule?, session: OpenSession?
+        ) {
+            (self.id, self.sequence, self.name, self.status) = (id, sequence, name, status)
+            (self.lastUpdated, self.isOffline, self.silenceTimeout, self.kind) =
+                (lastUpdated, isOffline, silenceTimeout, kind)
+            let extras = Extras(
+                statusBeforeOffline: statusBeforeOffline, air: air, format: format, attributes: attributes,
+                availability: availability, alerts: alerts, sessions: sessions, session: session)
+            if extras.isUsed { self.extras = OutOfLine(extras) }
+        }
+
+        /// The status before going offline, restored by an `online` announcement.
+        var statusBeforeOffline: String? {
+            get { extras.value.statusBeforeOffline }
+            set { if extras.value.statusBeforeOffline != newValue { extras.value.statusBeforeOffline = newValue } }
+            _modify { yield &extras.value.statusBeforeOffline }
+        }
+        /// Particulate sensors: recent readings and the alert state.
+        var air: AirQualityMonitor? {
+            get { extras.value.air }
+            _modify { yield &extras.value.air }
+        }
+        /// How its payloads are read; the other fields of the last one; the topic of its device's availability.
+        var format: ValueFormat {
+            get { extras.value.format }
+            set { if extras.value.format != newValue { extras.value.format = newValue } }
+            _modify { yield &extras.value.format }
+        }
+        var attributes: SensorAttributes {
+            get { extras.value.attributes }
+            set { if extras.value.attributes != newValue { extras.value.attributes = newValue } }
+            _modify { yield &extras.value.attributes }
+        }
+        var availability: String? {
+            get { extras.value.availability }
+            set { if extras.value.availability != newValue { extras.value.availability = newValue } }
+            _modify { yield &extras.value.availability }
+        }
+        /// The thresholds it is past (their names), and each configured threshold's watch on it.
+        var alerts: [String] {
+            get { extras.value.alerts }
+            set { if extras.value.alerts != newValue { extras.value.alerts = newValue } }
+            _modify { yield &extras.value.alerts }
+        }
+        var watches: [String: ThresholdWatch] {
+            get { extras.value.watches }
+            set { if extras.value.watches != newValue { extras.value.watches = newValue } }
+            _modify { yield &extras.value.watches }
+        }
+        /// A mobile sensor's session rule, and its open session.
+        var sessions: SessionRule? {
+            get { extras.value.sessions }
+            set { if extras.value.sessions != newValue { extras.value.sessions = newValue } }
+            _modify { yield &extras.value.sessions }
+        }
+        var session: OpenSession? {
+            get { extras.value.session }
+            set { if extras.value.session != newValue { extras.value.session = newValue } }
+            _modify { yield &extras.value.session }
+        }
+    }
+}
