@@ -41,8 +41,12 @@ public struct Hub: Sendable {
     ) throws -> Hub {
         let store = state.store
         var document: DefaultsDocument
+        /// The file read: the subscriptions service need not read it again when the broker connects.
+        let followedFile: Locked<DefaultsStore.FileIdentity?>
         do {
-            document = try store.read()
+            let (identity, read) = try store.read(ifChangedFrom: nil)
+            document = read ?? DefaultsDocument()
+            followedFile = Locked(identity)
         } catch {
             logger.critical("cannot read the registry", metadata: ["error": "\(error)"])
             throw error
@@ -128,11 +132,14 @@ public struct Hub: Sendable {
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
             logger: logger)
+        var followed: (@Sendable (DefaultsDocument, Bool) -> Void)?
+        if let homeAssistant {
+            followed = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
+        }
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
-            qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters),
-            followed: { document, newClient in homeAssistant?.followed(document, newClient: newClient) },
-            statusChanged: statusChanged, errors: errors, logger: logger)
+            qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: followed,
+            statusChanged: statusChanged, followedFile: followedFile, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
                 settings: configuration.sds011, store: store, errors: errors, logger: logger,
@@ -174,7 +181,7 @@ public struct Hub: Sendable {
             return snapshot
         }
         let storeWriter = StoreWriter(
-            store: store, journal: journal, writes: storeWrites, stateDirectory: state.path,
+            store: store, journal: journal, writes: storeWrites, followedFile: followedFile, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
         let reloader = ConfigurationReloader(

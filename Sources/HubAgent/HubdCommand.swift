@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HubCore
 import HubNotify
+import HubSupport
 import Hummingbird
 import Logging
 import Metrics
@@ -52,6 +53,7 @@ public struct HubdCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
+        FreedMemory.returnLargeBlocks()
         let configuration: HubConfiguration
         let notifiers: NotifierConfiguration
         do {

@@ -56,6 +56,35 @@ import Testing
         #expect(try cache.read(store) == DefaultsDocument())
     }
 
+    /// hubd tells its own status flushes from other writers' changes by the identities a write gives: the file it
+    /// wrote is the file there until someone else writes, and the next write says it read that one.
+    @Test func aWriteNotesTheFileItReadAndTheFileItMade() throws {
+        var noted: [(read: DefaultsStore.FileIdentity?, written: DefaultsStore.FileIdentity)] = []
+        try store.update { document throws(RegistryError) in
+            try document.addSensor(named: "a")
+        } beforeReplacing: {
+            noted.append(($0, $1))
+        }
+        let first = try #require(noted.last)
+        #expect(first.read == nil && store.identity() == first.written)
+        // Nothing changed: nothing written, nothing noted.
+        try store.update { _ throws(RegistryError) in
+        } beforeReplacing: {
+            noted.append(($0, $1))
+        }
+        #expect(noted.count == 1)
+        // Another writer (hubctl) replaces the file: the next write says it read that file, not its own.
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "b") }
+        let other = try #require(store.identity())
+        #expect(other != first.written)
+        try store.update { document throws(RegistryError) in
+            document.recordStatus("open", lastUpdated: .now, onTopic: "a")
+        } beforeReplacing: {
+            noted.append(($0, $1))
+        }
+        #expect(noted.last?.read == other && noted.last?.written == store.identity())
+    }
+
     @Test func firstWriteCreatesTheDirectoryAndAPrivateFile() throws {
         try store.update { document throws(RegistryError) in try document.addSensor(named: "kitchen") }
         #expect(try mode(store.directory) == 0o700)

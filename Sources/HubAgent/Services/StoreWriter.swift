@@ -25,17 +25,23 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let logger: Logger
     /// Registry writes since start (the snapshot reads it).
     private let writes: Locked<Int>
+    /// The registry file whose sensors the subscriptions service follows: a flush of that file writes only statuses,
+    /// so the file it makes is followed too, and the subscriptions service, woken by it, need not read it back.
+    private let followedFile: Locked<DefaultsStore.FileIdentity?>
     /// Where the writes run: they block (flock, fsync), and must not do so on a cooperative thread (measured: a
     /// 230 ms p99 at 1k msg/s in one run out of two, 2.5 ms without).
     private let files = DispatchQueue(label: "sensorhub.files")
 
     init(
-        store: DefaultsStore, journal: Journal, writes: Locked<Int>, stateDirectory: String, flushInterval: Duration,
+        store: DefaultsStore, journal: Journal, writes: Locked<Int>,
+        followedFile: Locked<DefaultsStore.FileIdentity?>,
+        stateDirectory: String, flushInterval: Duration,
         snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
     ) {
         self.store = store
         self.journal = journal
         self.writes = writes
+        self.followedFile = followedFile
         self.stateDirectory = stateDirectory
         self.flushInterval = flushInterval
         self.snapshot = snapshot
@@ -81,12 +87,19 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             return (backlog.records, backlog.through)
         }
         guard !records.isEmpty else { return }
+        var size = 0
         do {
             try store.update { document throws(RegistryError) in
                 for record in records.values {
                     document.record(record)
                 }
+            } beforeReplacing: { read, written in
+                // A file another writer made meanwhile stays unfollowed: the subscriptions service reads this one.
+                followedFile.withLock { if let read, $0 == read { $0 = written } }
+                size = written.byteCount
             }
+            // The registry was read and written whole: tens of megabytes at 100,000 sensors, freed now.
+            if size >= FreedMemory.worthReleasingAfter { FreedMemory.release() }
             writes.withLock { $0 += 1 }
             journal.acknowledge(Self.consumerName, through: through)
         } catch {

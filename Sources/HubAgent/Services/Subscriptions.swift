@@ -62,16 +62,22 @@ final class Subscriptions: Service, Sendable {
     /// by batch (discovery's device lists first).
     private let listenerFilters: [[String]]
     /// Told of each registry followed, and whether a new client has just subscribed to it.
-    private let followed: @Sendable (DefaultsDocument, _ newClient: Bool) -> Void
+    private let followed: (@Sendable (DefaultsDocument, _ newClient: Bool) -> Void)?
     private let statusChanged: Doorbell
+    /// The registry file whose sensors ingest follows: set here when it reads one, and moved on by `StoreWriter` to
+    /// the file each flush of statuses makes from it.
+    private let followedFile: Locked<DefaultsStore.FileIdentity?>
     private let errors: ErrorRecorder
     private let logger: Logger
 
     init(
         inputs: Inputs, store: DefaultsStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
-        listenerFilters: [[String]] = [], followed: @escaping @Sendable (DefaultsDocument, Bool) -> Void = { _, _ in },
-        statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
+        listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
+        statusChanged: Doorbell, followedFile: Locked<DefaultsStore.FileIdentity?> = Locked(nil),
+        errors: ErrorRecorder,
+        logger: Logger
     ) {
+        self.followedFile = followedFile
         self.listenerFilters = listenerFilters
         self.followed = followed
         self.inputs = inputs
@@ -95,15 +101,21 @@ final class Subscriptions: Service, Sendable {
             for await input in inputs.stream.cancelOnGracefulShutdown() {
                 switch input {
                 case .storeChanged:
+                    // hubd's own status flush, every flush interval while statuses change: statuses are not what
+                    // this service follows, and reading the registry back cost a decode of every sensor and held
+                    // ingest's lock through a follow of every sensor (a 100,000-sensor registry, each flush).
+                    guard !isFollowed else { break }
                     await applyStore(to: client)
                 case .attach(let newClient, let done):
                     client = newClient
-                    // Changes made while there was no client are in the store: read it first.
-                    let document = await applyStore(to: nil)
+                    // Changes made while there was no client are in the store: read it first (unless it is the file
+                    // followed already and nobody needs the document: 100,000 sensors decode in a third of a second).
+                    let document = followed == nil && isFollowed ? nil : await applyStore(to: nil)
                     await subscribe(ingest.topics, on: newClient)
                     for filters in listenerFilters { await subscribe(filters, on: newClient) }
-                    if let document { followed(document, true) }
+                    if let document { followed?(document, true) }
                     done.resume()
+                    releaseIfLarge()
                     group.addTask { await self.settle(newClient) }
                 case .restored(let restoredClient):
                     group.addTask { await self.settle(restoredClient) }
@@ -124,13 +136,32 @@ final class Subscriptions: Service, Sendable {
         }
     }
 
+    /// Whether the registry file is one whose sensors ingest follows already (hubd's own flush of statuses). Its
+    /// identity was taken under the writers' lock, and a file's inode can't be another's while it exists: another
+    /// writer's file matches only if two writes replaced it within one tick of the file clock, the second of the same
+    /// size and on the first's freed inode.
+    private var isFollowed: Bool {
+        guard let followed = followedFile.withLock({ $0 }), let current = store.identity() else { return false }
+        return current == followed
+    }
+
+    /// After a large registry was read, or subscribed to whole: what that took is freed memory now.
+    private func releaseIfLarge() {
+        guard let size = followedFile.withLock({ $0?.byteCount }), size >= FreedMemory.worthReleasingAfter else {
+            return
+        }
+        FreedMemory.release()
+    }
+
     /// Reads the store and follows it: subscriptions for added and removed sensors, a reconnect for new broker
     /// settings. A damaged store is reported and the last good registry kept.
     @discardableResult
     private func applyStore(to client: MosquittoClient?) async -> DefaultsDocument? {
         let document: DefaultsDocument
         do {
-            document = try store.read()
+            let (identity, read) = try store.read(ifChangedFrom: nil)
+            document = read ?? DefaultsDocument()
+            followedFile.withLock { $0 = identity }
         } catch {
             errors.record("the registry can't be read, so changes to it are not followed: \(error)")
             return nil
@@ -151,7 +182,8 @@ final class Subscriptions: Service, Sendable {
         }
         connection.follow(document.broker)
         statusChanged.ring()
-        if client != nil { followed(document, false) }
+        releaseIfLarge()
+        if client != nil { followed?(document, false) }
         return document
     }
 

@@ -5,8 +5,11 @@ import Foundation
 ///
 /// Call it while holding the store's lock: it also removes temporary files that earlier writers left when they
 /// died, which only a lock holder may consider abandoned. An `fsync` failure fails the write, because Linux
-/// reports a writeback error only once.
-package func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(StoreError) {
+/// reports a writeback error only once. `beforeRename` is given the new file's status once it is on disk, before
+/// it takes the old one's place: its inode, size and modification time stay what they are through the rename.
+package func replaceFileAtomically(
+    at path: String, with bytes: [UInt8], beforeRename: (stat) -> Void = { _ in }
+) throws(StoreError) {
     let directory = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
     let prefix = ".\(name)."
@@ -37,6 +40,9 @@ package func replaceFileAtomically(at path: String, with bytes: [UInt8]) throws(
         offset += count
     }
     guard fsync(fd) == 0 else { throw .system(path: temporary, action: "flush to disk", errno: errno) }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { throw .system(path: temporary, action: "write", errno: errno) }
+    beforeRename(status)
     open = false
     guard close(fd) == 0 else { throw .system(path: temporary, action: "write", errno: errno) }
     guard rename(temporary, path) == 0 else { throw .system(path: path, action: "replace", errno: errno) }
