@@ -342,9 +342,17 @@ public final class NotificationRouter: Service, Sendable {
                     }
                 }
             }
+            // Queued while the outbox flushes them (see `Outbox.append(_:meanwhile:)`), unless hubd is stopping:
+            // then they only wait in the outbox for the next start.
+            let dispatch = { @Sendable (notifications: [Notification]) async in
+                guard !durableOnly else { return }
+                var byBackend: [String: [Notification]] = [:]
+                for notification in notifications { byBackend[notification.backend, default: []].append(notification) }
+                for (backend, notifications) in byBackend { await queues[backend]?.enqueue(notifications) }
+            }
             do {
                 // An event the journal handed over again (after a crash) that is in the outbox already stays out.
-                notifications = try await outbox.append(notifications)
+                try await outbox.append(notifications, meanwhile: dispatch)
                 if let through { progress?(through) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
@@ -352,10 +360,6 @@ public final class NotificationRouter: Service, Sendable {
                     "cannot write the outbox; sending without it",
                     metadata: ["error": "\(error)", "count": "\(notifications.count)"])
             }
-            if durableOnly { continue }
-            var byBackend: [String: [Notification]] = [:]
-            for notification in notifications { byBackend[notification.backend, default: []].append(notification) }
-            for (backend, notifications) in byBackend { await queues[backend]?.enqueue(notifications) }
         }
     }
 }
