@@ -303,7 +303,7 @@ extension DefaultsDocument {
         var silenceTimeout: Duration?
         var id: String?
         var sequence = 0
-        var device = Sensor.DeviceFields()
+        var device = Sensor.Extras()
         var unknown = UnknownFields()
         var nameAt = start
         var topicAt = start
@@ -382,12 +382,9 @@ extension DefaultsDocument {
         }
         var sensor = Sensor(
             name: name, topic: topic, status: status ?? Sensor.waiting, lastUpdated: lastUpdated, added: added,
-            kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence, format: device.format,
-            availability: device.availability, attributes: device.attributes)
-        sensor.alerts = device.alerts
-        sensor.statusBeforeOffline = device.statusBeforeOffline
-        sensor.session = device.session
-        sensor.unknownFields = unknown
+            kind: kind, silenceTimeout: silenceTimeout, id: sensorID, sequence: sequence)
+        device.unknownFields = unknown
+        if device.isUsed { sensor.extras = OutOfLine(device) }
         byName[key] = position
         byTopic[topic] = position
         byID[sensorID] = position

@@ -150,7 +150,7 @@ extension SensorAttributes {
 
 extension Sensor {
     /// A sensor's keys, in the order `DefaultsDocument.appendDecodedSensor` matches them (from `value` on, the
-    /// device members `DeviceFields` reads, in this order).
+    /// device members `Sensor.Extras.read` reads, in this order).
     static let keys = JSONReader.KnownKeys(
         [
             "name", "topic", "status", "lastUpdated", "added", "kind", "silenceTimeout", "id", "sequence", "value",
@@ -158,70 +158,64 @@ extension Sensor {
             "session",
         ])
 
-    /// The device members of a sensor's object as the document's reader meets them (`value` … `attributes`, in the
-    /// order of its known keys from `value` on).
-    struct DeviceFields {
-        var format = ValueFormat()
-        var availability: String?
-        var attributes: SensorAttributes = []
-        var alerts: [String] = []
-        var statusBeforeOffline: String?
-        var session: OpenSession?
+}
 
-        mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
-            let at = reader.index
-            func parsed<T>(_ key: String, _ make: (String) throws(ValuePathError) -> T) throws(JSONSyntaxError) -> T {
-                let text = try reader.string(at: "\(path).\(key)")
-                do {
-                    return try make(text)
-                } catch {
-                    throw reader.error("\(path).\(key): \(error)", at: at)
-                }
+extension Sensor.Extras {
+    /// Reads the device members of a sensor's object as the document's reader meets them (`value` …
+    /// `session`, in the order of `Sensor.keys` from `value` on) straight into the sensor's out-of-line fields.
+    mutating func read(_ member: Int, from reader: inout JSONReader, at path: String) throws(JSONSyntaxError) {
+        let at = reader.index
+        func parsed<T>(_ key: String, _ make: (String) throws(ValuePathError) -> T) throws(JSONSyntaxError) -> T {
+            let text = try reader.string(at: "\(path).\(key)")
+            do {
+                return try make(text)
+            } catch {
+                throw reader.error("\(path).\(key): \(error)", at: at)
             }
-            switch member {
-            case 0: format.path = try parsed("value") { text throws(ValuePathError) in try ValuePath(text) }
-            case 1: format.map = try parsed("map") { text throws(ValuePathError) in try ValueMap(text) }
-            case 2: format.unit = try reader.string(at: "\(path).unit")
-            case 3:
-                let decimals = try reader.int(at: "\(path).decimals")
-                guard (0...6).contains(decimals) else {
-                    throw reader.error("\(path).decimals: expected 0 to 6", at: at)
-                }
-                format.decimals = decimals
-            case 4:
-                guard reader.nextKind == "a list" else {
-                    throw reader.error("\(path).range: expected [lowest, highest], found \(reader.nextKind)")
-                }
-                var bounds: [Double] = []
-                try reader.readArray { reader throws(JSONSyntaxError) in
-                    bounds.append(try reader.optionalDouble(at: "\(path).range") ?? .nan)
-                }
-                guard bounds.count == 2, bounds[0] <= bounds[1] else {
-                    throw reader.error("\(path).range: expected [lowest, highest]", at: at)
-                }
-                format.range = bounds[0]...bounds[1]
-            case 5:
-                // Subscribed to as it is: a wildcard or a '$' topic would be a subscription to other topics.
-                let topic = try reader.string(at: "\(path).availability")
-                do {
-                    availability = try SensorRules.topic(topic)
-                } catch {
-                    throw reader.error("\(path).availability: \(error)", at: at)
-                }
-            case 6: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
-            case 7:
-                try reader.readArray { reader throws(JSONSyntaxError) in
-                    alerts.append(try reader.string(at: "\(path).alerts"))
-                }
-            case 8: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
-            case 10: session = try OpenSession.read(&reader, at: "\(path).session")
-            default:
-                let text = try reader.string(at: "\(path).bands")
-                do {
-                    format.bands = try ValueBands(text)
-                } catch {
-                    throw reader.error("\(path).bands: \(error)", at: at)
-                }
+        }
+        switch member {
+        case 0: format.path = try parsed("value") { text throws(ValuePathError) in try ValuePath(text) }
+        case 1: format.map = try parsed("map") { text throws(ValuePathError) in try ValueMap(text) }
+        case 2: format.unit = try reader.string(at: "\(path).unit")
+        case 3:
+            let decimals = try reader.int(at: "\(path).decimals")
+            guard (0...6).contains(decimals) else {
+                throw reader.error("\(path).decimals: expected 0 to 6", at: at)
+            }
+            format.decimals = decimals
+        case 4:
+            guard reader.nextKind == "a list" else {
+                throw reader.error("\(path).range: expected [lowest, highest], found \(reader.nextKind)")
+            }
+            var bounds: [Double] = []
+            try reader.readArray { reader throws(JSONSyntaxError) in
+                bounds.append(try reader.optionalDouble(at: "\(path).range") ?? .nan)
+            }
+            guard bounds.count == 2, bounds[0] <= bounds[1] else {
+                throw reader.error("\(path).range: expected [lowest, highest]", at: at)
+            }
+            format.range = bounds[0]...bounds[1]
+        case 5:
+            // Subscribed to as it is: a wildcard or a '$' topic would be a subscription to other topics.
+            let topic = try reader.string(at: "\(path).availability")
+            do {
+                availability = try SensorRules.topic(topic)
+            } catch {
+                throw reader.error("\(path).availability: \(error)", at: at)
+            }
+        case 6: attributes = try SensorAttributes.read(&reader, at: "\(path).attributes")
+        case 7:
+            try reader.readArray { reader throws(JSONSyntaxError) in
+                alerts.append(try reader.string(at: "\(path).alerts"))
+            }
+        case 8: statusBeforeOffline = try reader.string(at: "\(path).statusBeforeOffline")
+        case 10: session = try OpenSession.read(&reader, at: "\(path).session")
+        default:
+            let text = try reader.string(at: "\(path).bands")
+            do {
+                format.bands = try ValueBands(text)
+            } catch {
+                throw reader.error("\(path).bands: \(error)", at: at)
             }
         }
     }

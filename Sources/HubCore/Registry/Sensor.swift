@@ -28,7 +28,7 @@ public struct Sensor: Sendable, Hashable {
     public var silenceTimeout: Duration?
     /// What a plain status sensor never uses, out of line: a registry of 100,000 sensors holds 100,000 of these
     /// structs, and each of these fields inline would cost every one of them.
-    private var extras = Extras.none
+    var extras = Extras.none
 
     struct Extras: Sendable, Hashable {
         var format = ValueFormat()
@@ -38,6 +38,9 @@ public struct Sensor: Sendable, Hashable {
         var statusBeforeOffline: String?
         var session: OpenSession?
         var unknownFields = UnknownFields()
+
+        /// Whether any field differs from a new sensor's: only then does a sensor need a box of its own.
+        var isUsed: Bool { self != Extras() }
 
         /// The one box every sensor starts with (shared, so it costs nothing until a sensor changes it).
         static let none = OutOfLine(Extras())
