@@ -12,7 +12,6 @@ struct TrackedSensors: Sendable, Sequence {
     private var entries: [Tracked] = []
 
     var count: Int { entries.count }
-    var isEmpty: Bool { entries.isEmpty }
     var keys: [String] { topicList }
     var values: [Tracked] { entries }
 
@@ -34,13 +33,6 @@ struct TrackedSensors: Sendable, Sequence {
         }
     }
 
-    /// Changes the sensor on `topic` in place, if there is one: no copy of it, as a `get` and `set` would make.
-    @discardableResult
-    mutating func update<Result>(_ topic: String, _ change: (inout Tracked) -> Result) -> Result? {
-        guard let position = positions[topic] else { return nil }
-        return change(&entries[position])
-    }
-
     @discardableResult
     mutating func removeValue(forKey topic: String) -> Tracked? {
         guard let position = positions.removeValue(forKey: topic) else { return nil }
@@ -54,12 +46,6 @@ struct TrackedSensors: Sendable, Sequence {
         entries.removeLast()
         topicList.removeLast()
         return removed
-    }
-
-    mutating func reserveCapacity(_ count: Int) {
-        positions.reserveCapacity(count)
-        topicList.reserveCapacity(count)
-        entries.reserveCapacity(count)
     }
 
     func first(where predicate: ((key: String, value: Tracked)) -> Bool) -> (key: String, value: Tracked)? {

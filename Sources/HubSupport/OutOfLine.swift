@@ -2,8 +2,8 @@
 /// payload format, a particulate monitor, a session) cost a struct holding them 8 bytes instead of their full size,
 /// which at 100,000 sensors is the difference between tens of megabytes and less than one.
 ///
-/// Values start out sharing `init(shared:)`'s one box; the first change to one makes it a box of its own, and a
-/// change to a box nobody else holds is made in place. Equal and hashed by value, so two sensors compare the same
+/// Copies share one box (a type's default can be one static box every instance starts with); the first change to one
+/// makes it a box of its own, and a change to a box nobody else holds is made in place. Equal and hashed by value, so two sensors compare the same
 /// whether or not they share a box.
 public struct OutOfLine<Value: Sendable>: Sendable {
     /// Only ever changed through `value`'s `_modify`, after making sure nobody else holds it: what another thread
