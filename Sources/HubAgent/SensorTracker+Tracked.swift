@@ -33,12 +33,6 @@ extension SensorTracker {
             var sessions: SessionRule?
             var session: OpenSession?
 
-            /// Whether any field differs from a new sensor's.
-            var isUsed: Bool {
-                statusBeforeOffline != nil || air != nil || !format.isEmpty || !attributes.isEmpty
-                    || availability != nil || !alerts.isEmpty || !watches.isEmpty || sessions != nil || session != nil
-            }
-
             /// The one box every sensor starts with (shared, so it costs nothing until a sensor changes it).
             static let none = OutOfLine(Extras())
         }
@@ -52,16 +46,16 @@ extension SensorTracker {
             (self.id, self.sequence, self.name, self.status) = (id, sequence, name, status)
             (self.lastUpdated, self.isOffline, self.silenceTimeout, self.kind) =
                 (lastUpdated, isOffline, silenceTimeout, kind)
-            let extras = Extras(
-                statusBeforeOffline: statusBeforeOffline, air: air, format: format, attributes: attributes,
-                availability: availability, alerts: alerts, sessions: sessions, session: session)
-            if extras.isUsed { self.extras = OutOfLine(extras) }
+            // Each through its setter, which leaves the shared box alone for a field at its default.
+            (self.statusBeforeOffline, self.format, self.attributes) = (statusBeforeOffline, format, attributes)
+            (self.availability, self.alerts, self.sessions, self.session) = (availability, alerts, sessions, session)
+            if let air { self.air = air }
         }
 
         /// The status before going offline, restored by an `online` announcement.
         var statusBeforeOffline: String? {
             get { extras.value.statusBeforeOffline }
-            set { if extras.value.statusBeforeOffline != newValue { extras.value.statusBeforeOffline = newValue } }
+            set { extras.set(\.statusBeforeOffline, to: newValue) }
             _modify { yield &extras.value.statusBeforeOffline }
         }
         /// Particulate sensors: recent readings and the alert state.
@@ -72,39 +66,39 @@ extension SensorTracker {
         /// How its payloads are read; the other fields of the last one; the topic of its device's availability.
         var format: ValueFormat {
             get { extras.value.format }
-            set { if extras.value.format != newValue { extras.value.format = newValue } }
+            set { extras.set(\.format, to: newValue) }
             _modify { yield &extras.value.format }
         }
         var attributes: SensorAttributes {
             get { extras.value.attributes }
-            set { if extras.value.attributes != newValue { extras.value.attributes = newValue } }
+            set { extras.set(\.attributes, to: newValue) }
             _modify { yield &extras.value.attributes }
         }
         var availability: String? {
             get { extras.value.availability }
-            set { if extras.value.availability != newValue { extras.value.availability = newValue } }
+            set { extras.set(\.availability, to: newValue) }
             _modify { yield &extras.value.availability }
         }
         /// The thresholds it is past (their names), and each configured threshold's watch on it.
         var alerts: [String] {
             get { extras.value.alerts }
-            set { if extras.value.alerts != newValue { extras.value.alerts = newValue } }
+            set { extras.set(\.alerts, to: newValue) }
             _modify { yield &extras.value.alerts }
         }
         var watches: [String: ThresholdWatch] {
             get { extras.value.watches }
-            set { if extras.value.watches != newValue { extras.value.watches = newValue } }
+            set { extras.set(\.watches, to: newValue) }
             _modify { yield &extras.value.watches }
         }
         /// A mobile sensor's session rule, and its open session.
         var sessions: SessionRule? {
             get { extras.value.sessions }
-            set { if extras.value.sessions != newValue { extras.value.sessions = newValue } }
+            set { extras.set(\.sessions, to: newValue) }
             _modify { yield &extras.value.sessions }
         }
         var session: OpenSession? {
             get { extras.value.session }
-            set { if extras.value.session != newValue { extras.value.session = newValue } }
+            set { extras.set(\.session, to: newValue) }
             _modify { yield &extras.value.session }
         }
     }

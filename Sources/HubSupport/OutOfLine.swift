@@ -27,6 +27,12 @@ public struct OutOfLine<Value: Sendable>: Sendable {
         }
     }
 
+    /// Sets one field of the value, unless it holds that already: assigning a field its value again (a registry
+    /// followed again sets every sensor's fields) must not give each of 100,000 values a box of its own.
+    public mutating func set<Field: Equatable>(_ field: WritableKeyPath<Value, Field>, to newValue: Field) {
+        if box.value[keyPath: field] != newValue { value[keyPath: field] = newValue }
+    }
+
     /// Whether `self` and `other` hold the same box (so their values are equal without comparing them).
     public func isSame(as other: OutOfLine) -> Bool { box === other.box }
 }

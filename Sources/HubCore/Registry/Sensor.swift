@@ -49,43 +49,43 @@ public struct Sensor: Sendable, Hashable {
     /// How its status is read from what its device publishes (empty: the payload is the status).
     public var format: ValueFormat {
         get { extras.value.format }
-        set { if extras.value.format != newValue { extras.value.format = newValue } }
+        set { extras.set(\.format, to: newValue) }
         _modify { yield &extras.value.format }
     }
     /// The topic where its device says `online` or `offline` (Zigbee2MQTT's `…/availability`, Tasmota's LWT).
     public var availability: String? {
         get { extras.value.availability }
-        set { if extras.value.availability != newValue { extras.value.availability = newValue } }
+        set { extras.set(\.availability, to: newValue) }
         _modify { yield &extras.value.availability }
     }
     /// The other fields of its last payload (battery, link quality…).
     public var attributes: SensorAttributes {
         get { extras.value.attributes }
-        set { if extras.value.attributes != newValue { extras.value.attributes = newValue } }
+        set { extras.set(\.attributes, to: newValue) }
         _modify { yield &extras.value.attributes }
     }
     /// The thresholds it is past now (their names): after a restart each clears once, and does not alert again.
     public var alerts: [String] {
         get { extras.value.alerts }
-        set { if extras.value.alerts != newValue { extras.value.alerts = newValue } }
+        set { extras.set(\.alerts, to: newValue) }
         _modify { yield &extras.value.alerts }
     }
     /// While it is offline: the status it had before, which `online` brings back (after a restart too).
     public var statusBeforeOffline: String? {
         get { extras.value.statusBeforeOffline }
-        set { if extras.value.statusBeforeOffline != newValue { extras.value.statusBeforeOffline = newValue } }
+        set { extras.set(\.statusBeforeOffline, to: newValue) }
         _modify { yield &extras.value.statusBeforeOffline }
     }
     /// A mobile sensor's recording session while one is open.
     public var session: OpenSession? {
         get { extras.value.session }
-        set { if extras.value.session != newValue { extras.value.session = newValue } }
+        set { extras.set(\.session, to: newValue) }
         _modify { yield &extras.value.session }
     }
     /// Keys this version does not know, kept as they were.
     var unknownFields: UnknownFields {
         get { extras.value.unknownFields }
-        set { if extras.value.unknownFields != newValue { extras.value.unknownFields = newValue } }
+        set { extras.set(\.unknownFields, to: newValue) }
         _modify { yield &extras.value.unknownFields }
     }
 
