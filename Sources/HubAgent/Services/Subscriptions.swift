@@ -106,6 +106,7 @@ final class Subscriptions: Service, Sendable {
                     // ingest's lock through a follow of every sensor (a 100,000-sensor registry, each flush).
                     guard !isFollowed else { break }
                     await applyStore(to: client)
+                    releaseIfLarge()
                 case .attach(let newClient, let done):
                     client = newClient
                     // Changes made while there was no client are in the store: read it first (unless it is the file
@@ -182,7 +183,6 @@ final class Subscriptions: Service, Sendable {
         }
         connection.follow(document.broker)
         statusChanged.ring()
-        releaseIfLarge()
         if client != nil { followed?(document, false) }
         return document
     }
