@@ -1,4 +1,4 @@
-import HubCore
+@testable import HubCore
 import HubSupport
 import Testing
 
@@ -36,5 +36,24 @@ import Testing
         #expect(plain == copy)
         plain.alerts.append("hot")
         #expect(plain.alerts == ["hot"] && copy.alerts.isEmpty)
+    }
+
+    /// What the box is for: a plain sensor, read from the registry or given its defaults again, holds the one shared
+    /// box, not one of its own; a sensor with device fields has its own.
+    @Test func plainSensorsShareOneBox() throws {
+        let json = """
+            {"schemaVersion": 1, "sensors": [
+              {"name": "door", "topic": "door", "status": "open", "added": "2026-11-22T10:00:00.000Z"},
+              {"name": "plug", "topic": "plug", "status": "on", "added": "2026-11-22T10:00:00.000Z",
+               "attributes": {"battery": 90}}
+            ]}
+            """
+        let document = try DefaultsDocument.decode(Array(json.utf8))
+        var door = try #require(document.sensor(named: "door"))
+        let plug = try #require(document.sensor(named: "plug"))
+        #expect(door.extras.isSame(as: Sensor.Extras.none) && !plug.extras.isSame(as: Sensor.Extras.none))
+        door.attributes = []
+        door.format = ValueFormat()
+        #expect(door.extras.isSame(as: Sensor.Extras.none))
     }
 }
