@@ -54,10 +54,17 @@ import Testing
     @Test func aHangUpAfterTheRequestFailsWithoutResending() async throws {
         let server = try await TestHTTPServer.start { _, index in index == 1 ? .hangUp : .ok }
         defer { Task { await server.stop() } }
-        let http = try HTTPDelivery(caFile: nil, timeout: .seconds(10))
+        let http = try HTTPDelivery(caFile: nil, timeout: .seconds(3))
         defer { http.shutdownNow() }
         #expect(try await post(http, server.url + "/a").status == 200)
-        await #expect(throws: HTTP1Error.closedBeforeAnswer()) { try await post(http, server.url + "/a") }
+        // NIO's server pipeline may hold the hang-up back while a response is owed (seen under load): then the
+        // attempt ends at its timeout instead. Either way it fails, and the request is not sent again.
+        do {
+            _ = try await post(http, server.url + "/a")
+            Issue.record("a hang-up answered")
+        } catch {
+            #expect(error as? HTTP1Error == .closedBeforeAnswer() || error is HTTPDelivery.TimedOut, "\(error)")
+        }
         #expect(server.requests.count == 2)
         // The next request gets a new connection.
         #expect(try await post(http, server.url + "/a").status == 200)
