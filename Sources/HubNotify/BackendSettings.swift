@@ -36,7 +36,8 @@ public struct BackendContext: Sendable {
     /// An HTTP client that ends each attempt at the backend's `timeout` itself.
     func http(caFile: String?, http2: Bool = false) throws(ConfigurationError) -> HTTPDelivery {
         do {
-            return try HTTPDelivery(caFile: caFile, http2: http2, timeout: policy.timeout)
+            return try HTTPDelivery(
+                caFile: caFile, http2: http2, timeout: policy.timeout, concurrency: policy.concurrency)
         } catch {
             throw .invalid(
                 file: nil, key: "notifiers.backends.\(name).ca_file", line: nil,

@@ -18,6 +18,8 @@ public final class TestHTTPServer: Sendable {
         /// 1 or 2.
         public var httpVersion: Int
         public var received: ContinuousClock.Instant
+        /// Which connection it came on (1 for the server's first): tests of kept-alive connections count them.
+        public var connection: Int
 
         public func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
@@ -30,6 +32,8 @@ public final class TestHTTPServer: Sendable {
         public var status: Int
         public var headers: [(String, String)]
         public var body: String
+        /// Close the connection without answering (a server that crashed or reset it after reading the request).
+        public var hangUp = false
 
         public init(status: Int = 200, headers: [(String, String)] = [], body: String = "") {
             self.status = status
@@ -38,6 +42,9 @@ public final class TestHTTPServer: Sendable {
         }
 
         public static let ok = Response()
+        public static let hangUp = {
+            var response = Response(); response.hangUp = true; return response
+        }()
     }
 
     /// Decides the answer to a request; `index` counts the earlier requests to the same path (0 for the first).
@@ -50,6 +57,8 @@ public final class TestHTTPServer: Sendable {
 
     public var url: String { "\(scheme)://127.0.0.1:\(port)" }
     private let scheme: String
+    /// The connections accepted (open or since closed).
+    private let open: Locked<[any Channel]>
 
     /// Starts a server (on `port`, else a free one); with `tls`, it speaks HTTPS, and HTTP/2 when `http2` (ALPN `h2`).
     public static func start(
@@ -67,6 +76,8 @@ public final class TestHTTPServer: Sendable {
             sslContext = nil
         }
         let box = Locked<TestHTTPServer?>(nil)
+        let connections = Locked(0)
+        let open = Locked<[any Channel]>([])
         let record: @Sendable (Request) -> Response = { request in
             guard let server = box.withLock({ $0 }) else { return Response(status: 503) }
             return server.record(request, responder)
@@ -74,7 +85,8 @@ public final class TestHTTPServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                open.withLock { $0.append(channel) }
+                return channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
@@ -83,14 +95,24 @@ public final class TestHTTPServer: Sendable {
                         return channel.configureHTTP2Pipeline(mode: .server) { stream in
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandlers([
-                                    HTTP2FramePayloadToHTTP1ServerCodec(), RecordingHandler(version: 2, record: record),
+                                    HTTP2FramePayloadToHTTP1ServerCodec(),
+                                    RecordingHandler(
+                                        version: 2,
+                                        connection: connections.withLock {
+                                            $0 += 1; return $0
+                                        },
+                                        record: record),
                                 ])
                             }
                         }.map { _ in }
                     }
                     return channel.pipeline.configureHTTPServerPipeline().flatMap {
                         channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(RecordingHandler(version: 1, record: record))
+                            let connection = connections.withLock {
+                                $0 += 1; return $0
+                            }
+                            try channel.pipeline.syncOperations.addHandler(
+                                RecordingHandler(version: 1, connection: connection, record: record))
                         }
                     }
                 }
@@ -100,13 +122,14 @@ public final class TestHTTPServer: Sendable {
             try await
             (reserved.map { bootstrap.withBoundSocket($0.adopt()) }
             ?? bootstrap.bind(host: "127.0.0.1", port: port)).get()
-        let server = TestHTTPServer(channel: channel, scheme: tls == nil ? "http" : "https")
+        let server = TestHTTPServer(channel: channel, scheme: tls == nil ? "http" : "https", open: open)
         box.withLock { $0 = server }
         return server
     }
 
-    private init(channel: any Channel, scheme: String) {
+    private init(channel: any Channel, scheme: String, open: Locked<[any Channel]>) {
         self.channel = channel
+        self.open = open
         self.port = channel.localAddress?.port ?? 0
         self.scheme = scheme
     }
@@ -125,6 +148,11 @@ public final class TestHTTPServer: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         return requests
+    }
+
+    /// Closes every connection accepted so far, as a server's idle timeout does; the listener stays.
+    public func closeConnections() async {
+        for channel in open.withLock({ $0 }) { try? await channel.close() }
     }
 
     public func stop() async {
@@ -146,12 +174,16 @@ private final class RecordingHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     let version: Int
+    let connection: Int
     let record: @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Response
     var head: HTTPRequestHead?
     var body: [UInt8] = []
 
-    init(version: Int, record: @escaping @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Response) {
+    init(
+        version: Int, connection: Int, record: @escaping @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Response
+    ) {
         self.version = version
+        self.connection = connection
         self.record = record
     }
 
@@ -166,15 +198,23 @@ private final class RecordingHandler: ChannelInboundHandler {
             guard let head else { return }
             let request = TestHTTPServer.Request(
                 method: head.method.rawValue, path: head.uri, headers: head.headers.map { ($0.name, $0.value) },
-                body: body, httpVersion: version, received: .now)
+                body: body, httpVersion: version, received: .now, connection: connection)
             let response = record(request)
+            if response.hangUp {
+                context.close(promise: nil)
+                return
+            }
             var headers = HTTPHeaders(response.headers)
             headers.replaceOrAdd(name: "content-length", value: String(response.body.utf8.count))
             let responseHead = HTTPResponseHead(
                 version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
             context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: response.body)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            // `Connection: close` in the answer: close once it is written, as a server that means it does.
+            let closing = headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                if closing { context.close(promise: nil) }
+            }
         }
     }
 }

@@ -8,34 +8,52 @@ import NIOSSL
 
 /// An HTTP client for one backend, and the reading of HTTP answers as delivery results. The hub's one HTTP client:
 /// hubd's sources that fetch a page (the UV source's TEMIS page) use it too.
+///
+/// HTTP/1.1 (every backend but APNs) goes through `HTTP1Client`, kept-alive connections with little work per request;
+/// HTTP/2 (`http2: true`, APNs) through async-http-client, which speaks it.
 package struct HTTPDelivery: Sendable {
-    let client: HTTPClient
-    /// How long an attempt may take: until the answer's head, and then between the body's bytes.
-    let timeout: Duration
-    /// `timeout` as the client takes it.
-    private let deadline: TimeAmount
-
-    /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
-    /// Closes the client from synchronous code (a configuration that failed half-way through).
-    package func shutdownNow() {
-        try? client.syncShutdown()
+    private enum Transport: Sendable {
+        case http1(HTTP1Client)
+        case http2(HTTPClient)
     }
 
-    package init(caFile: String?, http2: Bool = false, timeout: Duration) throws {
+    private let transport: Transport
+    /// How long an attempt may take, connecting included.
+    let timeout: Duration
+
+    /// Closes the client from synchronous code (a configuration that failed half-way through).
+    package func shutdownNow() {
+        switch transport {
+        case .http1(let client): client.shutdown()
+        case .http2(let client): try? client.syncShutdown()
+        }
+    }
+
+    /// A client that trusts the system's CAs, or only `caFile` when given (a private server, or a test).
+    /// - Parameter concurrency: the backend's attempts at once: as many connections are kept alive.
+    package init(caFile: String?, http2: Bool = false, timeout: Duration, concurrency: Int = 1) throws {
         self.timeout = timeout
-        deadline = .nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
-        var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile)) }
-        if http2 { tls.applicationProtocols = ["h2"] }
+        guard http2 else {
+            tls.applicationProtocols = ["http/1.1"]
+            transport = .http1(
+                HTTP1Client(
+                    tls: tls, timeout: timeout, maximumIdle: concurrency,
+                    userAgent: "SensorHub/\(SensorHubVersion.current)"))
+            return
+        }
+        let deadline = TimeAmount.nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
+        var configuration = HTTPClient.Configuration()
+        tls.applicationProtocols = ["h2"]
         configuration.tlsConfiguration = tls
-        configuration.httpVersion = http2 ? .automatic : .http1Only
+        configuration.httpVersion = .automatic
         configuration.redirectConfiguration = .disallow
         // A refused connection is an answer: fail the attempt now and let the queue's back-off decide, rather than
         // have the client retry it until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: min(.seconds(10), deadline), read: deadline)
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        transport = .http2(HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration))
     }
 
     package struct Answer: Sendable {
@@ -69,16 +87,31 @@ package struct HTTPDelivery: Sendable {
     func request(
         _ method: HTTPMethod, _ url: String, headers: HTTPHeaders, body: [UInt8]?, keeping limit: Int = 4096
     ) async throws -> Answer {
+        switch transport {
+        case .http1(let client):
+            return try await client.execute(method, url, headers: headers, body: body, keeping: limit)
+        case .http2(let client):
+            return try await Self.request(
+                on: client, timeout: timeout, method, url, headers: headers, body: body, keeping: limit)
+        }
+    }
+
+    /// One request through async-http-client (HTTP/2).
+    private static func request(
+        on client: HTTPClient, timeout: Duration, _ method: HTTPMethod, _ url: String, headers: HTTPHeaders,
+        body: [UInt8]?, keeping limit: Int
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers = headers
         request.headers.replaceOrAdd(name: "User-Agent", value: "SensorHub/\(SensorHubVersion.current)")
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let deadline = TimeAmount.nanoseconds(Int64(min(timeout.seconds, 86_400) * 1e9))
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: deadline)
         } catch {
-            throw named(error)
+            throw named(error, timeout: timeout)
         }
         var kept: [UInt8] = []
         do {
@@ -86,14 +119,14 @@ package struct HTTPDelivery: Sendable {
                 kept += chunk.readBytes(length: min(chunk.readableBytes, limit - kept.count)) ?? []
             }
         } catch {
-            if !(200..<300).contains(Int(response.status.code)) { throw named(error) }
+            if !(200..<300).contains(Int(response.status.code)) { throw named(error, timeout: timeout) }
         }
         return Answer(
             status: Int(response.status.code), headers: response.headers, body: String(decoding: kept, as: UTF8.self))
     }
 
     /// The client's own timeouts, said as the backend's `timeout`; any other error as it is.
-    private func named(_ error: any Error) -> any Error {
+    private static func named(_ error: any Error, timeout: Duration) -> any Error {
         guard let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout else {
             return error
         }
@@ -102,10 +135,13 @@ package struct HTTPDelivery: Sendable {
 
     /// 2xx delivered; 408, 429 and 5xx retried, honouring `Retry-After`; any other status fails for good.
     static func result(_ answer: Answer, what: String) -> DeliveryResult {
-        let detail =
-            answer.body.isEmpty
-            ? "" : ": " + Template.clip(answer.body.trimmingCharacters(in: .whitespacesAndNewlines), 200)
-        let reason = "\(what) answered HTTP \(answer.status)\(detail)"
+        // The reason is written only for an answer that needs one: a delivery (the common case) costs no text.
+        var reason: String {
+            let detail =
+                answer.body.isEmpty
+                ? "" : ": " + Template.clip(answer.body.trimmingCharacters(in: .whitespacesAndNewlines), 200)
+            return "\(what) answered HTTP \(answer.status)\(detail)"
+        }
         switch answer.status {
         case 200..<300:
             return .delivered
@@ -166,7 +202,10 @@ package struct HTTPDelivery: Sendable {
     }
 
     package func shutdown() async {
-        try? await client.shutdown()
+        switch transport {
+        case .http1(let client): client.shutdown()
+        case .http2(let client): try? await client.shutdown()
+        }
     }
 }
 
