@@ -104,3 +104,23 @@ goal() {
 }
 # A goal this report could not check (its section or scale not run), so the summary says so rather than omit it.
 goal_not_run() { echo "| $1 | $2 | not run ($3) | – |" >>"$work/goals"; }
+
+# fsync_times DIR N → "p50 p99 max" in ms: N appends of 200 bytes to a file in DIR, each followed by fsync (the journal's
+# and the outbox's pattern), on whatever disk DIR is on.
+fsync_times() {
+    python3 - "$1" "$2" <<'PY'
+import os, sys, time
+path = os.path.join(sys.argv[1], "fsync-probe")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+times = []
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter()
+    os.write(fd, b"x" * 199 + b"\n")
+    os.fsync(fd)
+    times.append((time.perf_counter() - start) * 1000)
+os.close(fd)
+os.unlink(path)
+times.sort()
+print("%.3f %.3f %.3f" % (times[len(times) // 2], times[int(len(times) * 0.99)], times[-1]))
+PY
+}
