@@ -121,6 +121,21 @@ import Testing
         #expect(replay.records.map(\.sequence) == Array(count - 9...count))
         #expect(replay.acknowledged["router"] == count)
     }
+
+    /// What a compaction would keep is counted as records come and are acknowledged (the compaction's test above
+    /// relies on it: a count that never went down would never compact).
+    @Test func retainedLinesCountTheirBytes() {
+        var retained = RetainedLines()
+        retained.append(1, Array("ab".utf8))
+        retained.append(2, Array("cde".utf8))
+        retained.append(3, [])
+        #expect(retained.byteCount == 3 + 4 + 1)
+        retained.drop(through: 2)
+        #expect(retained.byteCount == 1)
+        #expect(retained.map(\.position) == [3])
+        retained.drop(through: 3)
+        #expect(retained.isEmpty && retained.byteCount == 0)
+    }
 }
 
 extension JournalRecord {

@@ -51,8 +51,7 @@ public final class Journal: Sendable {
         var consumers: [(name: String, consumer: any JournalConsumer)] = []
         var acknowledged: [String: Int] = [:]
         var acknowledgementsWritten: [String: Int] = [:]
-        /// Records some consumer has not acknowledged, with their lines: what a compaction keeps.
-        var retained = Deque<(position: Int, line: [UInt8])>()
+        var retained = RetainedLines()
         /// Bytes in the file.
         var size = 0
         var replay: [JournalRecord] = []
@@ -129,7 +128,7 @@ public final class Journal: Sendable {
             defer { state.replay = [] }
             let low = consumers.map { state.acknowledged[$0.name] ?? 0 }.min() ?? 0
             for record in state.replay where record.position > low {
-                state.retained.append((record.position, record.line))
+                state.retained.append(record.position, record.line)
             }
             return state.replay
         }
@@ -183,7 +182,7 @@ public final class Journal: Sendable {
             guard position > state.acknowledged[consumer] ?? 0 else { return false }
             state.acknowledged[consumer] = position
             let low = state.consumers.map { state.acknowledged[$0.name] ?? 0 }.min() ?? position
-            while let first = state.retained.first, first.position <= low { state.retained.removeFirst() }
+            state.retained.drop(through: low)
             defer { state.acknowledgementsScheduled = true }
             return !state.acknowledgementsScheduled
         }
@@ -250,7 +249,7 @@ public final class Journal: Sendable {
             while let first = state.waiting.first, first.position <= through {
                 ready.append(state.waiting.removeFirst().action)
             }
-            state.retained.append(contentsOf: lines)
+            for (position, line) in lines { state.retained.append(position, line) }
             state.statistics.records += batch.count
             if durable { state.statistics.commits += 1 }
             state.statistics.longestWait = max(state.statistics.longestWait, waited.seconds)
@@ -310,8 +309,7 @@ public final class Journal: Sendable {
             }
             if state.retained.isEmpty { return (true, nil, state.fd) }
             // Rewriting most of the file gains nothing.
-            let kept = state.retained.reduce(0) { $0 + $1.line.count + 1 }
-            guard kept < state.size / 2 else { return (false, nil, state.fd) }
+            guard state.retained.byteCount < state.size / 2 else { return (false, nil, state.fd) }
             var bytes: [UInt8] = []
             for (consumer, position) in state.acknowledged {
                 bytes += JournalRecord.ackLine(consumer, through: position)
