@@ -183,7 +183,7 @@ public struct SensorTracker: Sendable {
         if !readsDevice && tracked.kind != .particulate {
             // A status is shown in terminals and on the dashboard: no escape sequences, NULs, line breaks or bidi
             // overrides in it (tabs pass, as they always have).
-            if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .rejected(.controlCharacters) }
+            if UnsafeText.firstUnsafe(in: status, allowing: .tab) != nil { return .rejected(.controlCharacters) }
             if status.utf8.count > maximumStatusLength && status.count > maximumStatusLength {
                 return .rejected(.tooLong)
             }

@@ -8,18 +8,22 @@
 public struct OutOfLine<Value: Sendable>: Sendable {
     /// Only ever changed through `value`'s `_modify`, after making sure nobody else holds it: what another thread
     /// holds is never written to.
-    private final class Box: @unchecked Sendable {
-        var value: Value
-        init(_ value: Value) { self.value = value }
+    ///
+    /// Inlinable, like everything here: the modules that use it then get it specialised for their value and field, so
+    /// setting a field is a comparison and a store. Unspecialised, each set went through a key path at run time, 6 %
+    /// of reading a 100,000-sensor registry.
+    @usableFromInline final class Box: @unchecked Sendable {
+        @usableFromInline var value: Value
+        @usableFromInline init(_ value: Value) { self.value = value }
     }
 
-    private var box: Box
+    @usableFromInline var box: Box
 
-    public init(_ value: Value) {
+    @inlinable public init(_ value: Value) {
         box = Box(value)
     }
 
-    public var value: Value {
+    @inlinable public var value: Value {
         get { box.value }
         _modify {
             if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
@@ -29,20 +33,22 @@ public struct OutOfLine<Value: Sendable>: Sendable {
 
     /// Sets one field of the value, unless it holds that already: assigning a field its value again (a registry
     /// followed again sets every sensor's fields) must not give each of 100,000 values a box of its own.
-    public mutating func set<Field: Equatable>(_ field: WritableKeyPath<Value, Field>, to newValue: Field) {
+    @inlinable @inline(__always) public mutating func set<Field: Equatable>(
+        _ field: WritableKeyPath<Value, Field>, to newValue: Field
+    ) {
         if box.value[keyPath: field] != newValue { value[keyPath: field] = newValue }
     }
 
     /// Whether `self` and `other` hold the same box (so their values are equal without comparing them).
-    public func isSame(as other: OutOfLine) -> Bool { box === other.box }
+    @inlinable public func isSame(as other: OutOfLine) -> Bool { box === other.box }
 }
 
 extension OutOfLine: Equatable where Value: Equatable {
-    public static func == (lhs: OutOfLine, rhs: OutOfLine) -> Bool {
+    @inlinable public static func == (lhs: OutOfLine, rhs: OutOfLine) -> Bool {
         lhs.isSame(as: rhs) || lhs.value == rhs.value
     }
 }
 
 extension OutOfLine: Hashable where Value: Hashable {
-    public func hash(into hasher: inout Hasher) { hasher.combine(value) }
+    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }

@@ -58,7 +58,7 @@ extension HubAPITests {
                         #"<td>cellar<div class="attributes muted">battery: 80 · note: &lt;b&gt;x&lt;/b&gt;\u{1B}[2J</div></td><td class="status">12.5 °C</td>"#
                     ), "\(html)")
                 #expect(!html.contains("<b>x"))
-                #expect(UnsafeText.firstUnsafe(in: html, allowing: ["\n"]) == nil)
+                #expect(UnsafeText.firstUnsafe(in: html, allowing: .lineBreak) == nil)
                 // Charts: the numeric sensor's, no PM ones without a particulate sensor, none for the status sensor.
                 #expect(html.contains(#"data-src="/dashboard/chart.svg?sensor=cellar""#))
                 #expect(!html.contains("chart-pm25") && !html.contains("sensor=hall"))

@@ -186,7 +186,7 @@ import Yams
             try await client.execute(uri: "/", method: .get) {
                 let html = String(buffer: $0.body)
                 #expect(html.contains(#"<td class="status">\u{1B}[2Jopen\u{202E}</td>"#))
-                #expect(UnsafeText.firstUnsafe(in: html, allowing: ["\n"]) == nil)
+                #expect(UnsafeText.firstUnsafe(in: html, allowing: .lineBreak) == nil)
                 #expect(html.contains(#"[\p{Cc}\p{Cf}\u2028\u2029]/gu"#))
             }
         }

@@ -17,7 +17,7 @@ struct HostileInputTests {
 
     /// Nothing a terminal would act on: no control character other than the line breaks, no bidi or format one.
     func expectNothingRaw(_ text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let found = UnsafeText.firstUnsafe(in: text, allowing: ["\n"])
+        let found = UnsafeText.firstUnsafe(in: text, allowing: .lineBreak)
         #expect(
             found == nil, "\(what) has U+\(String(found?.value ?? 0, radix: 16)) raw", sourceLocation: sourceLocation)
     }

@@ -213,7 +213,7 @@ public struct ConfigNode: Sendable {
             case .sequence: throw invalid("expected a single value, got a list")
             }
         }
-        if let problem = UnsafeText.problem(in: text, allowing: ["\t", "\n"]) { throw invalidValue(text, problem) }
+        if let problem = UnsafeText.problem(in: text, allowing: [.tab, .lineBreak]) { throw invalidValue(text, problem) }
         return text
     }
 

@@ -112,7 +112,7 @@ public struct ValueFormat: Sendable, Hashable {
 
     private func mapped(_ value: String) -> Result<(String, Double?), Problem> {
         let status = map?.status(for: value) ?? value
-        if UnsafeText.firstUnsafe(in: status, allowing: ["\t"]) != nil { return .failure(.controlCharacters) }
+        if UnsafeText.firstUnsafe(in: status, allowing: .tab) != nil { return .failure(.controlCharacters) }
         return .success((status, nil))
     }
 

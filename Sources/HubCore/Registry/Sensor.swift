@@ -112,9 +112,13 @@ public struct Sensor: Sendable, Hashable {
         self.added = added
         self.kind = kind
         self.silenceTimeout = silenceTimeout
-        self.format = format
-        self.availability = availability
-        self.attributes = attributes
+        // One comparison, and a box only for a sensor that uses one of them (not a set through each field's setter:
+        // this runs for every sensor of a registry read).
+        var extras = Extras()
+        extras.format = format
+        extras.availability = availability
+        extras.attributes = attributes
+        if extras.isUsed { self.extras = OutOfLine(extras) }
     }
 }
 
