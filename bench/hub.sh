@@ -413,24 +413,21 @@ section_latency() {
     }
     # The floor: the broker alone, mosquitto_sub on the published topics with nothing between.
     latency_runs mosquitto_sub 'bench/#' "" "$RUNS" >"$work/lat-floor"
-    make_state "$work/latency" "$SENSORS"
-    start_hubd "$work/latency" "notifiers:
+    local bus="notifiers:
   backends:
     bus: {type: mqtt, topic: 'latency/{sensor}', queue_size: 100000}
   rules:
     all: {backends: [bus]}"
+    make_state "$work/latency" "$SENSORS"
+    start_hubd "$work/latency" "$bus"
     latency_runs hubd 'latency/#' "$hub_pid" "$RUNS" >"$work/lat-hubd"
     stop_hubd
     # What is the disk's and what is hubd's: the same hubd with its state directory on tmpfs (its fsyncs then wait
-    # for nothing), and the disk's own fsync of a small append, the journal's and the outbox's write, timed here.
+    # for nothing), and the disk's own fsync of a small append (the journal's and the outbox's write), timed here.
     if [ -d /dev/shm ] && [ -w /dev/shm ]; then
         shm=$(mktemp -d /dev/shm/hub-bench.XXXXXX)
         make_state "$shm/latency" "$SENSORS"
-        start_hubd "$shm/latency" "notifiers:
-  backends:
-    bus: {type: mqtt, topic: 'latency/{sensor}', queue_size: 100000}
-  rules:
-    all: {backends: [bus]}"
+        start_hubd "$shm/latency" "$bus"
         latency_runs "hubd, state on tmpfs" 'latency/#' "$hub_pid" "$RUNS" >"$work/lat-tmpfs"
         stop_hubd
         rm -rf "$shm"
