@@ -34,9 +34,9 @@ struct HTTP1Target: Sendable, Hashable {
         // of hubd's CPU in the webhook fan-out benchmark.
         let scheme = url.prefix { $0 != ":" }
         let tls: Bool
-        switch scheme.lowercased() {
-        case "https" where url[scheme.endIndex...].hasPrefix("://"): tls = true
-        case "http" where url[scheme.endIndex...].hasPrefix("://"): tls = false
+        switch url[scheme.endIndex...].hasPrefix("://") ? scheme.lowercased() : "" {
+        case "https": tls = true
+        case "http": tls = false
         default: throw .invalidURL(url, "it does not start with http:// or https://")
         }
         var rest = url[scheme.endIndex...].dropFirst(3)
