@@ -19,7 +19,7 @@ extension SensorTracker {
         /// Monotonic deadline for silence; bumped by every live message.
         var silenceDeadline: ContinuousClock.Instant?
         var kind: SensorKind = .status
-        /// What a plain status sensor never uses, out of line: this struct is one dictionary entry per sensor.
+        /// What a plain status sensor never uses, out of line: the tracker holds one of these structs per sensor.
         private var extras = Extras.none
 
         struct Extras: Sendable {
