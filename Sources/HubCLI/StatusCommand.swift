@@ -84,6 +84,7 @@ extension Output {
                             + String(format: "%.1f ms", journal.longestWait * 1000)
                             + (journal.errors > 0 ? ", \(journal.errors) failed writes" : "")
                             + (journal.replayed > 0 ? ", \(journal.replayed) replayed at start" : "")
+                            + Self.behind(journal.unacknowledged ?? [:])
                     ))
             }
             if let line = status.counters.sds011 {
@@ -152,6 +153,13 @@ extension Output {
             fields.append(("Last error", "none"))
         }
         return aligned(fields).map { $0 + "\n" }.joined()
+    }
+
+    /// ", the registry 1200 statuses behind": the consumers still holding journal records, if any.
+    private static func behind(_ unacknowledged: [String: Int]) -> String {
+        let waiting = unacknowledged.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        guard !waiting.isEmpty else { return "" }
+        return ", " + waiting.map { "\($0.key) \($0.value) behind" }.joined(separator: ", ")
     }
 
     private static func since(_ start: Date, _ now: Timestamp) -> String {

@@ -108,6 +108,9 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         /// The longest a record waited from `append` until it was durable, in seconds: the window in which a
         /// SIGKILL loses a status the broker counts as delivered (unless acknowledgements are held) or a QoS 0 one.
         public var longestWait = 0.0
+        /// Durable records each consumer (`store`, `router`, `history`…) has not yet made durable itself: how far the
+        /// registry's flush, the notifications and the history are behind. The journal keeps them until then.
+        public var unacknowledged: [String: Int]? = nil
 
         public init() {}
     }

@@ -326,6 +326,7 @@ import Yams
                 $0.counters.journal = .init()
                 $0.counters.journal?.records = 5
                 $0.counters.journal?.longestWait = 0.0042
+                $0.counters.journal?.unacknowledged = ["store": 1200, "router": 0]
                 $0.counters.storeWrites = 2
             }
             try await client.execute(uri: "/metrics", method: .get) {
@@ -335,6 +336,8 @@ import Yams
                 #expect(text.contains("sensorhub_messages_total 3"))
                 #expect(text.contains("sensorhub_journal_records_total 5"))
                 #expect(text.contains("sensorhub_journal_longest_wait_seconds 0.0042"))
+                #expect(text.contains("sensorhub_journal_unacknowledged{consumer=\"store\"} 1200"))
+                #expect(text.contains("sensorhub_journal_unacknowledged{consumer=\"router\"} 0"))
                 #expect(text.contains("sensorhub_store_writes_total 2"))
                 #expect(text.contains("sensorhub_sensors 2"))
                 #expect(text.contains("sensorhub_pm25_ugm3{sensor=\"air quality\"} 27.4"))

@@ -50,9 +50,11 @@ import Testing
         #expect(store.records.map(\.status) == ["open", "closed", "open"])
         #expect(router.records.map(\.position) == [1, 2, 3] && router.position == 3)
         #expect(journal.statistics.records == 3 && journal.statistics.commits >= 1)
+        #expect(journal.statistics.unacknowledged == ["store": 3, "router": 3])
         journal.acknowledge("store", through: 3)
         journal.acknowledge("router", through: 1)
         await journal.flushed()
+        #expect(journal.statistics.unacknowledged == ["store": 0, "router": 2])
 
         // A crash here: the next start reads every record, and the router gets back what it had not acknowledged.
         let again = Journal(directory: directory, logger: logger)
@@ -68,6 +70,7 @@ import Testing
         again.attach([("store", store2), ("router", router2)])
         #expect(store2.records.isEmpty)
         #expect(router2.records.map(\.position) == [2, 3])
+        #expect(again.statistics.unacknowledged == ["store": 0, "router": 2])
         again.append([record("door", "open", sequence: 3)])
         await again.flushed()
         #expect(router2.records.map(\.position) == [2, 3, 4])

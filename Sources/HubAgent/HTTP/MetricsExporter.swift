@@ -45,6 +45,12 @@ final class MetricsExporter: Sendable {
                 name: "sensorhub_journal_longest_wait_seconds",
                 help: "The longest a status waited for the journal's fsync since start"
             ).set(journal.longestWait)
+            for (consumer, waiting) in journal.unacknowledged ?? [:] {
+                registry.makeGauge(
+                    name: "sensorhub_journal_unacknowledged", labels: [("consumer", consumer)],
+                    help: "Durable statuses a consumer (store, router, history) has not yet made durable itself"
+                ).set(Double(waiting))
+            }
         }
         if let line = counters.sds011 {
             totals.append(

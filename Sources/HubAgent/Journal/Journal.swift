@@ -75,7 +75,15 @@ public final class Journal: Sendable {
     }
 
     /// What the journal did since start, as the status file and `/metrics` show it.
-    public var statistics: AgentStatus.JournalCounters { state.withLock { $0.statistics } }
+    public var statistics: AgentStatus.JournalCounters {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.unacknowledged = Dictionary(
+                state.consumers.map { ($0.name, max(0, state.durable - (state.acknowledged[$0.name] ?? 0))) },
+                uniquingKeysWith: max)
+            return statistics
+        }
+    }
 
     /// The position of the last record appended.
     public var lastPosition: Int { state.withLock { $0.nextPosition - 1 } }
