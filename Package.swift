@@ -247,6 +247,7 @@ let package = Package(
             name: "HubToolsTests",
             dependencies: [
                 "HubCore", "HubHistory", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
+                "HubCLI", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -7,6 +7,7 @@ extension HubctlCommand {
     /// `hubctl broker …`
     struct Broker: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "broker",
             abstract: "Show, change and check the MQTT broker settings.",
             subcommands: [Show.self, Set.self, Check.self]
         )
@@ -171,6 +172,7 @@ extension HubctlCommand.Broker {
     /// `hubctl broker show`
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show the broker settings (never the password).",
             discussion: """
                 Examples:
@@ -191,6 +193,7 @@ extension HubctlCommand.Broker {
     /// `hubctl broker set`
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Change the broker settings; what you don't mention stays as it was.",
             discussion: """
                 The password is stored in its own file in the state directory (mode 0600), never in the \
@@ -232,6 +235,7 @@ extension HubctlCommand.Broker {
     /// `hubctl broker check`: connect, subscribe, publish and receive once, and say what failed.
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check that the broker accepts the hub: a connection, a subscription and a message.",
             discussion: """
                 Uses the saved settings, changed by any option given (nothing is saved): connects, subscribes \

@@ -7,6 +7,7 @@ extension HubctlCommand {
     /// `hubctl devices …`: the phones and browsers that get push notifications, and what each wants.
     struct Devices: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "devices",
             abstract: "Register the phones and browsers that get push notifications, and choose what each gets.",
             discussion: """
                 A device is an APNs device token (an iPhone) or a browser's Web Push subscription. Each is stored \
@@ -76,6 +77,7 @@ struct ChoiceOptions: ParsableArguments {
 extension HubctlCommand.Devices {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Register a device token (hexadecimal) or a Web Push subscription (JSON).",
             discussion: """
                 Registering a device again keeps its id; its choice changes only when --sensors, --events or an \
@@ -105,6 +107,7 @@ extension HubctlCommand.Devices {
 
     struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change which sensors and events a device gets.",
             discussion: """
                 Only what is given changes. Examples:
@@ -139,6 +142,7 @@ extension HubctlCommand.Devices {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the registered devices (tokens masked, push services by host) and their choices.")
 
         @OptionGroup var state: StateOptions
@@ -181,7 +185,8 @@ extension HubctlCommand.Devices {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a device by its id or its token.")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove a device by its id or its token.")
 
         @OptionGroup var state: StateOptions
         @Argument(help: "The device's id (from list) or its token.") var device: String

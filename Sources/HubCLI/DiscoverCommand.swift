@@ -8,6 +8,7 @@ extension HubctlCommand {
     /// `hubctl discover`
     struct Discover: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "discover",
             abstract: "List the devices on the broker and the sensor each would make; --add adds them.",
             discussion: """
                 Subscribes to what Zigbee2MQTT, Tasmota, ESPHome and Shelly devices publish (their own topics, \

@@ -81,6 +81,7 @@ extension HubctlCommand {
     /// `hubctl events`: status changes over time.
     struct Events: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "events",
             abstract: "Show status changes, silences, recoveries and air-quality alerts over time.",
             discussion: """
                 Examples:

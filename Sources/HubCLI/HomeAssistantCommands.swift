@@ -36,6 +36,7 @@ extension HubctlCommand.HomeAssistant {
     /// `hubctl ha show [NAME]`
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Print the discovery configs, state and availability hubd publishes for a sensor (or all).",
             discussion: """
                 Examples:
@@ -93,6 +94,7 @@ extension HubctlCommand.HomeAssistant {
     /// `hubctl ha clear`
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Remove every discovery config, state and availability the hub published (a clean uninstall).",
             discussion: """
                 Empties, retained, every config under the prefix that the hub published (sensorhub's node), \

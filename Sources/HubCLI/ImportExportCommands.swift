@@ -6,6 +6,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors import FILE`
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Add many sensors at once from a CSV, JSON or YAML file.",
             discussion: """
                 Each sensor has a name (required) and, optionally, a topic (default: from the topic template, as \
@@ -107,6 +108,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors export`
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write every sensor as CSV, JSON or YAML, for 'sensors import'.",
             discussion: """
                 Writes each sensor's name, topic, kind and silenceTimeout (and a device's value, map, unit, \

@@ -10,6 +10,7 @@ extension HubctlCommand {
     /// `hubctl notify …`: the notifiers.
     struct Notify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "notify",
             abstract: "Check the notifiers configured for hubd.",
             subcommands: [Test.self]
         )
@@ -19,6 +20,7 @@ extension HubctlCommand {
 extension HubctlCommand.Notify {
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "test",
             abstract: "Send a test notification through each configured backend, or one, and say what happened.",
             discussion: """
                 Reads the notifiers section of hubd's configuration and makes one real attempt per backend \

@@ -54,6 +54,7 @@ func withSDS011<T>(_ path: String, _ body: (SDS011Device) throws(SDS011Error) ->
 extension HubctlCommand.SDS011Sensor {
     struct Read: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "read",
             abstract: "Take a reading: PM2.5 and PM10 with their AQI and the WHO guideline.",
             discussion: """
                 Puts the sensor in query mode, wakes it, and averages --samples readings a second apart. A sensor \
@@ -122,6 +123,7 @@ extension HubctlCommand.SDS011Sensor {
 
     struct Info: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Show the sensor's firmware date, id, reporting mode and working period.")
 
         @OptionGroup var options: PortOptions

@@ -6,6 +6,7 @@ extension HubctlCommand {
     /// `hubctl sensors …`
     struct Sensors: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sensors",
             abstract: "Add, list, show, rename, remove, import and export sensors.",
             discussion: """
                 A sensor is a name (1–64 letters, digits, spaces, '-', '_' or '.'; unique regardless of case) \
@@ -24,6 +25,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors add NAME`
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a sensor.",
             discussion: """
                 Its topic is the one the topic template makes from its name — by default the name itself, as \
@@ -118,6 +120,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors list`
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the sensors with their status.",
             discussion: """
                 Examples:
@@ -143,6 +146,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors show NAME`
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show one sensor.",
             discussion: """
                 Examples:
@@ -170,6 +174,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors rename OLD NEW`
     struct Rename: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rename",
             abstract: "Rename a sensor; its topic stays unless --retopic.",
             discussion: """
                 The firmware keeps publishing to the same topic, so by default only the name changes. \
@@ -217,6 +222,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors remove NAME`
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove a sensor.",
             discussion: """
                 Examples:

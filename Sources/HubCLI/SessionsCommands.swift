@@ -9,6 +9,7 @@ extension HubctlCommand {
     /// `hubctl sessions`: mobile sensors' recording sessions.
     struct Sessions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sessions",
             abstract: "List, show, export, start and stop mobile sensors' recording sessions.",
             discussion: """
                 A sensor is mobile when hubd.yaml's sessions: names it. Its readings carry where they were taken \
@@ -31,6 +32,7 @@ extension HubctlCommand {
 extension HubctlCommand.Sessions {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List recording sessions, newest first.",
             discussion: """
                 A fixed sensor named here shows its one open-ended session (fixed:<name>). Times are local.
@@ -92,6 +94,7 @@ extension HubctlCommand.Sessions {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show a session: when, how long, how far, what it measured, time above the WHO guideline.")
 
         @OptionGroup var state: StateOptions
@@ -139,6 +142,7 @@ extension HubctlCommand.Sessions {
 
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write a session's readings as GPX, GeoJSON or CSV to standard output.",
             discussion: """
                 GPX 1.1 (a track of the positioned readings, values in its extensions) for maps and GPS tools; \
@@ -167,6 +171,7 @@ extension HubctlCommand.Sessions {
 
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "start",
             abstract: "Start a mobile sensor's recording session (a stop and a start when one is open).",
             discussion: Control.discussion)
         @OptionGroup var control: Control
@@ -175,6 +180,7 @@ extension HubctlCommand.Sessions {
 
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "stop",
             abstract: "Stop a mobile sensor's recording session.", discussion: Control.discussion)
         @OptionGroup var control: Control
         func run() async throws { try await control.send("stop") }

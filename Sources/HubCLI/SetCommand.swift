@@ -6,6 +6,7 @@ extension HubctlCommand.Sensors {
     /// `hubctl sensors set NAME …`
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Change how a sensor reads its device: kind, value path, map, unit, availability, silence.",
             discussion: """
                 Only what is given changes; an empty --unit or --availability removes it, --plain makes the \

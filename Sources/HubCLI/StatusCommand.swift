@@ -6,6 +6,7 @@ extension HubctlCommand {
     /// `hubctl status`: is hubd running, on which broker, how many sensors, the last error.
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Say whether hubd runs, which broker it is connected to, and how the sensors are.",
             discussion: """
                 Reads what hubd writes in the state directory (hubd.status.json) and the registry. Exits 0 \
