@@ -42,6 +42,8 @@ SCALES=${SCALES:-"1000 10000 100000"}
 IDLE=${IDLE:-30}
 API_SCALES=${API_SCALES:-"1000 10000"}
 API_POLLS=${API_POLLS:-100}
+# Appended to the latency scenario's hubd.yaml, to compare a setting (e.g. LATENCY_YAML='store: {flush_interval: 60s}').
+LATENCY_YAML=${LATENCY_YAML:-}
 HOOK_CONCURRENCY=${HOOK_CONCURRENCY:-8}
 HOOK_BATCH=${HOOK_BATCH:-100}
 OUT=${OUT:-bench/results/hub-$(date +%Y-%m-%d).md}
@@ -417,7 +419,8 @@ section_latency() {
   backends:
     bus: {type: mqtt, topic: 'latency/{sensor}', queue_size: 100000}
   rules:
-    all: {backends: [bus]}"
+    all: {backends: [bus]}
+$LATENCY_YAML"
     make_state "$work/latency" "$SENSORS"
     start_hubd "$work/latency" "$bus"
     latency_runs hubd 'latency/#' "$hub_pid" "$RUNS" >"$work/lat-hubd"
@@ -612,7 +615,7 @@ for section in $SECTIONS; do "section_$section"; done
     echo "the load generator at QoS 1; mqttwarn 0.36.1 from PyPI with one service at a time. Command: \`make bench\`"
     echo "(RUNS=$RUNS REFERENCE_RUNS=$REFERENCE_RUNS REFERENCE_LATENCY_RUNS=$REFERENCE_LATENCY_RUNS MESSAGES=$MESSAGES SENSORS=$SENSORS"
     echo "FANOUT=$FANOUT LATENCY=\"$LATENCY\" HOOK_CONCURRENCY=$HOOK_CONCURRENCY HOOK_BATCH=$HOOK_BATCH SCALES=\"$SCALES\" IDLE=$IDLE"
-    echo "API_SCALES=\"$API_SCALES\" API_POLLS=$API_POLLS SECTIONS=\"$SECTIONS\"); $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s."
+    echo "API_SCALES=\"$API_SCALES\" API_POLLS=$API_POLLS SECTIONS=\"$SECTIONS\"${LATENCY_YAML:+ LATENCY_YAML='$LATENCY_YAML'}); $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s."
     echo
     echo "| what | who | runs | median (min–max, ± the farthest run from it) | rate (of the median) | own CPU over the burst (median), µs each | ratio (of medians) | goal | notes |"
     echo "|---|---|---|---|---|---|---|---|---|"
