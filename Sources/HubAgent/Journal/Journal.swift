@@ -52,8 +52,8 @@ public final class Journal: Sendable {
         var acknowledged: [String: Int] = [:]
         var acknowledgementsWritten: [String: Int] = [:]
         var retained = RetainedLines()
-        /// Bytes of retained lines dropped since memory was last handed back to the system.
-        var droppedSinceTrim = 0
+        /// An acknowledgement dropped a megabyte or more of retained lines: worth handing memory back.
+        var trimWanted = false
         /// Bytes in the file.
         var size = 0
         var replay: [JournalRecord] = []
@@ -194,7 +194,8 @@ public final class Journal: Sendable {
             let low = state.consumers.map { state.acknowledged[$0.name] ?? 0 }.min() ?? position
             let before = state.retained.byteCount
             state.retained.drop(through: low)
-            state.droppedSinceTrim += before - state.retained.byteCount
+            // Only after a burst: a trickle's few kilobytes are reused by the next lines, and a trim walks the heap.
+            if before - state.retained.byteCount >= FreedMemory.worthReleasingAfter { state.trimWanted = true }
             defer { state.acknowledgementsScheduled = true }
             return !state.acknowledgementsScheduled
         }
@@ -202,15 +203,15 @@ public final class Journal: Sendable {
             queue.async {
                 let trim = self.state.withLock { state -> Bool in
                     state.acknowledgementsScheduled = false
-                    guard state.droppedSinceTrim >= FreedMemory.worthReleasingAfter else { return false }
-                    state.droppedSinceTrim = 0
-                    return true
+                    defer { state.trimWanted = false }
+                    return state.trimWanted
                 }
                 self.write(self.acknowledgementLines(), sync: false)
                 self.compactIfWorthIt()
                 // A burst's lines are many small blocks that glibc keeps in its arenas once freed: 100,000 statuses
-                // left 72 MiB of anon after the registry had them all, 38 MiB after this trim (2026-11-26).
-                if trim { FreedMemory.release() }
+                // left 72 MiB of anon after the registry had them all, 38 MiB after this trim (2026-11-26). Not on
+                // this queue, which the next commit needs.
+                if trim { DispatchQueue.global().async { FreedMemory.release() } }
             }
         }
     }
