@@ -156,7 +156,7 @@ extension Output {
         return aligned(fields).map { $0 + "\n" }.joined()
     }
 
-    /// ", the registry 1200 statuses behind": the consumers still holding journal records, if any.
+    /// ", store 1200 behind": the journal's consumers that have not yet acknowledged every durable record, if any.
     private static func behind(_ unacknowledged: [String: Int]) -> String {
         let waiting = unacknowledged.filter { $0.value > 0 }.sorted { $0.key < $1.key }
         guard !waiting.isEmpty else { return "" }
