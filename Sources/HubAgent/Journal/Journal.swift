@@ -80,9 +80,11 @@ public final class Journal: Sendable {
     public var statistics: AgentStatus.JournalCounters {
         state.withLock { state in
             var statistics = state.statistics
+            // Consumer names are unique: acknowledgements are kept by name.
             statistics.unacknowledged = Dictionary(
-                state.consumers.map { ($0.name, max(0, state.durable - (state.acknowledged[$0.name] ?? 0))) },
-                uniquingKeysWith: max)
+                uniqueKeysWithValues: state.consumers.map {
+                    ($0.name, max(0, state.durable - (state.acknowledged[$0.name] ?? 0)))
+                })
             return statistics
         }
     }
