@@ -74,6 +74,7 @@ let package = Package(
                 "HubSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict

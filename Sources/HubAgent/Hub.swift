@@ -28,7 +28,7 @@ public struct Hub: Sendable {
     /// What the HTTP API, `/metrics` and the status file read.
     public let snapshot: HubSnapshot.Source
     public let router: NotificationRouter
-    public let store: DefaultsStore
+    public let store: any RegistryStore
     public let stateDirectory: String
     /// Starts or stops a mobile sensor's recording session (the API's `POST /api/v1/sensors/{name}/session`).
     public let session: @Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome
@@ -37,16 +37,15 @@ public struct Hub: Sendable {
     /// history, and makes the services.
     public static func make(
         configuration: HubConfiguration, configurationOption: String?, notifiers: NotifierConfiguration,
-        state: StateDirectory, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()
-    ) throws -> Hub {
-        let store = state.store
+        state: StateDirectory, store: any RegistryStore, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()
+    ) async throws -> Hub {
         var document: DefaultsDocument
-        /// The file read: the subscriptions service need not read it again when the broker connects.
-        let followedFile: Locked<DefaultsStore.FileIdentity?>
+        /// The registry read: the subscriptions service need not read it again when the broker connects.
+        let followed: Locked<RegistryVersion?>
         do {
-            let (identity, read) = try store.read(ifChangedFrom: nil)
+            let (version, read) = try await store.read(ifChangedFrom: nil)
             document = read ?? DefaultsDocument()
-            followedFile = Locked(identity)
+            followed = Locked(version)
         } catch {
             logger.critical("cannot read the registry", metadata: ["error": "\(error)"])
             throw error
@@ -109,7 +108,8 @@ public struct Hub: Sendable {
         let discoverer =
             configuration.discovery.enabled
             ? DeviceDiscoverer(
-                settings: configuration.discovery, state: state, journal: journal, errors: errors, logger: logger)
+                settings: configuration.discovery, state: state, store: store, journal: journal, errors: errors,
+                logger: logger)
             : nil
         let homeAssistant =
             configuration.homeAssistant.enabled
@@ -132,14 +132,14 @@ public struct Hub: Sendable {
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
             logger: logger)
-        var followed: (@Sendable (DefaultsDocument, Bool) -> Void)?
+        var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
-            followed = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
+            following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
         }
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
-            qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: followed,
-            statusChanged: statusChanged, followedFile: followedFile, errors: errors, logger: logger)
+            qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: following,
+            statusChanged: statusChanged, followedVersion: followed, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
                 settings: configuration.sds011, store: store, errors: errors, logger: logger,
@@ -181,7 +181,7 @@ public struct Hub: Sendable {
             return snapshot
         }
         let storeWriter = StoreWriter(
-            store: store, journal: journal, writes: storeWrites, followedFile: followedFile, stateDirectory: state.path,
+            store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
         let reloader = ConfigurationReloader(

@@ -75,9 +75,9 @@ public struct HubdCommand: AsyncParsableCommand {
             ])
         let hub: Hub
         do {
-            hub = try Hub.make(
+            hub = try await Hub.make(
                 configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
-                logger: logger)
+                store: state.store, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)

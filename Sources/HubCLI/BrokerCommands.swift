@@ -184,8 +184,9 @@ extension HubctlCommand.Broker {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let directory = try await state.state()
-            let settings = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let settings = try await withStoreErrors { () async throws(StoreError) in try await store.read().broker }
             print(json ? Output.json(settings, state: directory) : Output.text(settings, state: directory))
         }
     }
@@ -210,15 +211,17 @@ extension HubctlCommand.Broker {
         @OptionGroup var broker: BrokerOptions
 
         func run() async throws {
-            let directory = try await state.state()
-            let saved = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let saved = try await withStoreErrors { () async throws(StoreError) in try await store.read().broker }
             let password = try broker.readPassword(joining: saved)
             let passwordFileName = (directory.brokerPasswordFile as NSString).lastPathComponent
-            let settings = try withStoreErrors { () throws(StoreError) in
+            let broker = broker
+            let settings = try await withStoreErrors { () async throws(StoreError) in
                 if let password {
                     try directory.store.replaceFile(named: passwordFileName, with: Array((password + "\n").utf8))
                 }
-                return try directory.store.update { document throws(RegistryError) in
+                return try await store.update { document throws(RegistryError) in
                     var settings = broker.applied(to: document.broker)
                     if password != nil { settings.passwordFile = passwordFileName }
                     try settings.validate()
@@ -261,8 +264,10 @@ extension HubctlCommand.Broker {
         }
 
         func run() async throws {
-            let session = try BrokerSession(
-                directory: try await state.state(), options: broker, purpose: "check",
+            let (configuration, directory) = try await state.resolve()
+            let session = try await BrokerSession(
+                directory: directory, store: StateOptions.registry(configuration: configuration, state: directory),
+                options: broker, purpose: "check",
                 timeout: .milliseconds(Int(timeout * 1000)))
             let timeout = session.configuration.operationTimeout
             let topic = "sensorhub/check/\(UUID().uuidString)"

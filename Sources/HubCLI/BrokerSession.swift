@@ -17,8 +17,11 @@ struct BrokerSession {
     /// - Parameters:
     ///   - purpose: what the client id says it is for (`check`, `discover`).
     ///   - timeout: how long each step (connecting, subscribing, publishing) may take.
-    init(directory: StateDirectory, options: BrokerOptions?, purpose: String, timeout: Duration) throws {
-        let saved = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+    init(
+        directory: StateDirectory, store: any RegistryStore, options: BrokerOptions?, purpose: String,
+        timeout: Duration
+    ) async throws {
+        let saved = try await withStoreErrors { () async throws(StoreError) in try await store.read().broker }
         var settings = options?.applied(to: saved) ?? saved
         if options?.clientID == nil { settings.clientID = "\(settings.clientID)-\(purpose)-\(getpid())" }
         do {

@@ -84,18 +84,20 @@ extension HubctlCommand {
             let chosen = families.isEmpty ? DeviceFamily.all : families.map { DeviceFamily(rawValue: $0.lowercased()) }
             let discovery = DeviceDiscovery(
                 families: chosen, zigbee2mqttBases: bases.isEmpty ? configuration.discovery.zigbee2mqttBases : bases)
-            let session = try BrokerSession(
-                directory: directory, options: nil, purpose: "discover", timeout: .seconds(10))
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let session = try await BrokerSession(
+                directory: directory, store: store, options: nil, purpose: "discover", timeout: .seconds(10))
             let heard = try await session.run { client in
                 try await listen(client, discovery, for: .milliseconds(Int(seconds * 1000)))
             }
-            let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             var report = DiscoveryReport(heard, document: document)
             if add && !report.new.isEmpty {
-                let added = try withStoreErrors { () throws(StoreError) in
-                    try directory.store.update { document throws(RegistryError) in
+                let new = report.new
+                let added = try await withStoreErrors { () async throws(StoreError) in
+                    try await store.update { document throws(RegistryError) in
                         var added: [Sensor] = []
-                        for device in report.new where document.sensor(onTopic: device.setup.topic) == nil {
+                        for device in new where document.sensor(onTopic: device.setup.topic) == nil {
                             added.append(try document.addDiscovered(device))
                         }
                         return added

@@ -43,8 +43,9 @@ extension HubctlCommand {
         }
 
         func run() async throws {
-            let directory = try await state.state()
-            let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))
             }
@@ -102,10 +103,11 @@ extension HubctlCommand {
         }
 
         func run() async throws {
-            let directory = try await state.state()
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
             var sensorName: String?
             if let name {
-                let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+                let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
                 guard let sensor = document.sensor(named: name) else {
                     throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))
                 }

@@ -25,7 +25,8 @@ extension HubctlCommand.HomeAssistant {
         HomeAssistantDiscovery, DefaultsDocument, StateDirectory
     ) {
         let (configuration, directory) = try await state.resolve()
-        let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+        let store = StateOptions.registry(configuration: configuration, state: directory)
+        let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
         let discovery = HomeAssistantDiscovery(
             prefix: configuration.homeAssistant.prefix, hubAvailability: configuration.availabilityTopic,
             hubID: document.broker.clientID, version: SensorHubVersion.current,
@@ -109,8 +110,9 @@ extension HubctlCommand.HomeAssistant {
 
         func run() async throws {
             let (discovery, document, directory) = try await HubctlCommand.HomeAssistant.discovery(state)
-            let session = try BrokerSession(
-                directory: directory, options: nil, purpose: "ha", timeout: .milliseconds(Int64(timeout * 1000)))
+            let session = try await BrokerSession(
+                directory: directory, store: try await state.registry(), options: nil, purpose: "ha",
+                timeout: .milliseconds(Int64(timeout * 1000)))
             let found = Locked(Set<String>())
             let cleared = try await session.run { client in
                 // What the broker holds (sensors removed while hubd was not running included), and what the

@@ -75,6 +75,18 @@ struct StateOptions: ParsableArguments {
         try await resolve().state
     }
 
+    /// The registry this command works on: `defaults.json` in the state directory, or the database the
+    /// configuration's `store.url` names.
+    func registry() async throws -> any RegistryStore {
+        let (configuration, state) = try await resolve()
+        return Self.registry(configuration: configuration, state: state)
+    }
+
+    /// The registry `configuration` and `state` choose.
+    static func registry(configuration: HubConfiguration, state: StateDirectory) -> any RegistryStore {
+        state.store
+    }
+
     /// The configuration and the state directory it (with --state-dir and $HUB_STATE_DIR) chooses.
     func resolve() async throws -> (configuration: HubConfiguration, state: StateDirectory) {
         let configuration = try await configuration()
@@ -108,6 +120,7 @@ enum Failure {
         case .invalidDocument: return ExitCode(damagedFile)
         case .system(_, _, let code) where code == EACCES || code == EPERM: return ExitCode(permissionDenied)
         case .system, .locked: return ExitCode(ioError)
+        case .unavailable: return ExitCode(unavailable)
         }
     }
 
@@ -126,6 +139,15 @@ enum Failure {
 func withStoreErrors<T>(_ body: () throws(StoreError) -> T) throws -> T {
     do {
         return try body()
+    } catch {
+        throw Failure.report(error)
+    }
+}
+
+/// Runs `body`, turning store errors into a message and hubctl's exit status.
+func withStoreErrors<T>(_ body: () async throws(StoreError) -> T) async throws -> T {
+    do {
+        return try await body()
     } catch {
         throw Failure.report(error)
     }

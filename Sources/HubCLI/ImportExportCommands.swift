@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubSupport
 
 extension HubctlCommand.Sensors {
     /// `hubctl sensors import FILE`
@@ -53,6 +54,7 @@ extension HubctlCommand.Sensors {
 
         func run() async throws {
             let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
             let text: String
             if file == "-" {
                 text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -75,23 +77,28 @@ extension HubctlCommand.Sensors {
             }
             let format = format ?? (file == "-" ? nil : SensorList.Format(fileName: file)) ?? .init(sniffing: text)
             let (entries, unreadable) = SensorList.parse(text, as: format)
-            var problems = unreadable
-            let outcome = try withStoreErrors { () throws(StoreError) -> SensorList.Outcome? in
+            let problems = Locked(unreadable)
+            let skipExisting = skipExisting
+            let outcome = try await withStoreErrors { () async throws(StoreError) -> SensorList.Outcome? in
                 do throws(StoreError) {
-                    return try directory.store.update { document throws(RegistryError) in
+                    return try await store.update { document throws(RegistryError) in
                         let (outcome, refused) = SensorList.apply(
                             entries, to: &document, skippingExisting: skipExisting, template: template)
-                        problems += refused
+                        let wrong = problems.withLock { problems in
+                            problems += refused
+                            return !problems.isEmpty
+                        }
                         // Nothing is written when anything was wrong: a change that throws writes nothing.
-                        if !problems.isEmpty { throw .invalidSetting("") }
+                        if wrong { throw .invalidSetting("") }
                         return outcome
                     }
                 } catch {
-                    if case .registry = error, !problems.isEmpty { return nil }
+                    if case .registry = error, !problems.withLock(\.isEmpty) { return nil }
                     throw error
                 }
             }
             guard let outcome else {
+                let problems = problems.withLock { $0 }
                 let shown = problems.prefix(1000)
                 Failure.printError(
                     "nothing imported: \(problems.count) of the sensors in \(file == "-" ? "the input" : file) can't be added\n"
@@ -131,8 +138,8 @@ extension HubctlCommand.Sensors {
         var format: SensorList.Format?
 
         func run() async throws {
-            let store = try await state.state().store
-            let document = try withStoreErrors { () throws(StoreError) in try store.read() }
+            let store = try await state.registry()
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             let format = format ?? file.flatMap(SensorList.Format.init(fileName:)) ?? .csv
             let text = SensorList.render(document.sensors, as: format)
             guard let file, file != "-" else {

@@ -43,7 +43,7 @@ extension HubctlCommand.Notify {
         @Option(help: "The new status in the test event.") var status = "test"
 
         func run() async throws {
-            let (_, directory) = try await state.resolve()
+            let (hub, directory) = try await state.resolve()
             let path = HubConfiguration.path(option: state.config, environment: ProcessInfo.processInfo.environment)?
                 .path
             let configuration: NotifierConfiguration
@@ -74,7 +74,10 @@ extension HubctlCommand.Notify {
                 newStatus: status, time: .now
             )
 
-            let client = selected.contains { $0.type == "mqtt" } ? try await connect(directory, logger) : nil
+            let client =
+                selected.contains { $0.type == "mqtt" }
+                ? try await connect(directory, StateOptions.registry(configuration: hub, state: directory), logger)
+                : nil
             let publish: MQTTPublish = { topic, payload, qos, retain in
                 guard let client else { throw MosquittoError.notConnected(operation: "publish") }
                 try await client.publish(
@@ -110,8 +113,10 @@ extension HubctlCommand.Notify {
         }
 
         /// A client on the saved broker settings, for the mqtt backend.
-        private func connect(_ directory: StateDirectory, _ logger: Logger) async throws -> MosquittoClient {
-            var settings = try withStoreErrors { () throws(StoreError) in try directory.store.read().broker }
+        private func connect(
+            _ directory: StateDirectory, _ store: any RegistryStore, _ logger: Logger
+        ) async throws -> MosquittoClient {
+            var settings = try await withStoreErrors { () async throws(StoreError) in try await store.read().broker }
             settings.clientID = "\(settings.clientID)-notify-test-\(getpid())"
             let password: String?
             do {

@@ -94,10 +94,11 @@ extension HubctlCommand {
             request.defaultValue = defaultValue
             try withRouteErrors { () throws(RouteError) in try request.validate() }
             let network = try roads.map(readRoads)
-            let directory = try await state.state()
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
             var sensorNames: [String]?
             if let sensors {
-                let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+                let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
                 sensorNames = try names(sensors).map { name in
                     guard let sensor = document.sensor(named: name) else {
                         throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))

@@ -91,6 +91,7 @@ extension HubctlCommand.Sensors {
 
         func run() async throws {
             let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
             let template: TopicTemplate
             do {
                 template = try TopicTemplate.from(option: topicTemplate, configured: configuration.topicTemplate)
@@ -98,8 +99,8 @@ extension HubctlCommand.Sensors {
                 throw Failure.report(error)
             }
             let setup = try device.setup(for: name, kind: kind.map(SensorKind.init(rawValue:)))
-            let sensor = try withStoreErrors { () throws(StoreError) in
-                try directory.store.update { document throws(RegistryError) in
+            let sensor = try await withStoreErrors { () async throws(StoreError) in
+                try await store.update { document throws(RegistryError) in
                     try document.addSensor(
                         named: name, topic: topic ?? setup.flatMap { $0.topic.isEmpty ? nil : $0.topic },
                         template: template, kind: setup?.kind ?? kind.map(SensorKind.init(rawValue:)) ?? .status,
@@ -133,8 +134,8 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let store = try await state.state().store
-            let document = try withStoreErrors { () throws(StoreError) in try store.read() }
+            let store = try await state.registry()
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             if json {
                 print(Output.json(document.sensors), terminator: "")
             } else {
@@ -160,8 +161,8 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let store = try await state.state().store
-            let document = try withStoreErrors { () throws(StoreError) in try store.read() }
+            let store = try await state.registry()
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(
                     RegistryError.unknownSensor(
@@ -198,6 +199,7 @@ extension HubctlCommand.Sensors {
 
         func run() async throws {
             let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
             let template: TopicTemplate?
             do {
                 template =
@@ -206,8 +208,8 @@ extension HubctlCommand.Sensors {
             } catch {
                 throw Failure.report(error)
             }
-            let (before, after) = try withStoreErrors { () throws(StoreError) in
-                try directory.store.update { document throws(RegistryError) in
+            let (before, after) = try await withStoreErrors { () async throws(StoreError) in
+                try await store.update { document throws(RegistryError) in
                     let before = document.sensor(named: oldName)
                     let after = try document.renameSensor(oldName, to: newName, retopic: template)
                     return (before, after)
@@ -233,9 +235,9 @@ extension HubctlCommand.Sensors {
         @Argument(help: "The sensor's name (in any case).", completion: sensorNameCompletion) var name: String
 
         func run() async throws {
-            let store = try await state.state().store
-            let removed = try withStoreErrors { () throws(StoreError) in
-                try store.update { document throws(RegistryError) in try document.removeSensor(named: name) }
+            let store = try await state.registry()
+            let removed = try await withStoreErrors { () async throws(StoreError) in
+                try await store.update { document throws(RegistryError) in try document.removeSensor(named: name) }
             }
             print("Removed '\(removed.name)' (topic '\(removed.topic)').")
         }

@@ -51,7 +51,8 @@ extension HubctlCommand.Sessions {
             let directory = try await state.state()
             var sensor: Sensor?
             if let name {
-                let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+                let store = try await state.registry()
+                let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
                 guard let found = document.sensor(named: name) else {
                     throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))
                 }
@@ -201,7 +202,8 @@ extension HubctlCommand.Sessions {
 
         func send(_ action: String) async throws {
             let (configuration, directory) = try await state.resolve()
-            let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(RegistryError.unknownSensor(name, suggestion: nil))
             }
@@ -211,8 +213,8 @@ extension HubctlCommand.Sessions {
                         + " (- sensors: [\(Output.shown(sensor.name))]) and reload hubd")
                 throw ExitCode(Failure.invalidInput)
             }
-            let session = try BrokerSession(
-                directory: directory, options: broker, purpose: "session",
+            let session = try await BrokerSession(
+                directory: directory, store: store, options: broker, purpose: "session",
                 timeout: .milliseconds(Int(max(timeout, 0.1) * 1000)))
             try await session.run { client in
                 try await client.publish(topic: sensor.topic, payload: #"{"session":"\#(action)"}"#, qos: .atLeastOnce)

@@ -50,9 +50,9 @@ extension HubctlCommand.Sensors {
         }
 
         func run() async throws {
-            let store = try await state.state().store
-            let sensor = try withStoreErrors { () throws(StoreError) in
-                try store.update { document throws(RegistryError) in
+            let store = try await state.registry()
+            let sensor = try await withStoreErrors { () async throws(StoreError) in
+                try await store.update { document throws(RegistryError) in
                     guard let current = document.sensor(named: name) else {
                         return try document.configureSensor(named: name) { _ in }
                     }

@@ -23,8 +23,9 @@ extension HubctlCommand {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let directory = try await state.state()
-            let document = try withStoreErrors { () throws(StoreError) in try directory.store.read() }
+            let (configuration, directory) = try await state.resolve()
+            let store = StateOptions.registry(configuration: configuration, state: directory)
+            let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             let status = AgentStatus.read(from: directory.path)
             let running = status?.isRunning ?? false
             var counts: [String: Int] = ["offline": 0, "waiting": 0, "reporting": 0]

@@ -164,7 +164,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(try store.read().sensors.count == 100)
+        #expect(try await store.read().sensors.count == 100)
     }
 
     @Test func aFileInTheWayOfTheDirectoryIsAClearError() throws {

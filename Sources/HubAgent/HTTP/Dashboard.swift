@@ -10,8 +10,8 @@ import NIOCore
 /// for every numeric sensor); a few lines of script poll the API every two seconds to keep it live. The script puts
 /// device text on the page as `textContent` only, never as markup.
 extension HubAPI {
-    func dashboard() throws -> Response {
-        let (sensors, mobile) = try liveSensors()
+    func dashboard() async throws -> Response {
+        let (sensors, mobile) = try await liveSensors()
         let air = snapshot(false).air.first
         let now = Timestamp.now
         var html = Self.pageHead(title: "SensorHub") + "<h1>SensorHub</h1>\n"

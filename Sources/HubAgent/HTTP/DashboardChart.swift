@@ -21,7 +21,7 @@ extension HubAPI {
     /// A line chart of one series over a period: means (hourly, or daily for a month; raw for an hour).
     /// `sensor=<name>` of a numeric sensor charts its value; otherwise `pollutant=pm25|pm10` of the particulate
     /// sensor named, or of the first one.
-    func chart(_ request: Request) throws -> Response {
+    func chart(_ request: Request) async throws -> Response {
         let periodText = request.uri.queryParameters.get("period") ?? "day"
         let spans: [String: (Duration, History.Period?)] = [
             "hour": (.seconds(3600), nil), "day": (.seconds(86_400), .hour), "week": (.seconds(7 * 86_400), .hour),
@@ -30,7 +30,7 @@ extension HubAPI {
         guard let (span, period) = spans[periodText] else {
             throw HTTPError(.badRequest, message: "period is hour, day, week or month")
         }
-        let subject = try chartSubject(request)
+        let subject = try await chartSubject(request)
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
         var points: [(Int64, Double)] = []
@@ -56,8 +56,8 @@ extension HubAPI {
     }
 
     /// The sensor and series a chart request names; a status sensor has nothing to chart.
-    func chartSubject(_ request: Request) throws -> ChartSubject {
-        let document = try readStore()
+    func chartSubject(_ request: Request) async throws -> ChartSubject {
+        let document = try await readStore()
         var named: Sensor?
         if let name = request.uri.queryParameters.get("sensor") {
             guard let sensor = document.sensor(named: String(name)) else {

@@ -11,9 +11,9 @@ import NIOCore
 /// shows one with its figures, its track as an SVG map coloured by PM2.5 band and its chart over time.
 extension HubAPI {
     /// `?sensor=NAME`: that sensor's sessions of the last 30 days, newest first; without it, every sensor's.
-    func sessionsPage(_ request: Request) throws -> Response {
+    func sessionsPage(_ request: Request) async throws -> Response {
         var sensor = request.uri.queryParameters.get("sensor")
-        if let name = sensor, let found = try readStore().sensor(named: name) { sensor = found.name }
+        if let name = sensor, let found = try await readStore().sensor(named: name) { sensor = found.name }
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 30 * 86_400_000)
         let history = try? History(directory: stateDirectory, create: false)
         let sessions = (try? history?.sessions(of: sensor, since: since, limit: 200)) ?? []
@@ -26,7 +26,7 @@ extension HubAPI {
     }
 
     /// One session: its figures, map, chart and downloads, then the sensor's other recent sessions.
-    func sessionPage(_ context: BasicRequestContext) throws -> Response {
+    func sessionPage(_ context: BasicRequestContext) async throws -> Response {
         let id = pathName(context, "id")
         let history = try? History(directory: stateDirectory, create: false)
         guard let history, let summary = try? history.session(id) else {
@@ -52,7 +52,7 @@ extension HubAPI {
             html += "<p class=\"no-positions\">No reading of this session has a position: there is no track to draw."
             html += " A mobile sensor's payload gives one as <code>lat</code> and <code>lon</code>.</p>\n"
         }
-        let unit = (try? readStore().sensor(named: summary.sensor))?.format.unit
+        let unit = (try? await readStore().sensor(named: summary.sensor))?.format.unit
         html += "</div>\n<h2>Over time</h2>\n<div class=\"charts\">\n"
         html += Self.sessionChart(summary, points, unit: unit) + "</div>\n"
         let track = "/api/v1/sessions/" + WebText.percentEncoded(summary.id) + "/track?format="

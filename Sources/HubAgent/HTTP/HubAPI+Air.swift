@@ -15,11 +15,11 @@ extension HubAPI {
         var to: String
     }
 
-    func events(_ request: Request) throws -> Response {
+    func events(_ request: Request) async throws -> Response {
         let since = try sinceParameter(request, default: .seconds(86_400))
         var sensor: String?
         if let name = request.uri.queryParameters.get("sensor") {
-            guard let found = try readStore().sensor(named: name) else {
+            guard let found = try await readStore().sensor(named: name) else {
                 throw HTTPError(.notFound, message: "no sensor named '\(name)'")
             }
             sensor = found.name
@@ -120,13 +120,13 @@ extension HubAPI {
         var start: String
     }
 
-    func airHistory(_ request: Request) throws -> Response {
+    func airHistory(_ request: Request) async throws -> Response {
         let since = try sinceParameter(request, default: .seconds(86_400))
         let periodText = request.uri.queryParameters.get("period") ?? "hour"
         guard let period = History.Period(rawValue: periodText) else {
             throw HTTPError(.badRequest, message: "period is hour, day, week or month")
         }
-        let name = try particulateSensor(request.uri.queryParameters.get("sensor"))
+        let name = try await particulateSensor(request.uri.queryParameters.get("sensor"))
         let rows = try historyCall { history throws(HistoryError) in
             try history.aggregates(of: name, since: since, per: period)
         }
@@ -140,8 +140,8 @@ extension HubAPI {
     }
 
     /// The particulate sensor `name` names, or the first one.
-    func particulateSensor(_ name: String?) throws -> String {
-        let document = try readStore()
+    func particulateSensor(_ name: String?) async throws -> String {
+        let document = try await readStore()
         if let name {
             guard let sensor = document.sensor(named: name) else {
                 throw HTTPError(.notFound, message: "no sensor named '\(name)'")

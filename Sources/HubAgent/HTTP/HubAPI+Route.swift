@@ -18,7 +18,9 @@ extension HubAPI {
     static let maximumSearchRadius = 1000.0
 
     /// The query's parameters, checked: a bad one is a 400 that names it.
-    func routeRequest(_ request: Request) throws -> (RouteRequest, since: Timestamp, sensors: [String]?, gpx: Bool) {
+    func routeRequest(_ request: Request) async throws -> (
+        RouteRequest, since: Timestamp, sensors: [String]?, gpx: Bool
+    ) {
         let query = request.uri.queryParameters
         func point(_ key: String) throws -> GeoPoint {
             guard let text = query.get(key) else {
@@ -54,7 +56,7 @@ extension HubAPI {
         }
         var sensors: [String]?
         if let list = query.get("sensors") {
-            let document = try readStore()
+            let document = try await readStore()
             sensors = try list.split(separator: ",").map { name in
                 let name = name.trimmingCharacters(in: .whitespaces)
                 guard let sensor = document.sensor(named: name) else {
@@ -79,7 +81,7 @@ extension HubAPI {
     /// milliseconds to seconds, and Swift's cooperative pool has only as many threads as cores. At most
     /// `maximumRoutesPlanning` at once; one more is a 503.
     func route(_ request: Request) async throws -> Response {
-        let (route, since, sensors, gpx) = try routeRequest(request)
+        let (route, since, sensors, gpx) = try await routeRequest(request)
         let admitted = routesPlanning.withLock { planning in
             guard planning < maximumRoutesPlanning else { return false }
             planning += 1

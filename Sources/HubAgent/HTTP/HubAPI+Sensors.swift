@@ -5,11 +5,11 @@ import Hummingbird
 
 /// `/api/v1/sensors`: the registry as hubctl edits it, with what hubd knows now.
 extension HubAPI {
-    func sensors() throws -> [Sensor] { try liveSensors().sensors }
+    func sensors() async throws -> [Sensor] { try await liveSensors().sensors }
 
     /// The registry's sensors with what hubd knows now, and the names of the mobile ones (`sessions:`).
-    func liveSensors() throws -> (sensors: [Sensor], mobile: Set<String>) {
-        let document = try readStore()
+    func liveSensors() async throws -> (sensors: [Sensor], mobile: Set<String>) {
+        let document = try await readStore()
         let statuses = snapshot(true).statuses
         let mobile = Set(document.sensors.lazy.filter { statuses[$0.topic]?.mobile == true }.map(\.name))
         // The order hubctl lists them in (not localizedStandardCompare, which goes through ICU on Linux).
@@ -96,9 +96,9 @@ extension HubAPI {
         writer.raw("}")
     }
 
-    func sensor(_ context: BasicRequestContext) throws -> (sensor: Sensor, mobile: Bool) {
+    func sensor(_ context: BasicRequestContext) async throws -> (sensor: Sensor, mobile: Bool) {
         let name = pathName(context, "name")
-        guard let sensor = try readStore().sensor(named: name) else {
+        guard let sensor = try await readStore().sensor(named: name) else {
             throw HTTPError(.notFound, message: "no sensor named '\(name)'")
         }
         let statuses = snapshot(true).statuses
@@ -153,10 +153,11 @@ extension HubAPI {
         }
         let availability = try optionalString(body, "availability")
         let template = snapshot(false).topicTemplate
-        let sensor = try storeUpdate { document throws(RegistryError) in
+        let silenceTimeout = silence
+        let sensor = try await storeUpdate { document throws(RegistryError) in
             try document.addSensor(
                 named: name, topic: topic, template: template, kind: kind,
-                silenceTimeout: silence, format: format, availability: availability)
+                silenceTimeout: silenceTimeout, format: format, availability: availability)
         }
         return sensorResponse(sensor, status: .created)
     }
@@ -164,7 +165,7 @@ extension HubAPI {
     func removeSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request)
         let name = pathName(context, "name")
-        _ = try storeUpdate { document throws(RegistryError) in try document.removeSensor(named: name) }
+        _ = try await storeUpdate { document throws(RegistryError) in try document.removeSensor(named: name) }
         return Response(status: .noContent)
     }
 }

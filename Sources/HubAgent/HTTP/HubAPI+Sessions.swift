@@ -60,7 +60,7 @@ extension HubAPI {
     }
 
     /// `?sensor=&since=30d&limit=100`: newest first.
-    func listSessions(_ request: Request) throws -> Response {
+    func listSessions(_ request: Request) async throws -> Response {
         let since = try sinceParameter(request, default: .seconds(30 * 86_400))
         var limit = 100
         if let text = request.uri.queryParameters.get("limit") {
@@ -71,7 +71,7 @@ extension HubAPI {
         }
         var sensor: String?
         if let name = request.uri.queryParameters.get("sensor") {
-            guard let found = try readStore().sensor(named: name) else {
+            guard let found = try await readStore().sensor(named: name) else {
                 throw HTTPError(.notFound, message: "no sensor named '\(name)'")
             }
             sensor = found.name
@@ -158,7 +158,7 @@ extension HubAPI {
             throw HTTPError(.badRequest, message: "\"action\" is \"start\" or \"stop\"")
         }
         let name = pathName(context, "name")
-        guard let sensor = try readStore().sensor(named: name) else {
+        guard let sensor = try await readStore().sensor(named: name) else {
             throw HTTPError(.notFound, message: "no sensor named '\(name)'")
         }
         guard let session else {

@@ -13,7 +13,7 @@ import NIOCore
 struct HubAPI: Sendable {
     /// What the hub knows now (live statuses, air, counters): never a service's lock.
     let snapshot: HubSnapshot.Source
-    let store: DefaultsStore
+    let store: any RegistryStore
     let stateDirectory: String
     /// The dashboard polls every 2 s: the registry is decoded again only when its file was replaced.
     let registry = CachedDefaults()
@@ -35,7 +35,7 @@ struct HubAPI: Sendable {
     let session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)?
 
     init(
-        snapshot: @escaping HubSnapshot.Source, store: DefaultsStore, stateDirectory: String, token: String?,
+        snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)? = nil
@@ -77,14 +77,14 @@ struct HubAPI: Sendable {
         router.add(middleware: MetricsMiddleware())
         router.get("/healthz") { _, _ in try self.health() }
         router.get("/metrics") { _, _ in self.prometheus() }
-        router.get("/") { _, _ in try self.dashboard() }
-        router.get("/dashboard/chart.svg") { request, _ in try self.chart(request) }
+        router.get("/") { _, _ in try await self.dashboard() }
+        router.get("/dashboard/chart.svg") { request, _ in try await self.chart(request) }
         router.get("/manifest.webmanifest") { _, _ in
             self.staticFile(Self.manifest, type: "application/manifest+json")
         }
         router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
-        router.get("/sessions") { request, _ in try self.sessionsPage(request) }
-        router.get("/sessions/{id}") { _, context in try self.sessionPage(context) }
+        router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
+        router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in
             self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
@@ -97,25 +97,25 @@ struct HubAPI: Sendable {
         }
         api.get("/webpush/key") { _, _ in try self.webPushKeyAnswer() }
         api.get("/sensors") { _, _ in
-            let (sensors, mobile) = try self.liveSensors()
+            let (sensors, mobile) = try await self.liveSensors()
             return self.sensorsResponse(sensors, mobile: mobile)
         }
         api.post("/sensors") { request, context in try await self.addSensor(request, context) }
         api.get("/sensors/{name}") { _, context in
-            let (sensor, mobile) = try self.sensor(context)
+            let (sensor, mobile) = try await self.sensor(context)
             return self.sensorResponse(sensor, mobile: mobile)
         }
         api.delete("/sensors/{name}") { request, context in try await self.removeSensor(request, context) }
-        api.get("/events") { request, _ in try self.events(request) }
+        api.get("/events") { request, _ in try await self.events(request) }
         api.get("/air") { _, _ in json(self.air()) }
-        api.get("/air/history") { request, _ in try self.airHistory(request) }
+        api.get("/air/history") { request, _ in try await self.airHistory(request) }
         api.get("/alert") { _, _ in json(self.alert()) }
         api.get("/route") { request, _ in try await self.route(request) }
         api.get("/devices") { request, _ in try self.listDevices(request) }
         api.post("/devices") { request, context in try await self.addDevice(request, context) }
         api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
         api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
-        api.get("/sessions") { request, _ in try self.listSessions(request) }
+        api.get("/sessions") { request, _ in try await self.listSessions(request) }
         api.get("/sessions/{id}") { _, context in try self.sessionDetail(context) }
         api.get("/sessions/{id}/track") { request, context in try self.sessionTrack(request, context) }
         api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
@@ -152,17 +152,19 @@ struct HubAPI: Sendable {
         }
     }
 
-    func readStore() throws -> DefaultsDocument {
+    func readStore() async throws -> DefaultsDocument {
         do {
-            return try registry.read(store)
+            return try await registry.read(store)
         } catch {
             throw HTTPError(.internalServerError, message: error.description)
         }
     }
 
-    func storeUpdate<T>(_ change: (inout DefaultsDocument) throws(RegistryError) -> T) throws -> T {
+    func storeUpdate<T: Sendable>(
+        _ change: @escaping @Sendable (inout DefaultsDocument) throws(RegistryError) -> T
+    ) async throws -> T {
         do {
-            return try store.update(change)
+            return try await store.update(change)
         } catch .registry(let error) {
             switch error {
             case .duplicateName, .duplicateTopic: throw HTTPError(.conflict, message: error.description)

@@ -24,7 +24,9 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
     private let ledger: Locked<Ledger>
     private let maximum: Int
     private let counters = Locked(AgentStatus.DiscoveryCounters())
-    private let store: DefaultsStore
+    private let store: any RegistryStore
+    /// The state directory, where the ledger is written under the registry file's lock.
+    private let stateFiles: DefaultsStore
     private let journal: Journal
     private let files = DispatchQueue(label: "sensorhub.discovery")
     private let errors: ErrorRecorder
@@ -38,7 +40,8 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
     }
 
     init(
-        settings: DiscoverySettings, state: StateDirectory, journal: Journal, errors: ErrorRecorder, logger: Logger
+        settings: DiscoverySettings, state: StateDirectory, store: any RegistryStore, journal: Journal,
+        errors: ErrorRecorder, logger: Logger
     ) {
         var discovery = DeviceDiscovery(families: settings.families, zigbee2mqttBases: settings.zigbee2mqttBases)
         discovery.tracksValues = false
@@ -48,7 +51,8 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
         (found, foundSink) = AsyncStream.makeStream(of: DiscoveredDevice.self)
         ledger = Locked(Self.readLedger(state.path + "/" + Self.ledgerName, logger: logger))
         maximum = settings.maximumAutoSensors
-        store = state.store
+        self.store = store
+        stateFiles = state.store
         self.journal = journal
         self.errors = errors
         self.logger = logger
@@ -79,12 +83,12 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
                 "added_before": "\(ledger.withLock { $0.topics.count })",
             ])
         for await device in found.cancelOnGracefulShutdown() {
-            await files.run { self.add(device) }
+            await add(device)
         }
     }
 
     /// Adds `device`'s sensor unless it has one, had one (removed since), or the limit is reached.
-    private func add(_ device: DiscoveredDevice) {
+    private func add(_ device: DiscoveredDevice) async {
         let topic = device.setup.topic
         let (before, count) = ledger.withLock { ($0.known.contains(topic), $0.topics.count) }
         if before {
@@ -108,7 +112,7 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
         let time = Timestamp.now
         let sensor: Sensor?
         do {
-            sensor = try store.update { document throws(RegistryError) -> Sensor? in
+            sensor = try await store.update { document throws(RegistryError) -> Sensor? in
                 guard document.sensor(onTopic: topic) == nil else { return nil }
                 let sensor = try document.addDiscovered(device, at: time)
                 // Its first event is this one: the tracker counts on from it.
@@ -121,7 +125,7 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
             return
         }
         guard let sensor else { return }
-        remember(sensor)
+        await files.run { self.remember(sensor) }
         counters.withLock { $0.added += 1 }
         logger.notice(
             "discovered a device",
@@ -153,7 +157,7 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
             return writer.bytes
         }
         do {
-            try store.replaceFile(named: Self.ledgerName, with: bytes)
+            try stateFiles.replaceFile(named: Self.ledgerName, with: bytes)
         } catch {
             errors.record(
                 "could not write \(Self.ledgerName) (after a restart, discovery would add '\(sensor.name)' again if it"

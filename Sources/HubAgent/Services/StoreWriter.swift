@@ -13,7 +13,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"
 
-    private let store: DefaultsStore
+    private let store: any RegistryStore
     private let journal: Journal
     /// The newest durable record of each sensor not written yet, and the journal position they reach.
     private let backlog = Locked<(records: [String: JournalRecord], through: Int)>(([:], 0))
@@ -25,23 +25,24 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let logger: Logger
     /// Registry writes since start (the snapshot reads it).
     private let writes: Locked<Int>
-    /// The registry file whose sensors the subscriptions service follows: a flush of that file writes only statuses,
-    /// so the file it makes is followed too, and the subscriptions service, woken by it, need not read it back.
-    private let followedFile: Locked<DefaultsStore.FileIdentity?>
-    /// Where the writes run: they block (flock, fsync), and must not do so on a cooperative thread (measured: a
-    /// 230 ms p99 at 1k msg/s in one run out of two, 2.5 ms without).
+    /// The registry version whose sensors the subscriptions service follows: a flush of that version writes only
+    /// statuses, so the version it makes is followed too, and the subscriptions service, woken by it, need not read
+    /// it back.
+    private let followedVersion: Locked<RegistryVersion?>
+    /// Where the status file is written: it blocks (fsync), and must not do so on a cooperative thread (measured, when
+    /// the registry was written here too: a 230 ms p99 at 1k msg/s in one run out of two, 2.5 ms without).
     private let files = DispatchQueue(label: "sensorhub.files")
 
     init(
-        store: DefaultsStore, journal: Journal, writes: Locked<Int>,
-        followedFile: Locked<DefaultsStore.FileIdentity?>,
+        store: any RegistryStore, journal: Journal, writes: Locked<Int>,
+        followedVersion: Locked<RegistryVersion?>,
         stateDirectory: String, flushInterval: Duration,
         snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger
     ) {
         self.store = store
         self.journal = journal
         self.writes = writes
-        self.followedFile = followedFile
+        self.followedVersion = followedVersion
         self.stateDirectory = stateDirectory
         self.flushInterval = flushInterval
         self.snapshot = snapshot
@@ -68,7 +69,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 // core. Resting ten times as long after each keeps the writer within about a tenth of a core on a
                 // large registry; nothing waits for it, and the journal holds every status meanwhile.
                 group.addTask {
-                    await every(self.flushInterval, resting: 10) { await self.files.run { self.flush() } }
+                    await every(self.flushInterval, resting: 10) { await self.flush() }
                 }
                 group.addTask {
                     while !Task.isCancelled {
@@ -79,33 +80,31 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             }
         }
         // Every other service but the journal has stopped: whatever arrived until the client closed is here now.
-        await files.run {
-            self.flush()
-            self.writeStatus()
-        }
+        await flush()
+        await files.run { self.writeStatus() }
         logger.info("stopped")
     }
 
     /// Merges the statuses made durable since the last flush into the store; a sensor removed meanwhile is skipped.
-    private func flush() {
+    private func flush() async {
         let (records, through) = backlog.withLock { backlog in
             defer { backlog.records = [:] }
             return (backlog.records, backlog.through)
         }
         guard !records.isEmpty else { return }
-        var size = 0
+        let size = Locked(0)
         do {
-            try store.update { document throws(RegistryError) in
+            try await store.recordStatuses(onTopics: Array(records.keys)) { document in
                 for record in records.values {
                     document.record(record)
                 }
-            } beforeReplacing: { read, written in
-                // A file another writer made meanwhile stays unfollowed: the subscriptions service reads this one.
-                followedFile.withLock { if let read, $0 == read { $0 = written } }
-                size = written.byteCount
+            } beforeReplacing: { [followedVersion] read, written in
+                // A version another writer made meanwhile stays unfollowed: the subscriptions service reads that one.
+                followedVersion.withLock { if let read, $0 == read { $0 = written } }
+                size.withLock { $0 = written.byteCount }
             }
             // The registry was read and written whole: tens of megabytes at 100,000 sensors, freed now.
-            if size >= FreedMemory.worthReleasingAfter { FreedMemory.release() }
+            if size.withLock({ $0 }) >= FreedMemory.worthReleasingAfter { FreedMemory.release() }
             writes.withLock { $0 += 1 }
             journal.acknowledge(Self.consumerName, through: through)
         } catch {

@@ -7,7 +7,7 @@ import ServiceLifecycle
 
 /// Keeps the broker's subscriptions equal to the registry's sensors: the only service that subscribes and
 /// unsubscribes, one change at a time, so a new client's "subscribe everything" can't race a removal. It watches
-/// the registry file (inotify), has ingest follow each change, and hands new broker settings to the connection.
+/// the registry (inotify on its file, or the database's notifications), has ingest follow each change, and hands new broker settings to the connection.
 ///
 /// After each connection, once the backlog the broker kept has drained, it subscribes to every sensor once more:
 /// the broker sends each retained status again, so hubd ends on the newest one even when the broker dropped the
@@ -54,7 +54,7 @@ final class Subscriptions: Service, Sendable {
     }
 
     private let inputs: Inputs
-    private let store: DefaultsStore
+    private let store: any RegistryStore
     private let ingest: Ingest
     private let connection: BrokerConnection
     private let qos: MQTTQoS
@@ -64,20 +64,20 @@ final class Subscriptions: Service, Sendable {
     /// Told of each registry followed, and whether a new client has just subscribed to it.
     private let followed: (@Sendable (DefaultsDocument, _ newClient: Bool) -> Void)?
     private let statusChanged: Doorbell
-    /// The registry file whose sensors ingest follows: set here when it reads one, and moved on by `StoreWriter` to
-    /// the file each flush of statuses makes from it.
-    private let followedFile: Locked<DefaultsStore.FileIdentity?>
+    /// The registry version whose sensors ingest follows: set here when it reads one, and moved on by `StoreWriter`
+    /// to the version each flush of statuses makes from it.
+    private let followedVersion: Locked<RegistryVersion?>
     private let errors: ErrorRecorder
     private let logger: Logger
 
     init(
-        inputs: Inputs, store: DefaultsStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
+        inputs: Inputs, store: any RegistryStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
         listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
-        statusChanged: Doorbell, followedFile: Locked<DefaultsStore.FileIdentity?> = Locked(nil),
+        statusChanged: Doorbell, followedVersion: Locked<RegistryVersion?> = Locked(nil),
         errors: ErrorRecorder,
         logger: Logger
     ) {
-        self.followedFile = followedFile
+        self.followedVersion = followedVersion
         self.listenerFilters = listenerFilters
         self.followed = followed
         self.inputs = inputs
@@ -91,7 +91,7 @@ final class Subscriptions: Service, Sendable {
     }
 
     func run() async {
-        let changes = RegistryWatcher.changes(of: store.path, logger: logger)
+        let changes = store.changes(logger: logger)
         let continuation = inputs.continuation
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -104,14 +104,15 @@ final class Subscriptions: Service, Sendable {
                     // hubd's own status flush, every flush interval while statuses change: statuses are not what
                     // this service follows, and reading the registry back cost a decode of every sensor and held
                     // ingest's lock through a follow of every sensor (a 100,000-sensor registry, each flush).
-                    guard !isFollowed else { break }
+                    guard await !isFollowed() else { break }
                     await applyStore(to: client)
                     releaseIfLarge()
                 case .attach(let newClient, let done):
                     client = newClient
                     // Changes made while there was no client are in the store: read it first (unless it is the file
                     // followed already and nobody needs the document: 100,000 sensors decode in a third of a second).
-                    let document = followed == nil && isFollowed ? nil : await applyStore(to: nil)
+                    let known = followed == nil ? await isFollowed() : false
+                    let document = known ? nil : await applyStore(to: nil)
                     await subscribe(ingest.topics, on: newClient)
                     for filters in listenerFilters { await subscribe(filters, on: newClient) }
                     if let document { followed?(document, true) }
@@ -137,18 +138,18 @@ final class Subscriptions: Service, Sendable {
         }
     }
 
-    /// Whether the registry file is one whose sensors ingest follows already (hubd's own flush of statuses). Its
-    /// identity was taken under the writers' lock, and a file's inode can't be another's while it exists: another
-    /// writer's file matches only if two writes replaced it within one tick of the file clock, the second of the same
-    /// size and on the first's freed inode.
-    private var isFollowed: Bool {
-        guard let followed = followedFile.withLock({ $0 }), let current = store.identity() else { return false }
+    /// Whether the registry is at a version whose sensors ingest follows already (hubd's own flush of statuses). The
+    /// version was taken under the writers' lock. A file's inode can't be another's while it exists: another writer's
+    /// file matches only if two writes replaced it within one tick of the file clock, the second of the same size and
+    /// on the first's freed inode.
+    private func isFollowed() async -> Bool {
+        guard let followed = followedVersion.withLock({ $0 }), let current = await store.version() else { return false }
         return current == followed
     }
 
     /// After a large registry was read, or subscribed to whole: what that took is freed memory now.
     private func releaseIfLarge() {
-        guard let size = followedFile.withLock({ $0?.byteCount }), size >= FreedMemory.worthReleasingAfter else {
+        guard let size = followedVersion.withLock({ $0?.byteCount }), size >= FreedMemory.worthReleasingAfter else {
             return
         }
         FreedMemory.release()
@@ -160,9 +161,9 @@ final class Subscriptions: Service, Sendable {
     private func applyStore(to client: MosquittoClient?) async -> DefaultsDocument? {
         let document: DefaultsDocument
         do {
-            let (identity, read) = try store.read(ifChangedFrom: nil)
+            let (version, read) = try await store.read(ifChangedFrom: nil)
             document = read ?? DefaultsDocument()
-            followedFile.withLock { $0 = identity }
+            followedVersion.withLock { $0 = version }
         } catch {
             errors.record("the registry can't be read, so changes to it are not followed: \(error)")
             return nil

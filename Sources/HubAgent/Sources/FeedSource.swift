@@ -18,7 +18,7 @@ import ServiceLifecycle
 /// now and then, and counted.
 final class FeedSource: Service, Sendable {
     let feeds: [FeedSettings]
-    let store: DefaultsStore
+    let store: any RegistryStore
     let errors: ErrorRecorder
     let logger: Logger
     let ledgerPath: String
@@ -30,7 +30,7 @@ final class FeedSource: Service, Sendable {
     static let maximumDocument = 4 * 1024 * 1024
 
     init(
-        feeds: [FeedSettings], stateDirectory: String, store: DefaultsStore, errors: ErrorRecorder, logger: Logger,
+        feeds: [FeedSettings], stateDirectory: String, store: any RegistryStore, errors: ErrorRecorder, logger: Logger,
         publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.feeds = feeds
@@ -97,7 +97,7 @@ final class FeedSource: Service, Sendable {
                 break
             }
             if !registered.contains(slug) {
-                guard register(slug, of: feed) else { continue }
+                guard await register(slug, of: feed) else { continue }
                 registered.insert(slug)
             }
             do {
@@ -124,13 +124,13 @@ final class FeedSource: Service, Sendable {
     }
 
     /// Adds the region's sensor to the registry (once); `false` when it can't be.
-    private func register(_ slug: String, of feed: FeedSettings) -> Bool {
+    private func register(_ slug: String, of feed: FeedSettings) async -> Bool {
         let name = feed.sensorName(region: slug)
         let topic = feed.topic(region: slug)
         let format = ValueFormat(
             path: try? ValuePath("value"), unit: feed.unit, range: FeedReading.plausibleIndex, bands: feed.bands)
         do {
-            let existing = try store.update { document throws(RegistryError) -> Sensor? in
+            let existing = try await store.update { document throws(RegistryError) -> Sensor? in
                 if let sensor = document.sensor(named: name) { return sensor }
                 try document.addSensor(named: name, topic: topic, kind: .numeric, format: format)
                 return nil

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// registry as a particulate sensor. A sensor unplugged mid-run is reopened with back-off.
 final class SDS011Source: Service, Sendable {
     let settings: HubConfiguration.SDS011Settings
-    let store: DefaultsStore
+    let store: any RegistryStore
     let logger: Logger
     let errors: ErrorRecorder
     /// Publishes retained at QoS 1 over the hub's connection.
@@ -20,7 +20,7 @@ final class SDS011Source: Service, Sendable {
     private let line = Locked(AgentStatus.SerialLine())
 
     init(
-        settings: HubConfiguration.SDS011Settings, store: DefaultsStore, errors: ErrorRecorder, logger: Logger,
+        settings: HubConfiguration.SDS011Settings, store: any RegistryStore, errors: ErrorRecorder, logger: Logger,
         publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.settings = settings
@@ -116,7 +116,7 @@ final class SDS011Source: Service, Sendable {
         logger.notice(
             "SDS011 ready",
             metadata: ["port": "\(client.path)", "id": "\(device)", "firmware": "\(version)"])
-        guard let topic = register(device) else { return }
+        guard let topic = await register(device) else { return }
         // Sleeping between readings only pays when there is time to warm up again.
         let sampling = Duration.seconds(settings.samples)
         let dutyCycle = settings.interval >= settings.warmUp + sampling + .seconds(5)
@@ -149,8 +149,8 @@ final class SDS011Source: Service, Sendable {
     }
 
     /// Adds the SDS011 to the registry as a particulate sensor (once), and returns the topic its readings go to.
-    private func register(_ device: SDS011DeviceID) -> String? {
-        SourceSensor.register(
+    private func register(_ device: SDS011DeviceID) async -> String? {
+        await SourceSensor.register(
             name: settings.name, topic: settings.topic.replacingOccurrences(of: "{id}", with: device.description),
             kind: .particulate, source: "the SDS011", store: store, errors: errors, logger: logger)
     }

@@ -8,10 +8,10 @@ enum SourceSensor {
     /// - Parameter source: what the source is, for the log (`the SDS011`).
     static func register(
         name: String, topic: String, kind: SensorKind, format: ValueFormat = ValueFormat(), source: String,
-        store: DefaultsStore, errors: ErrorRecorder, logger: Logger
-    ) -> String? {
+        store: any RegistryStore, errors: ErrorRecorder, logger: Logger
+    ) async -> String? {
         do {
-            let existing = try store.update { document throws(RegistryError) -> Sensor? in
+            let existing = try await store.update { document throws(RegistryError) -> Sensor? in
                 if let sensor = document.sensor(named: name) { return sensor }
                 try document.addSensor(named: name, topic: topic, kind: kind, format: format)
                 return nil

@@ -16,7 +16,7 @@ final class UVSource: Service, Sendable {
 
     let settings: UVSettings
     let place: GeoPoint
-    let store: DefaultsStore
+    let store: any RegistryStore
     let stateDirectory: String
     let logger: Logger
     let errors: ErrorRecorder
@@ -25,7 +25,7 @@ final class UVSource: Service, Sendable {
     private let counters = Locked(AgentStatus.TEMISCounters())
 
     init(
-        settings: UVSettings, place: GeoPoint, store: DefaultsStore, stateDirectory: String, errors: ErrorRecorder,
+        settings: UVSettings, place: GeoPoint, store: any RegistryStore, stateDirectory: String, errors: ErrorRecorder,
         logger: Logger, publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.settings = settings
@@ -47,7 +47,7 @@ final class UVSource: Service, Sendable {
     }
 
     func run() async throws {
-        guard let topic = register() else { return }
+        guard let topic = await register() else { return }
         let http = try settings.temisURL.map { _ in try HTTPDelivery(caFile: nil, timeout: .seconds(30)) }
         await cancelWhenGracefulShutdown { await self.publishUntilCancelled(topic: topic, http: http) }
         await http?.shutdown()
@@ -150,9 +150,9 @@ final class UVSource: Service, Sendable {
 
     /// Adds the UV index to the registry as a numeric sensor with WHO's bands (once), and returns the topic its
     /// readings go to.
-    private func register() -> String? {
+    private func register() async -> String? {
         let format = ValueFormat(path: try? ValuePath("uvi"), unit: "UVI", decimals: 1, range: 0...100, bands: .whoUV)
-        return SourceSensor.register(
+        return await SourceSensor.register(
             name: settings.name, topic: settings.resolvedTopic, kind: .numeric, format: format, source: "the UV index",
             store: store, errors: errors, logger: logger)
     }

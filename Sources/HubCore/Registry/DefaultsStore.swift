@@ -180,6 +180,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case locked(path: String)
     /// The change itself was refused.
     case registry(RegistryError)
+    /// The database holding the registry could not be reached, or did not answer in time; nothing was changed.
+    case unavailable(location: String, reason: String)
 
     public var description: String {
         switch self {
@@ -203,6 +205,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "another process has held \(path) for more than 10 s; is a hubctl or hubd stuck? Try again"
         case .registry(let error):
             return error.description
+        case .unavailable(let location, let reason):
+            return "cannot reach the registry at \(location): \(reason). Nothing was changed: check that the database"
+                + " runs and that the configuration's store: names it, then try again"
         }
     }
 
@@ -213,25 +218,25 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The registry as the HTTP API reads it on every poll: decoded again only when the file was replaced.
+/// The registry as the HTTP API reads it on every poll: decoded again only when the store changed.
 public final class CachedDefaults: Sendable {
-    private let last = Locked<(path: String, identity: DefaultsStore.FileIdentity, document: DefaultsDocument)?>(nil)
+    private let last = Locked<(location: String, version: RegistryVersion, document: DefaultsDocument)?>(nil)
 
     public init() {}
 
-    public func read(_ store: DefaultsStore) throws(StoreError) -> DefaultsDocument {
-        let known = last.withLock { $0 }.flatMap { $0.path == store.path ? $0 : nil }
-        let (identity, document) = try store.read(ifChangedFrom: known?.identity)
-        guard let identity else {
+    public func read(_ store: some RegistryStore) async throws(StoreError) -> DefaultsDocument {
+        let known = last.withLock { $0 }.flatMap { $0.location == store.location ? $0 : nil }
+        let (version, document) = try await store.read(ifChangedFrom: known?.version)
+        guard let version else {
             last.withLock { $0 = nil }
             return document ?? DefaultsDocument()
         }
-        // No document: the file is still the one `known` came from.
+        // No document: the store is still the one `known` came from.
         guard let document else {
             if let known { return known.document }
-            return try store.read()
+            return try await store.read()
         }
-        last.withLock { $0 = (store.path, identity, document) }
+        last.withLock { $0 = (store.location, version, document) }
         return document
     }
 }

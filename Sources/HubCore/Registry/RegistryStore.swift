@@ -1,0 +1,89 @@
+import Logging
+
+/// Where the registry lives: `defaults.json` in the state directory (`DefaultsStore`, the default), or a PostgreSQL
+/// database several agents share (HubRemote's `PostgresRegistry`). Everything that reads or changes the registry —
+/// hubd's services, its HTTP API, hubctl — goes through this, so another store is one more type.
+///
+/// Every change is a read of the newest document under the writers' lock, a change to it, and a write of what
+/// changed; the registry's rules (unique names and topics) are `DefaultsDocument`'s, whatever the store.
+public protocol RegistryStore: Sendable {
+    /// Where it is, for messages: a file's path, or a database's URL without its password.
+    var location: String { get }
+
+    /// The current document; an empty one when there is none yet.
+    func read() async throws(StoreError) -> DefaultsDocument
+
+    /// The current document and its version, unless the store is still at `known`: then `document` is `nil` and
+    /// nothing was decoded. `version` is `nil` when there is no registry yet (and the document an empty one).
+    func read(ifChangedFrom known: RegistryVersion?) async throws(StoreError) -> (
+        version: RegistryVersion?, document: DefaultsDocument?
+    )
+
+    /// Reads the newest document under the writers' lock, lets `change` modify it, and writes back what changed.
+    /// A `change` that throws writes nothing. `beforeReplacing` is told the versions read and written, under the
+    /// lock, before anyone following the store can see the new one; it is not called when nothing changed.
+    func update<Result: Sendable>(
+        _ change: @escaping @Sendable (inout DefaultsDocument) throws(RegistryError) -> Result,
+        beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
+    ) async throws(StoreError) -> Result
+
+    /// `update` for what hubd learnt of the sensors on `topics` (statuses, attributes, sessions): `change` touches
+    /// only those, so a store that keeps sensors apart reads and writes only them.
+    func recordStatuses(
+        onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
+        beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
+    ) async throws(StoreError)
+
+    /// The store's version now, without reading the document; `nil` when there is none (or it can't be told).
+    func version() async -> RegistryVersion?
+
+    /// A signal whenever the registry may have changed (bursts collapse into one pending signal); hubd's own
+    /// writes may signal too. Ends when its consumer goes away.
+    func changes(logger: Logger) -> AsyncStream<Void>
+}
+
+extension RegistryStore {
+    /// `update`, without being told the versions.
+    @discardableResult
+    public func update<Result: Sendable>(
+        _ change: @escaping @Sendable (inout DefaultsDocument) throws(RegistryError) -> Result
+    ) async throws(StoreError) -> Result {
+        try await update(change, beforeReplacing: { _, _ in })
+    }
+}
+
+/// Which registry a document came from, to tell whether the store still holds it: a file's identity (inode, size,
+/// modification time), or a database's revisions.
+public struct RegistryVersion: Hashable, Sendable {
+    enum Value: Hashable, Sendable {
+        case file(DefaultsStore.FileIdentity)
+        /// The sensors' revision (bumped by every change of the sensor set or the broker) and the statuses' (bumped
+        /// by every write of statuses).
+        case revisions(sensors: Int64, statuses: Int64)
+    }
+
+    let value: Value
+    /// How many bytes the document takes in the store: after a large one was read, freeing memory is worth it.
+    public let byteCount: Int
+
+    init(file identity: DefaultsStore.FileIdentity) {
+        value = .file(identity)
+        byteCount = identity.byteCount
+    }
+
+    /// A database's version.
+    public init(sensors: Int64, statuses: Int64, byteCount: Int) {
+        value = .revisions(sensors: sensors, statuses: statuses)
+        self.byteCount = byteCount
+    }
+
+    /// A database's revisions; `nil` for a file's version.
+    public var revisions: (sensors: Int64, statuses: Int64)? {
+        guard case .revisions(let sensors, let statuses) = value else { return nil }
+        return (sensors, statuses)
+    }
+
+    /// Equal versions are the same registry; the size is what was seen of it, not part of it.
+    public static func == (a: Self, b: Self) -> Bool { a.value == b.value }
+    public func hash(into hasher: inout Hasher) { hasher.combine(value) }
+}
