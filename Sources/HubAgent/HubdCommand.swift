@@ -77,7 +77,7 @@ public struct HubdCommand: AsyncParsableCommand {
         do {
             hub = try await Hub.make(
                 configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
-                store: state.store, logger: logger)
+                store: state.registry, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)

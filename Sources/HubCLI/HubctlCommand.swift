@@ -84,7 +84,7 @@ struct StateOptions: ParsableArguments {
 
     /// The registry `configuration` and `state` choose.
     static func registry(configuration: HubConfiguration, state: StateDirectory) -> any RegistryStore {
-        state.store
+        state.registry
     }
 
     /// The configuration and the state directory it (with --state-dir and $HUB_STATE_DIR) chooses.

@@ -22,7 +22,7 @@ extension HubAPITests {
             """
         try registry.write(toFile: store.path, atomically: true, encoding: .utf8)
         var tracker = SensorTracker()
-        _ = tracker.follow(try await store.read(), now: .now)
+        _ = tracker.follow(try store.read(), now: .now)
         let now = Timestamp.now
         let cellar = #"{"temperature":12.5,"battery":80,"note":"<b>x</b>\u001b[2J"}"#
         for (topic, payload) in [("z/cellar", cellar), ("z/hall", #"{"contact":true,"battery":97}"#)] {

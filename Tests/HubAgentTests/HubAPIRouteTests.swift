@@ -41,7 +41,7 @@ import Testing
         var logger = Logger(label: "api-route-test")
         logger.logLevel = .critical
         let api = HubAPI(
-            snapshot: { _ in HubSnapshot() }, store: StateDirectory(option: directory.path).store,
+            snapshot: { _ in HubSnapshot() }, store: StateDirectory(option: directory.path).registry,
             stateDirectory: directory.path, token: nil, metrics: MetricsExporter(), logger: logger, roads: roads,
             maximumRoutesPlanning: routes)
         try await Application(router: api.router()).test(.router) { client in try await body(client) }

@@ -2,47 +2,49 @@ import Dispatch
 import HubSupport
 import Logging
 
-extension DefaultsStore: RegistryStore {
+/// The registry in `defaults.json`: `DefaultsStore`'s file, as a `RegistryStore`. A type of its own rather than a
+/// conformance of `DefaultsStore`, whose synchronous methods (tests, hubctl's completion) would otherwise share
+/// names with these and be passed over for them in every async context.
+public struct FileRegistry: RegistryStore {
     /// Where the file work runs: it blocks (flock, fsync), and must not do so on one of Swift's cooperative threads,
     /// of which a 2-core machine has two (measured when the store writer did: a 230 ms p99 at 1k msg/s).
     private static let files = DispatchQueue(label: "sensorhub.registry-file")
 
-    public var location: String { path }
+    public let file: DefaultsStore
 
-    // The async witnesses are disfavoured: where a `DefaultsStore` is used as itself (tests, the discovery ledger), its
-    // synchronous methods are meant, as they were before the protocol.
-
-    @_disfavoredOverload
-    public func read() async throws(StoreError) -> DefaultsDocument {
-        try await Self.files.run { () throws(StoreError) in try self.read() }
+    public init(_ file: DefaultsStore) {
+        self.file = file
     }
 
-    @_disfavoredOverload
+    public var location: String { file.path }
+
+    public func read() async throws(StoreError) -> DefaultsDocument {
+        try await Self.files.run { [file] () throws(StoreError) in try file.read() }
+    }
+
     public func read(ifChangedFrom known: RegistryVersion?) async throws(StoreError) -> (
         version: RegistryVersion?, document: DefaultsDocument?
     ) {
-        let identity: FileIdentity?
-        if case .file(let file) = known?.value { identity = file } else { identity = nil }
-        let (read, document) = try await Self.files.run { () throws(StoreError) in
-            try self.read(ifChangedFrom: identity)
+        let identity: DefaultsStore.FileIdentity?
+        if case .file(let known) = known?.value { identity = known } else { identity = nil }
+        let (read, document) = try await Self.files.run { [file] () throws(StoreError) in
+            try file.read(ifChangedFrom: identity)
         }
         return (read.map(RegistryVersion.init(file:)), document)
     }
 
-    @_disfavoredOverload
     public func update<Result: Sendable>(
         _ change: @escaping @Sendable (inout DefaultsDocument) throws(RegistryError) -> Result,
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) -> Result {
-        try await Self.files.run { () throws(StoreError) in
-            try self.update(change) { read, written in
+        try await Self.files.run { [file] () throws(StoreError) in
+            try file.update(change) { read, written in
                 beforeReplacing(read.map(RegistryVersion.init(file:)), RegistryVersion(file: written))
             }
         }
     }
 
     /// The whole file is read and written: a file has no other way.
-    @_disfavoredOverload
     public func recordStatuses(
         onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
@@ -50,15 +52,19 @@ extension DefaultsStore: RegistryStore {
         try await update({ document throws(RegistryError) in change(&document) }, beforeReplacing: beforeReplacing)
     }
 
-    @_disfavoredOverload
     public func version() async -> RegistryVersion? {
-        identity().map(RegistryVersion.init(file:))
+        file.identity().map(RegistryVersion.init(file:))
     }
 
     /// inotify on the state directory (the file is replaced by rename), or a stat() every second without it.
     public func changes(logger: Logger) -> AsyncStream<Void> {
-        RegistryWatcher.changes(of: path, logger: logger)
+        RegistryWatcher.changes(of: file.path, logger: logger)
     }
+}
+
+extension StateDirectory {
+    /// The state directory's registry file, as a `RegistryStore`.
+    public var registry: FileRegistry { FileRegistry(store) }
 }
 
 extension DispatchQueue {
