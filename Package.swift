@@ -193,6 +193,7 @@ let package = Package(
         .target(
             name: "HubTestKit",
             dependencies: [
+                "HubCore",
                 "HubSupport",
                 "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),

@@ -51,6 +51,9 @@ public struct HubConfiguration: Sendable, Hashable {
     public var routeRoads: String?
     /// `remote`: the PostgreSQL database readings, sessions and events are sent to; `nil`: none.
     public var remote: RemoteSettings?
+    /// `store.url`: the PostgreSQL database the registry lives in, which several agents can share; `nil`: the state
+    /// directory's `defaults.json`.
+    public var store: DatabaseSettings?
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
     /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
@@ -193,7 +196,17 @@ public struct HubConfiguration: Sendable, Hashable {
             result.availabilityTopic = topic
         }
         let store = root["store"]
-        try store.allow(["flush_interval"])
+        if case .scalar = store.value {
+            // `store: postgres://…`, the short form of `store: {url: …}`.
+            result.store = try DatabaseSettings.read(store.mapping(as: "url"), section: "store")
+        } else {
+            try store.allow(["flush_interval"] + DatabaseSettings.keys, secrets: ["password"])
+            // A password or TLS setting without a URL is a mistake to name, not a file registry.
+            let databaseKeys = DatabaseSettings.keys + ["password", "password_file"]
+            if databaseKeys.contains(where: { store[$0].isSet }) {
+                result.store = try DatabaseSettings.read(store, section: "store")
+            }
+        }
         if let interval = try store["flush_interval"].value(
             "a duration up to 60s, like 1s or 500ms",
             { DurationText.parse($0).flatMap { $0 <= .seconds(60) ? $0 : nil } })

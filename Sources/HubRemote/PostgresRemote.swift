@@ -28,20 +28,8 @@ public final class PostgresRemote: Sendable {
 
     /// Connects, migrates the schema and records this hub in `hubs`.
     public static func connect(_ settings: RemoteSettings, logger: Logger) async throws -> PostgresRemote {
-        var client = TLSConfiguration.makeClientConfiguration()
-        if let caFile = settings.caFile { client.trustRoots = .file(caFile) }
-        let tls: PostgresConnection.Configuration.TLS
-        switch settings.tls {
-        case .disable: tls = .disable
-        case .prefer: tls = .prefer(try NIOSSLContext(configuration: client))
-        case .require: tls = .require(try NIOSSLContext(configuration: client))
-        }
-        var configuration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.user, password: settings.password,
-            database: settings.database, tls: tls)
-        configuration.options.connectTimeout = .seconds(10)
         let connection = try await PostgresConnection.connect(
-            configuration: configuration, id: Int.random(in: 0..<Int(Int32.max)), logger: logger)
+            to: settings.server, applicationName: "hubd \(settings.hub)", logger: logger)
         do {
             let versions = try await migrate(connection, settings: settings, logger: logger)
             try await connection.query(

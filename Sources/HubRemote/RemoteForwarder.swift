@@ -89,7 +89,8 @@ public final class RemoteForwarder: Sendable {
                     logger.info(
                         "connected to the remote store",
                         metadata: [
-                            "url": "\(settings.url)", "hub": "\(settings.hub)", "postgis": "\(connected.usesPostGIS)",
+                            "url": "\(settings.server.url)", "hub": "\(settings.hub)",
+                            "postgis": "\(connected.usesPostGIS)",
                             "waiting": "\(queue.count)",
                         ])
                 }
@@ -145,7 +146,7 @@ public final class RemoteForwarder: Sendable {
                     outageStarted = .now
                     logger.warning(
                         "sending to the remote store failed; readings and events wait in the queue, and it is tried again",
-                        metadata: ["url": "\(settings.url)", "error": "\(message)", "waiting": "\(queue.count)"])
+                        metadata: ["url": "\(settings.server.url)", "error": "\(message)", "waiting": "\(queue.count)"])
                 }
                 if untilEmpty { break }
                 try? await Task.sleep(for: Self.backOff(afterFailures: failuresInRow, maximum: settings.maximumBackOff))

@@ -45,9 +45,7 @@ import Testing
             logger.logLevel = .warning
             let journal = Journal(directory: state.path, logger: logger)
             _ = try journal.open()
-            var settings = RemoteSettings(
-                host: server.host, port: server.port, user: PostgresServer.user, database: "writer", hub: "writer")
-            settings.password = PostgresServer.password
+            var settings = RemoteSettings(server: server.settings(database: "writer"), hub: "writer")
             settings.mode = .record
             settings.interval = .milliseconds(50)
             let writer = RemoteWriter(

@@ -46,28 +46,28 @@ import Testing
                   max_back_off: 1m
                 """
             ).remote)
-        #expect(remote.host == "db.example.net" && remote.port == 6543)
-        #expect(remote.user == "hub" && remote.database == "air" && remote.password == "s3cret")
+        #expect(remote.server.host == "db.example.net" && remote.server.port == 6543)
+        #expect(remote.server.user == "hub" && remote.server.database == "air" && remote.server.password == "s3cret")
         #expect(remote.mode == .record && remote.hub == "flat-3" && remote.batch == 100)
-        #expect(remote.interval == .milliseconds(250) && remote.tls == .require && !remote.postgis)
+        #expect(remote.interval == .milliseconds(250) && remote.server.tls == .require && !remote.postgis)
         #expect(remote.maximumBackOff == .seconds(60))
-        #expect(remote.url == "postgres://hub@db.example.net:6543/air")
+        #expect(remote.server.url == "postgres://hub@db.example.net:6543/air")
     }
 
     @Test func defaultsAndTheHostName() throws {
         let remote = try #require(try load("remote: {url: 'postgres://hub@localhost/sensors'}").remote)
-        #expect(remote.port == 5432 && remote.mode == .stream && remote.tls == .prefer && remote.postgis)
-        #expect(remote.batch == 500 && remote.interval == .seconds(1) && remote.password == nil)
+        #expect(remote.server.port == 5432 && remote.mode == .stream && remote.server.tls == .prefer && remote.postgis)
+        #expect(remote.batch == 500 && remote.interval == .seconds(1) && remote.server.password == nil)
         #expect(remote.hub == RemoteSettings.hostName && RemoteSettings.isValidHubName(remote.hub))
     }
 
     @Test func thePasswordComesFromCredentialsOrTheEnvironment() throws {
         let fromCredentials = try load(
             "remote: {url: 'postgres://hub@localhost/sensors', password_file: $CREDENTIALS_DIRECTORY/pg.pass}")
-        #expect(fromCredentials.remote?.password == "s3cret")
+        #expect(fromCredentials.remote?.server.password == "s3cret")
         let fromEnvironment = try load(
             "remote: {url: 'postgres://hub@localhost/sensors'}", environment: ["HUB_REMOTE_PASSWORD": "from-env"])
-        #expect(fromEnvironment.remote?.password == "from-env")
+        #expect(fromEnvironment.remote?.server.password == "from-env")
         // The whole section from the environment alone.
         let onlyEnvironment = try load(
             "", environment: ["HUB_REMOTE_URL": "postgres://hub@localhost/sensors", "HUB_REMOTE_HUB": "env-hub"])
@@ -88,5 +88,30 @@ import Testing
         #expect(error("remote: {url: 'postgres://h@x/db', colour: red}").contains("remote.colour"))
         #expect(
             error("remote: {url: 'postgres://h@x/db', password_file: missing.pass}").contains("remote.password_file"))
+    }
+
+    /// `store:` names the same kind of database, in its long form or as the URL alone; without a URL the registry
+    /// stays in the state directory.
+    @Test func theStoreSectionNamesADatabase() throws {
+        #expect(try load("").store == nil)
+        #expect(try load("store: {flush_interval: 2s}").store == nil)
+        let short = try #require(try load("store: postgres://hub@db.example.net/building").store)
+        #expect(short.host == "db.example.net" && short.database == "building" && short.tls == .prefer)
+        let long = try load(
+            """
+            store:
+              url: postgres://hub@db.example.net:6543/building
+              password_file: pg.pass
+              tls: require
+              flush_interval: 2s
+            """)
+        #expect(long.store?.port == 6543 && long.store?.password == "s3cret" && long.store?.tls == .require)
+        #expect(long.flushInterval == .seconds(2))
+        let environment = try load(
+            "store: postgres://hub@localhost/building", environment: ["HUB_STORE_PASSWORD": "from-env"])
+        #expect(environment.store?.password == "from-env")
+        #expect(error("store: 'postgres://hub:pw@localhost/b'").contains("store.password_file"))
+        #expect(error("store: {url: 'postgres://hub@localhost/b', colour: red}").contains("store.colour"))
+        #expect(error("store: {password: x}").contains("store.url: missing"))
     }
 }

@@ -149,7 +149,7 @@ import Testing
     @Test func aWrongPasswordSaysSo() async throws {
         try await withPostgres { server in
             var wrong = settings(server, database: "postgres")
-            wrong.password = "not the password"
+            wrong.server.password = "not the password"
             let error = await #expect(throws: (any Error).self) {
                 try await PostgresRemote.connect(wrong, logger: testLogger)
             }

@@ -113,8 +113,8 @@ import Testing
                 try await server.psql(statement, database: db)
             }
             var visitor = settings
-            visitor.user = "visitor"
-            visitor.password = "visitor"
+            visitor.server.user = "visitor"
+            visitor.server.password = "visitor"
             let other = try await makeForwarder(visitor, directory: try TemporaryDirectory(prefix: "remote"))
             try await other.queue.append([Make.fixed(77), Make.fixed(78)])
             await other.run(untilEmpty: true)

@@ -12,9 +12,9 @@ import Testing
         try await withPostgres(tls: certificates.localhost) { server in
             try await server.createDatabase("tls")
             var remote = settings(server, database: "tls")
-            remote.host = "localhost"
-            remote.tls = .require
-            remote.caFile = certificates.caFile
+            remote.server.host = "localhost"
+            remote.server.tls = .require
+            remote.server.caFile = certificates.caFile
             let connection = try await PostgresRemote.connect(remote, logger: testLogger)
             try await connection.send([Make.fixed(1)])
             // While it is open: its backend says TLS (psql itself comes over the Unix socket, without).
@@ -24,10 +24,10 @@ import Testing
             #expect(try await server.count("SELECT count(*) FROM readings", database: "tls") == 1)
 
             var otherCA = remote
-            otherCA.caFile = certificates.otherCAFile
+            otherCA.server.caFile = certificates.otherCAFile
             await #expect(throws: (any Error).self) { try await PostgresRemote.connect(otherCA, logger: testLogger) }
             var systemRoots = remote
-            systemRoots.caFile = nil
+            systemRoots.server.caFile = nil
             await #expect(throws: (any Error).self) {
                 try await PostgresRemote.connect(systemRoots, logger: testLogger)
             }
@@ -37,7 +37,7 @@ import Testing
     @Test func aServerWithoutTLSIsRefusedWhenTLSIsRequired() async throws {
         try await withPostgres { server in
             var required = settings(server, database: "postgres")
-            required.tls = .require
+            required.server.tls = .require
             await #expect(throws: (any Error).self) { try await PostgresRemote.connect(required, logger: testLogger) }
         }
     }
@@ -48,7 +48,7 @@ import Testing
         let yaml = "remote: {url: 'postgres://hub@db/sensors', tls: require, ca_file: ca.pem}"
         try yaml.write(toFile: directory.file("hubd.yaml"), atomically: true, encoding: .utf8)
         let configuration = try HubConfiguration.load(option: directory.file("hubd.yaml"), environment: [:])
-        #expect(configuration.remote?.caFile == directory.file("ca.pem"))
+        #expect(configuration.remote?.server.caFile == directory.file("ca.pem"))
         #expect(throws: ConfigurationError.self) {
             try "remote: {url: 'postgres://hub@db/sensors', ca_file: missing.pem}".write(
                 toFile: directory.file("hubd.yaml"), atomically: true, encoding: .utf8)

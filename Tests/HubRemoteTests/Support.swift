@@ -59,13 +59,9 @@ func settings(
     _ server: PostgresServer, database: String, hub: String = "home", mode: RemoteSettings.Mode = .stream,
     postgis: Bool = true
 ) -> RemoteSettings {
-    var settings = RemoteSettings(
-        host: server.host, port: server.port, user: PostgresServer.user, database: database, hub: hub)
-    settings.password = PostgresServer.password
+    var settings = RemoteSettings(server: server.settings(database: database), hub: hub)
     settings.mode = mode
     settings.postgis = postgis
-    // The default, `prefer`: the test server offers no TLS, so the connection goes on without it, as libpq's would.
-    settings.tls = .prefer
     settings.interval = .milliseconds(50)
     settings.maximumBackOff = .seconds(1)
     return settings

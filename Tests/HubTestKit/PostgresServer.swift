@@ -1,4 +1,5 @@
 import Foundation
+import HubCore
 import HubSupport
 
 /// A real PostgreSQL 15 server (Debian's `postgresql-15`) in a temporary directory, on a free loopback port.
@@ -250,5 +251,15 @@ private final class Slots: Sendable {
             return state.waiting.removeFirst()
         }
         next?.resume()
+    }
+}
+
+extension PostgresServer {
+    /// What hubd.yaml would say to reach `database` here (`tls: prefer`, the default: a server without TLS is
+    /// reached without, as libpq would).
+    public func settings(database: String) -> DatabaseSettings {
+        var settings = DatabaseSettings(host: host, port: port, user: Self.user, database: database)
+        settings.password = Self.password
+        return settings
     }
 }

@@ -138,6 +138,13 @@ public struct ConfigNode: Sendable {
     }
 
     /// The value at `key` of this mapping; a node that is not set when the file has no such key.
+    /// This single value as a mapping's `key`: a section's short form (`store: postgres://…` for `store: {url: …}`).
+    func mapping(as key: String) -> ConfigNode {
+        guard let value else { return self }
+        return ConfigNode(
+            path: path, value: .mapping([Entry(key: key, value: value)], line: value.line), context: context)
+    }
+
     public subscript(key: String) -> ConfigNode {
         let childPath = path.isEmpty ? key : path + "." + key
         var child: Value?
@@ -213,7 +220,9 @@ public struct ConfigNode: Sendable {
             case .sequence: throw invalid("expected a single value, got a list")
             }
         }
-        if let problem = UnsafeText.problem(in: text, allowing: [.tab, .lineBreak]) { throw invalidValue(text, problem) }
+        if let problem = UnsafeText.problem(in: text, allowing: [.tab, .lineBreak]) {
+            throw invalidValue(text, problem)
+        }
         return text
     }
 

@@ -23,22 +23,8 @@ public struct RemoteSettings: Sendable, Hashable {
         case record
     }
 
-    /// How the connection is encrypted.
-    public enum TLS: String, Sendable, Hashable, CaseIterable {
-        /// TLS or no connection (the server's certificate is verified against the system's roots).
-        case require
-        /// TLS when the server offers it (libpq's default).
-        case prefer
-        /// Never TLS.
-        case disable
-    }
-
-    public var host: String
-    public var port = 5432
-    public var user: String
-    public var database: String
-    /// From `password`, `password_file` (`$CREDENTIALS_DIRECTORY/…` too) or `$HUB_REMOTE_PASSWORD`; never the URL.
-    public var password: String?
+    /// The database, and how to reach it.
+    public var server: DatabaseSettings
     public var mode = Mode.stream
     /// This hub's name in the shared database: every row it writes carries it.
     public var hub: String
@@ -46,27 +32,14 @@ public struct RemoteSettings: Sendable, Hashable {
     public var batch = 500
     /// How often what arrived is made durable in the queue and sent.
     public var interval: Duration = .seconds(1)
-    public var tls = TLS.prefer
-    /// `ca_file`: the certificate authorities (PEM) the server's certificate is checked against, instead of the
-    /// system's: a database with a certificate of your own CA.
-    public var caFile: String?
     /// Use PostGIS (a `geography` column and a GiST index) when the server has the extension.
     public var postgis = true
     /// The longest wait between two attempts while the remote is down.
     public var maximumBackOff: Duration = .seconds(300)
 
-    public init(host: String, port: Int = 5432, user: String, database: String, hub: String) {
-        self.host = host
-        self.port = port
-        self.user = user
-        self.database = database
+    public init(server: DatabaseSettings, hub: String) {
+        self.server = server
         self.hub = hub
-    }
-
-    /// `postgres://user@host:port/database`, without the password.
-    public var url: String {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "postgres://\(user)@\(shownHost):\(port)/\(database)"
     }
 
     /// A hub name: 1–64 letters, digits, `.`, `_` or `-` (a host name fits).
@@ -91,12 +64,9 @@ public struct RemoteSettings: Sendable, Hashable {
         let hasURL = try node["url"].string() != nil
         guard node.isSet || hasURL else { return nil }
         try node.allow(
-            ["url", "mode", "hub", "batch", "interval", "tls", "ca_file", "postgis", "max_back_off"],
+            DatabaseSettings.keys + ["mode", "hub", "batch", "interval", "postgis", "max_back_off"],
             secrets: ["password"])
-        let url = node["url"]
-        guard var settings = try url.value("postgres://user@host:port/database", { try Self.parse($0) }) else {
-            throw url.invalid("missing: the database, like postgres://sensorhub@db.example.net:5432/sensors")
-        }
+        var settings = RemoteSettings(server: try DatabaseSettings.read(node, section: "remote"), hub: "")
         if let mode = try node["mode"].value("stream or record", { Mode(rawValue: $0.lowercased()) }) {
             settings.mode = mode
         }
@@ -115,56 +85,10 @@ public struct RemoteSettings: Sendable, Hashable {
         if let interval = try node["interval"].duration(in: .milliseconds(10)...(.seconds(3600))) {
             settings.interval = interval
         }
-        if let tls = try node["tls"].value("require, prefer or disable", { TLS(rawValue: $0.lowercased()) }) {
-            settings.tls = tls
-        }
-        if let caFile = try node["ca_file"].filePath() {
-            guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw node["ca_file"].invalidValue(caFile, "cannot read the file")
-            }
-            settings.caFile = caFile
-        }
         if let postgis = try node["postgis"].bool() { settings.postgis = postgis }
         if let backOff = try node["max_back_off"].duration(in: .seconds(1)...(.seconds(3600))) {
             settings.maximumBackOff = backOff
         }
-        if let password = try node.secret("password"), !password.isEmpty { settings.password = password }
         return settings
     }
-
-    /// The parts of `postgres://user@host:port/database` (or `postgresql://`); the hub's name is left empty.
-    static func parse(_ text: String) throws -> RemoteSettings? {
-        guard let components = URLComponents(string: text),
-            ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
-            let host = components.host, !host.isEmpty
-        else { return nil }
-        guard components.password == nil else {
-            throw RemoteURLError(
-                "the password can't be in the URL: put it in remote.password_file (or $HUB_REMOTE_PASSWORD)")
-        }
-        guard let user = components.user, !user.isEmpty else {
-            throw RemoteURLError("the URL names no user (user@host)")
-        }
-        let database = String(components.path.drop { $0 == "/" })
-        guard !database.isEmpty, !database.contains("/") else {
-            throw RemoteURLError("the URL names no database (…/sensors)")
-        }
-        guard components.query == nil, components.fragment == nil else {
-            throw RemoteURLError("the URL takes no ?options: use the remote section's keys (tls, …)")
-        }
-        var settings = RemoteSettings(
-            host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, user: user,
-            database: database.removingPercentEncoding ?? database, hub: "")
-        if let port = components.port {
-            guard (1...65_535).contains(port) else { throw RemoteURLError("the port is 1 to 65535") }
-            settings.port = port
-        }
-        return settings
-    }
-}
-
-/// Why `remote.url` can't be used.
-struct RemoteURLError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
