@@ -5,14 +5,36 @@ import Foundation
 extension DefaultsDocument {
     /// The document as JSON: readable, one sensor a line, unknown keys as they were read.
     public func encode() -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 + sensors.count * 160)
+        encode(withSensors: true)
+    }
+
+    /// The document without its sensors (and without the `sensors` key), as JSON: the schema version, the broker
+    /// settings, and the keys a newer version wrote.
+    public func headerJSON() -> [UInt8] {
+        encode(withSensors: false)
+    }
+
+    private func encode(withSensors: Bool) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 + (withSensors ? sensors.count * 160 : 0))
         var first = true
         writer.raw("{\n")
         writer.topKey("schemaVersion", first: &first, separator: ",\n")
         writer.number(schemaVersion)
         writer.topKey("broker", first: &first, separator: ",\n")
         broker.encode(into: &writer)
-        writer.topKey("sensors", first: &first, separator: ",\n")
+        if withSensors {
+            writer.topKey("sensors", first: &first, separator: ",\n")
+            writeSensors(into: &writer)
+        }
+        for member in unknownFields.members {
+            writer.topKey(member.key, first: &first, separator: ",\n")
+            writer.raw(member.value)
+        }
+        writer.raw("\n}\n")
+        return writer.bytes
+    }
+
+    private func writeSensors(into writer: inout JSONWriter) {
         if sensors.isEmpty {
             writer.raw("[]")
         } else {
@@ -27,12 +49,6 @@ extension DefaultsDocument {
                 writer.raw(index == sensors.count - 1 ? "\n  ]" as StaticString : ",\n" as StaticString)
             }
         }
-        for member in unknownFields.members {
-            writer.topKey(member.key, first: &first, separator: ",\n")
-            writer.raw(member.value)
-        }
-        writer.raw("\n}\n")
-        return writer.bytes
     }
 }
 

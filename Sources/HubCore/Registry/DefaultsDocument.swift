@@ -20,7 +20,7 @@ public struct DefaultsDocument: Sendable, Hashable {
 
     public private(set) var schemaVersion: Int
     /// In the order they were added.
-    public private(set) var sensors: [Sensor]
+    public internal(set) var sensors: [Sensor]
     public var broker: BrokerSettings {
         didSet { if broker != oldValue { revision &+= 1 } }
     }
@@ -30,7 +30,7 @@ public struct DefaultsDocument: Sendable, Hashable {
     /// Sensor positions by name key and by topic: every change checks both, and must not look through them all.
     private var byName: [String: Int]
     private var byTopic: [String: Int]
-    private var byID: [String: Int] = [:]
+    var byID: [String: Int] = [:]
     /// The bytes the document was read from, and where each unchanged sensor stands in them: writing copies
     /// those back byte for byte instead of encoding 100,000 sensors again.
     var source: [UInt8] = []
