@@ -31,7 +31,7 @@ public final class PostgresRemote: Sendable {
         let connection = try await PostgresConnection.connect(
             to: settings.server, applicationName: "hubd \(settings.hub)", logger: logger)
         do {
-            let versions = try await migrate(connection, settings: settings, logger: logger)
+            let versions = try await migrate(connection, postgis: settings.postgis, logger: logger)
             try await connection.query(
                 """
                 INSERT INTO hubs (name) VALUES (\(settings.hub))
@@ -45,12 +45,12 @@ public final class PostgresRemote: Sendable {
     }
 
     /// Applies the migrations the database lacks; returns the versions it has then.
-    static func migrate(_ connection: PostgresConnection, settings: RemoteSettings, logger: Logger) async throws
+    static func migrate(_ connection: PostgresConnection, postgis wanted: Bool, logger: Logger) async throws
         -> Set<Int>
     {
         var found = false
         var installed = false
-        if settings.postgis {
+        if wanted {
             let available = try await connection.query(
                 "SELECT installed_version FROM pg_available_extensions WHERE name = 'postgis'", logger: logger)
             for try await (version) in available.decode(String?.self) {

@@ -95,6 +95,34 @@ enum RemoteSchema {
                 "CREATE INDEX IF NOT EXISTS readings_position ON readings USING GIST (position)",
             ],
             needsPostGIS: true),
+        Migration(
+            version: 3, description: "the registry, for hubs whose store: is this database",
+            statements: [
+                // One row: the document without its sensors, and the revisions readers compare. Changing the
+                // registry locks it (as flock locks defaults.json.lock).
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_registry (
+                    id integer PRIMARY KEY CHECK (id = 1),
+                    revision bigint NOT NULL,
+                    statuses bigint NOT NULL,
+                    header text NOT NULL
+                )
+                """,
+                // A sensor a row, as defaults.json has it; the rules' unique keys are checked at commit, so one
+                // change may pass a name from one sensor to another.
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_sensors (
+                    id text PRIMARY KEY,
+                    position bigint NOT NULL,
+                    name_key text NOT NULL,
+                    topic text NOT NULL,
+                    document text NOT NULL,
+                    CONSTRAINT sensorhub_sensors_name UNIQUE (name_key) DEFERRABLE INITIALLY DEFERRED,
+                    CONSTRAINT sensorhub_sensors_topic UNIQUE (topic) DEFERRABLE INITIALLY DEFERRED
+                )
+                """,
+                "CREATE INDEX IF NOT EXISTS sensorhub_sensors_position ON sensorhub_sensors (position)",
+            ]),
     ]
 
     /// The newest version.

@@ -1,0 +1,223 @@
+import HubCore
+import HubSupport
+import Logging
+import PostgresNIO
+
+/// The registry in a PostgreSQL database (`store: postgres://…`), which several agents and every hubctl share: the
+/// document and rules of `defaults.json`, kept a sensor a row (`DefaultsDocument.SensorRow`) so that a change writes
+/// only the sensors it touched.
+///
+/// - Changing: a transaction that locks the registry's one row (`FOR UPDATE`, as flock locks the file), reads the
+///   newest document, applies the change with the document's own rules, writes the rows it changed, bumps the
+///   revision and sends `NOTIFY sensorhub_registry` — delivered at commit, to every agent listening.
+/// - Statuses (`recordStatuses`): the same lock, but only the rows of the sensors concerned are read and written,
+///   and nobody is notified: statuses are not what agents follow.
+/// - The schema is made, or brought up to date, on connecting (the migrations `remote:` uses; one database can be
+///   both).
+///
+/// One connection, one caller at a time; a failed or slow call (over `limit`) drops it, and the next call connects
+/// again, so a database restart costs the calls made while it is down, which fail with `StoreError.unavailable`.
+public final class PostgresRegistry: RegistryStore {
+    /// The channel every change of the sensors or the broker settings is announced on; the payload is the revision.
+    static let channel = "sensorhub_registry"
+
+    public let server: DatabaseSettings
+    let applicationName: String
+    private let limit: Duration
+    private let logger: Logger
+    private let lock = AsyncLock()
+    private let current = Locked<PostgresConnection?>(nil)
+
+    /// - Parameters:
+    ///   - applicationName: who connects, as `pg_stat_activity` shows it (`hubd`, `hubctl`).
+    ///   - limit: the longest one call (connecting included) may take before it fails as unavailable.
+    public init(server: DatabaseSettings, applicationName: String, limit: Duration = .seconds(30), logger: Logger) {
+        self.server = server
+        self.applicationName = applicationName
+        self.limit = limit
+        self.logger = logger
+    }
+
+    public var location: String { server.url }
+
+    /// Closes the connection, if there is one.
+    public func close() async {
+        let connection = await lock.withLock { current.withLock { $0.take() } }
+        try? await connection?.close()
+    }
+
+    // MARK: Reading
+
+    public func read() async throws(StoreError) -> DefaultsDocument {
+        try await read(ifChangedFrom: nil).document ?? DefaultsDocument()
+    }
+
+    public func read(ifChangedFrom known: RegistryVersion?) async throws(StoreError) -> (
+        version: RegistryVersion?, document: DefaultsDocument?
+    ) {
+        let logger = logger
+        let read = try await withConnection { connection -> (Revisions, [UInt8], [[UInt8]])? in
+            if let known, let current = try await Self.revisions(connection, logger: logger), current.version == known {
+                return (current, [], [])
+            }
+            return try await connection.withTransaction(logger: logger) { connection in
+                // One snapshot for the header and the rows: a change committed between the two is in neither.
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                guard let (version, header) = try await Self.header(connection, locking: false, logger: logger) else {
+                    return nil
+                }
+                let sensors = try await Self.rows(connection, logger: logger)
+                return (version, header, sensors)
+            }
+        }
+        guard let (version, header, sensors) = read else { return (nil, DefaultsDocument()) }
+        if let known, version.version == known, header.isEmpty { return (known, nil) }
+        let size = header.count + sensors.reduce(0) { $0 + $1.count }
+        return (
+            RegistryVersion(sensors: version.sensors, statuses: version.statuses, byteCount: size),
+            try decode(header, sensors)
+        )
+    }
+
+    public func version() async -> RegistryVersion? {
+        let logger = logger
+        return try? await withConnection { connection in try await Self.revisions(connection, logger: logger)?.version }
+    }
+
+    // MARK: Changing
+
+    public func update<Result: Sendable>(
+        _ change: @escaping @Sendable (inout DefaultsDocument) throws(RegistryError) -> Result,
+        beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
+    ) async throws(StoreError) -> Result {
+        let (logger, location) = (logger, location)
+        let outcome = try await withConnection { connection -> Swift.Result<Result, StoreError> in
+            try await connection.withTransaction(logger: logger) { connection -> Swift.Result<Result, StoreError> in
+                let (read, header) = try await Self.lockedHeader(connection, logger: logger)
+                let sensors = try await Self.rows(connection, logger: logger)
+                var document: DefaultsDocument
+                do throws(JSONSyntaxError) {
+                    document = try DefaultsDocument.decode(header: header, sensors: sensors)
+                } catch {
+                    return .failure(.invalidDocument(path: location, error))
+                }
+                let before = document.sensorIDs
+                let result: Result
+                do throws(RegistryError) {
+                    result = try change(&document)
+                } catch {
+                    return .failure(.registry(error))
+                }
+                guard document.revision != 0 else { return .success(result) }
+                let removed = Array(before.subtracting(document.sensorIDs))
+                try await Self.write(
+                    document.changedSensorRows(), removing: removed, header: document.headerJSON(), to: connection,
+                    logger: logger)
+                let written = try await Self.bump(connection, sensors: true, logger: logger)
+                try await connection.query(
+                    "SELECT pg_notify(\(Self.channel), \(String(written.sensors)))", logger: logger)
+                beforeReplacing(read.version, written.version)
+                return .success(result)
+            }
+        }
+        return try outcome.get()
+    }
+
+    public func recordStatuses(
+        onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
+        beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
+    ) async throws(StoreError) {
+        let (logger, location) = (logger, location)
+        let outcome = try await withConnection { connection -> StoreError? in
+            try await connection.withTransaction(logger: logger) { connection -> StoreError? in
+                guard let (read, header) = try await Self.header(connection, locking: true, logger: logger) else {
+                    return nil
+                }
+                let rows = try await connection.query(
+                    "SELECT document FROM sensorhub_sensors WHERE topic = ANY(\(topics)) ORDER BY position FOR UPDATE",
+                    logger: logger)
+                var sensors: [[UInt8]] = []
+                for try await document in rows.decode(String.self) { sensors.append(Array(document.utf8)) }
+                var document: DefaultsDocument
+                do throws(JSONSyntaxError) {
+                    document = try DefaultsDocument.decode(header: header, sensors: sensors)
+                } catch {
+                    return .invalidDocument(path: location, error)
+                }
+                change(&document)
+                guard document.revision != 0 else { return nil }
+                try await Self.write(
+                    document.changedSensorRows(), removing: [], header: nil, to: connection, logger: logger)
+                let written = try await Self.bump(connection, sensors: false, logger: logger)
+                beforeReplacing(read.version, written.version)
+                return nil
+            }
+        }
+        if let outcome { throw outcome }
+    }
+
+    // MARK: The connection
+
+    /// Runs `body` on the connection, one caller at a time; a connection that failed is dropped, so that the next
+    /// call makes a new one.
+    private func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(StoreError) -> T {
+        do {
+            return try await lock.withLock {
+                let connection = try await open()
+                do {
+                    return try await bounded(limit) { try await body(connection) }
+                } catch {
+                    current.withLock { $0 = nil }
+                    Task { try? await connection.close() }
+                    throw error
+                }
+            }
+        } catch {
+            throw .unavailable(location: location, reason: Self.reason(error))
+        }
+    }
+
+    /// The open connection, or a new one with the schema brought up to date.
+    private func open() async throws -> PostgresConnection {
+        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
+        let (server, applicationName, logger) = (server, applicationName, logger)
+        let connection = try await bounded(limit, late: { try? await $0.close() }) {
+            try await PostgresConnection.connect(to: server, applicationName: applicationName, logger: logger)
+        }
+        do {
+            _ = try await bounded(limit) {
+                try await PostgresRemote.migrate(connection, postgis: true, logger: logger)
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        current.withLock { $0 = connection }
+        return connection
+    }
+
+    /// What the user is told: the server's own message, or what failed on the way to it.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? PostgresTransactionError,
+            let inner = error.closureError ?? error.commitError ?? error.beginError
+        {
+            return reason(inner)
+        }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    private func decode(_ header: [UInt8], _ sensors: [[UInt8]]) throws(StoreError) -> DefaultsDocument {
+        do {
+            return try DefaultsDocument.decode(header: header, sensors: sensors)
+        } catch {
+            throw .invalidDocument(path: location, error)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubSupport
+import HubTestKit
+import Testing
+
+/// The registry in a real PostgreSQL 15: the same document and rules as the file, several writers at once, only the
+/// touched rows written, and every change announced to whoever follows it, even across a lost connection.
+@Suite(.timeLimit(.minutes(2)))
+struct PostgresRegistryTests {
+    func registry(_ server: PostgresServer, _ database: String) -> PostgresRegistry {
+        PostgresRegistry(server: server.settings(database: database), applicationName: "test", logger: testLogger)
+    }
+
+    /// The same changes, made to a file and to the database, give the same document.
+    @Test func theDatabaseKeepsWhatTheFileKeeps() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("same")
+            let database = registry(server, "same")
+            let directory = try TemporaryDirectory(prefix: "registry")
+            let file = FileRegistry(DefaultsStore(directory: directory.path))
+            #expect(try await database.read() == DefaultsDocument())
+            #expect(try await database.read(ifChangedFrom: nil).version == nil)
+            for store in [file, database] as [any RegistryStore] {
+                try await store.update { document throws(RegistryError) in
+                    try document.addSensor(named: "Kitchen", topic: "home/kitchen")
+                    try document.addSensor(named: "hall", kind: .numeric, silenceTimeout: .seconds(600))
+                    try document.addSensor(named: "shed")
+                    document.broker.host = "broker.lan"
+                }
+                try await store.update { document throws(RegistryError) in
+                    try document.renameSensor("hall", to: "Hallway")
+                    try document.removeSensor(named: "shed")
+                    try document.addSensor(named: "attic")
+                    document.recordStatus(
+                        "open", lastUpdated: Timestamp(millisecondsSince1970: 1_795_000_000_000),
+                        onTopic: "home/kitchen", sequence: 1)
+                }
+            }
+            let fromFile = try await file.read()
+            let fromDatabase = try await database.read()
+            #expect(fromDatabase.sensors.map(\.name) == ["Kitchen", "Hallway", "attic"])
+            #expect(fromDatabase.broker.host == "broker.lan")
+            // The same sensors but for their random ids.
+            func sameButIDs(_ a: Sensor, _ b: Sensor) -> Bool {
+                a.name == b.name && a.topic == b.topic && a.status == b.status && a.kind == b.kind
+                    && a.silenceTimeout == b.silenceTimeout && a.sequence == b.sequence
+                    && a.lastUpdated == b.lastUpdated
+            }
+            #expect(zip(fromFile.sensors, fromDatabase.sensors).allSatisfy(sameButIDs))
+            // The rules are the document's: a duplicate name, in any case, is refused and nothing is written.
+            let error = await #expect(throws: StoreError.self) {
+                try await database.update { document throws(RegistryError) in
+                    try document.addSensor(named: "porch")
+                    try document.addSensor(named: "KITCHEN")
+                }
+            }
+            #expect(error?.isInvalidInput == true && "\(error!)".contains("Kitchen"))
+            #expect(try await database.read().sensor(named: "porch") == nil)
+            await database.close()
+        }
+    }
+
+    /// Four writers at once, each with a connection of its own (four hubctl processes): every change is kept.
+    @Test func concurrentWritersLoseNothing() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("busy")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        let store = registry(server, "busy")
+                        for index in 0..<25 {
+                            try await store.update { document throws(RegistryError) in
+                                try document.addSensor(named: "w\(writer) s\(index)")
+                            }
+                        }
+                        await store.close()
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let store = registry(server, "busy")
+            let document = try await store.read()
+            #expect(document.sensors.count == 100 && Set(document.sensors.map(\.name)).count == 100)
+            #expect(try await server.count("SELECT revision FROM sensorhub_registry", database: "busy") == 100)
+            await store.close()
+        }
+    }
+
+    /// A status write reads and writes its sensors' rows only, moves the statuses' revision and not the sensors', and
+    /// an unchanged registry is not read again.
+    @Test func statusesTouchOnlyTheirRows() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("statuses")
+            let store = registry(server, "statuses")
+            try await store.update { document throws(RegistryError) in
+                for name in ["a", "b", "c"] { try document.addSensor(named: name) }
+            }
+            let (version, _) = try await store.read(ifChangedFrom: nil)
+            let known = try #require(version)
+            #expect(try await store.read(ifChangedFrom: known).document == nil)
+            let before = try await server.psql(
+                "SELECT string_agg(xmin::text, ',' ORDER BY position) FROM sensorhub_sensors", database: "statuses")
+            let moved = Locked<(RegistryVersion?, RegistryVersion)?>(nil)
+            try await store.recordStatuses(onTopics: ["b"]) { document in
+                document.recordStatus("open", lastUpdated: .now, onTopic: "b", sequence: 1)
+            } beforeReplacing: { read, written in
+                moved.withLock { $0 = (read, written) }
+            }
+            let after = try await server.psql(
+                "SELECT string_agg(xmin::text, ',' ORDER BY position) FROM sensorhub_sensors", database: "statuses")
+            let (beforeA, beforeB, beforeC) = Self.three(before)
+            let (afterA, afterB, afterC) = Self.three(after)
+            #expect(beforeA == afterA && beforeC == afterC && beforeB != afterB)
+            let (read, written) = try #require(moved.withLock { $0 })
+            #expect(read == known && written != known)
+            #expect(written.revisions?.sensors == known.revisions?.sensors)
+            let (changed, document) = try await store.read(ifChangedFrom: known)
+            #expect(changed == written && document?.sensor(named: "b")?.status == "open")
+            // A status for a sensor that is gone changes nothing, and writes nothing.
+            try await store.recordStatuses(onTopics: ["z"]) { document in
+                document.recordStatus("open", lastUpdated: .now, onTopic: "z", sequence: 1)
+            } beforeReplacing: { _, _ in
+                Issue.record("nothing was written")
+            }
+            #expect(await store.version() == written)
+            await store.close()
+        }
+    }
+
+    /// Every change made elsewhere is announced; after the listener's connection is killed, it connects again and
+    /// signals, so a change made meanwhile is not missed.
+    @Test func changesAreAnnouncedEvenAcrossALostConnection() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("follow")
+            let follower = registry(server, "follow")
+            let writer = registry(server, "follow")
+            try await writer.update { document throws(RegistryError) in try document.addSensor(named: "first") }
+            let signals = Locked(0)
+            let watching = Task {
+                for await _ in follower.changes(logger: testLogger) { signals.withLock { $0 += 1 } }
+            }
+            defer { watching.cancel() }
+            // One signal once listening.
+            try await eventually("the follower listens") { signals.withLock { $0 } >= 1 }
+            let listening = signals.withLock { $0 }
+            try await writer.update { document throws(RegistryError) in try document.addSensor(named: "second") }
+            try await eventually("the change is announced") { signals.withLock { $0 } > listening }
+            // The listener's backend dies; a change is made before it is back.
+            let killed = signals.withLock { $0 }
+            let terminated = try await server.psql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'test listener'",
+                database: "follow")
+            #expect(terminated == "t")
+            try await writer.update { document throws(RegistryError) in try document.addSensor(named: "third") }
+            try await eventually("the follower is back and says so", within: .seconds(20)) {
+                signals.withLock { $0 } > killed
+            }
+            #expect(try await follower.read().sensors.map(\.name) == ["first", "second", "third"])
+            // Statuses are not announced.
+            let quiet = signals.withLock { $0 }
+            try await writer.recordStatuses(onTopics: ["first"]) { document in
+                document.recordStatus("on", lastUpdated: .now, onTopic: "first", sequence: 1)
+            } beforeReplacing: { _, _ in
+            }
+            try await writer.update { document throws(RegistryError) in try document.addSensor(named: "fourth") }
+            try await eventually("the next change is announced") { signals.withLock { $0 } > quiet }
+            #expect(signals.withLock { $0 } == quiet + 1)
+            await writer.close()
+            await follower.close()
+        }
+    }
+
+    /// No database: a clear error naming it, at once, and nothing else happens.
+    @Test func anUnreachableDatabaseIsAClearError() async throws {
+        var settings = DatabaseSettings(host: "127.0.0.1", port: 1, user: "nobody", database: "none")
+        settings.tls = .disable
+        let store = PostgresRegistry(server: settings, applicationName: "test", logger: testLogger)
+        let error = await #expect(throws: StoreError.self) { try await store.read() }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("cannot reach the registry at postgres://nobody@127.0.0.1:1/none"), "\(text)")
+        #expect(await store.version() == nil)
+    }
+
+    static func three(_ text: String) -> (String, String, String) {
+        let parts = text.split(separator: ",").map(String.init)
+        return (parts[0], parts[1], parts[2])
+    }
+}
