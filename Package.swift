@@ -155,6 +155,7 @@ let package = Package(
                 "HubHistory",
                 "HubMQTT",
                 "HubNotify",
+                "HubRemote",
                 "HubSupport",
                 "SDS011",
                 "Mosquitto",

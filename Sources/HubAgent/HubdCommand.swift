@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HubCore
 import HubNotify
+import HubRemote
 import HubSupport
 import Hummingbird
 import Logging
@@ -67,17 +68,21 @@ public struct HubdCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { HubLogHandler(label: $0) }
         let logger = Logger(label: "hubd")
         let state = StateDirectory(option: stateDirectory, configured: configuration.stateDirectory)
+        // The registry: the state directory's file, or the database several agents share.
+        let store: any RegistryStore =
+            configuration.store.map { PostgresRegistry(server: $0, applicationName: "hubd", logger: logger) }
+            ?? state.registry
         logger.info(
             "starting",
             metadata: [
                 "version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)",
-                "state_directory": "\(state)",
+                "state_directory": "\(state)", "store": "\(store.location)",
             ])
         let hub: Hub
         do {
             hub = try await Hub.make(
                 configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
-                store: state.registry, logger: logger)
+                store: store, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)

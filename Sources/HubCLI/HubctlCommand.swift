@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubRemote
 import HubSupport
+import Logging
 
 /// `hubctl`, the command line for the hub.
 public struct HubctlCommand: AsyncParsableCommand {
@@ -11,7 +13,8 @@ public struct HubctlCommand: AsyncParsableCommand {
         discussion: """
             hubctl edits the registry in the state directory whether or not hubd runs; a running hubd picks \
             changes up. The state directory is --state-dir, else $HUB_STATE_DIR, else /var/lib/sensorhub \
-            (where the systemd unit keeps it).
+            (where the systemd unit keeps it). With store: postgres://… in hubd.yaml, the registry is in that \
+            database instead, shared by every agent and every hubctl that names it.
 
             Examples:
               hubctl sensors add kitchen
@@ -28,7 +31,7 @@ public struct HubctlCommand: AsyncParsableCommand {
             Exit status: 0 success; 64 invalid input (a bad name, a sensor that does not exist, an option that \
             does not fit); 65 the registry file is damaged (it is left untouched); 66 discover heard no device, \
             or route found no readings to plan on; 69 \
-            the broker check failed (or the broker can't be reached); \
+            the broker check failed (or the broker, or the registry's database, can't be reached); \
             74 reading or writing failed (disk full, locked); 77 permission denied; 78 the configuration is \
             invalid.
 
@@ -84,7 +87,11 @@ struct StateOptions: ParsableArguments {
 
     /// The registry `configuration` and `state` choose.
     static func registry(configuration: HubConfiguration, state: StateDirectory) -> any RegistryStore {
-        state.registry
+        guard let server = configuration.store else { return state.registry }
+        var logger = Logger(label: "hubctl")
+        logger.logLevel = .warning
+        return PostgresRegistry(
+            server: server, applicationName: "hubctl", limit: .seconds(15), keepsConnection: false, logger: logger)
     }
 
     /// The configuration and the state directory it (with --state-dir and $HUB_STATE_DIR) chooses.
@@ -153,11 +160,36 @@ func withStoreErrors<T>(_ body: () async throws(StoreError) -> T) async throws -
     }
 }
 
-/// Completes sensor names from the registry the command line points at.
+/// Completes sensor names from the registry the command line points at (its --config and --state-dir).
 let sensorNameCompletion = CompletionKind.custom { words, _, prefix in
-    var option: String?
-    if let index = words.firstIndex(of: "--state-dir"), index + 1 < words.count { option = words[index + 1] }
-    guard let document = try? StateDirectory(option: option).store.read() else { return [] }
+    func value(of option: String) -> String? {
+        guard let index = words.firstIndex(of: option), index + 1 < words.count else { return nil }
+        return words[index + 1]
+    }
+    guard let configuration = try? HubConfiguration.load(option: value(of: "--config")) else { return [] }
+    let state = StateDirectory(option: value(of: "--state-dir"), configured: configuration.stateDirectory)
+    let document: DefaultsDocument?
+    if configuration.store == nil {
+        document = try? state.store.read()
+    } else {
+        let store = StateOptions.registry(configuration: configuration, state: state)
+        document = waiting(upTo: .seconds(3)) { try? await store.read() }
+    }
     let key = prefix.lowercased()
-    return document.sensors.map(\.name).filter { $0.lowercased().hasPrefix(key) }.sorted()
+    return (document?.sensors ?? []).map(\.name).filter { $0.lowercased().hasPrefix(key) }.sorted()
+}
+
+/// The result of `body`, from synchronous code (ArgumentParser's completion callback), or `nil` after `limit`: a
+/// shell waiting on a database that does not answer gets no names rather than a hang.
+private func waiting<T: Sendable>(upTo limit: Duration, _ body: @escaping @Sendable () async -> T?) -> T? {
+    let result = Locked<T?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let value = await body()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+    let milliseconds = Int(limit.components.seconds * 1000)
+    _ = done.wait(timeout: .now() + .milliseconds(milliseconds))
+    return result.withLock { $0 }
 }

@@ -17,6 +17,7 @@ import PostgresNIO
 ///
 /// One connection, one caller at a time; a failed or slow call (over `limit`) drops it, and the next call connects
 /// again, so a database restart costs the calls made while it is down, which fail with `StoreError.unavailable`.
+/// A command that makes a call or two (hubctl) closes it after each instead (`keepsConnection: false`).
 public final class PostgresRegistry: RegistryStore {
     /// The channel every change of the sensors or the broker settings is announced on; the payload is the revision.
     static let channel = "sensorhub_registry"
@@ -24,6 +25,7 @@ public final class PostgresRegistry: RegistryStore {
     public let server: DatabaseSettings
     let applicationName: String
     private let limit: Duration
+    private let keepsConnection: Bool
     private let logger: Logger
     private let lock = AsyncLock()
     private let current = Locked<PostgresConnection?>(nil)
@@ -31,10 +33,16 @@ public final class PostgresRegistry: RegistryStore {
     /// - Parameters:
     ///   - applicationName: who connects, as `pg_stat_activity` shows it (`hubd`, `hubctl`).
     ///   - limit: the longest one call (connecting included) may take before it fails as unavailable.
-    public init(server: DatabaseSettings, applicationName: String, limit: Duration = .seconds(30), logger: Logger) {
+    ///   - keepsConnection: keep the connection for the next call; otherwise each call closes it (no `close()` to
+    ///     forget).
+    public init(
+        server: DatabaseSettings, applicationName: String, limit: Duration = .seconds(30), keepsConnection: Bool = true,
+        logger: Logger
+    ) {
         self.server = server
         self.applicationName = applicationName
         self.limit = limit
+        self.keepsConnection = keepsConnection
         self.logger = logger
     }
 
@@ -167,7 +175,12 @@ public final class PostgresRegistry: RegistryStore {
             return try await lock.withLock {
                 let connection = try await open()
                 do {
-                    return try await bounded(limit) { try await body(connection) }
+                    let result = try await bounded(limit) { try await body(connection) }
+                    if !keepsConnection {
+                        current.withLock { $0 = nil }
+                        try? await connection.close()
+                    }
+                    return result
                 } catch {
                     current.withLock { $0 = nil }
                     Task { try? await connection.close() }

@@ -90,7 +90,7 @@ public final class PostgresRemote: Sendable {
                     VALUES (\(migration.version), \(migration.description))
                     """, logger: logger)
                 logger.info(
-                    "migrated the remote schema",
+                    "migrated the database schema",
                     metadata: ["version": "\(migration.version)", "what": "\(migration.description)"])
                 versions.insert(migration.version)
             }
