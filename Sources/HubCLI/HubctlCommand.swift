@@ -41,7 +41,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         version: SensorHubVersion.current,
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
-            HistoryCommand.self, Events.self, Sessions.self, RouteCommand.self, HomeAssistant.self, UV.self,
+            HistoryCommand.self, Events.self, Sessions.self, RouteCommand.self, HomeAssistant.self, UV.self, Store.self,
         ]
     )
 

@@ -105,6 +105,13 @@ extension PostgresRegistry {
     }
 }
 
+extension PostgresRegistry {
+    /// Tells every listener the sensors' revision is now `revisions.sensors`; delivered when the transaction commits.
+    static func announce(_ revisions: Revisions, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), \(String(revisions.sensors)))", logger: logger)
+    }
+}
+
 /// The registry's row vanished inside a transaction that had it locked: someone deleted it by hand.
 struct PostgresRegistryMissingRow: Error, CustomStringConvertible {
     var description: String { "the row of sensorhub_registry is missing (deleted by hand?)" }

@@ -122,13 +122,28 @@ public final class PostgresRegistry: RegistryStore {
                     document.changedSensorRows(), removing: removed, header: document.headerJSON(), to: connection,
                     logger: logger)
                 let written = try await Self.bump(connection, sensors: true, logger: logger)
-                try await connection.query(
-                    "SELECT pg_notify(\(Self.channel), \(String(written.sensors)))", logger: logger)
+                try await Self.announce(written, on: connection, logger: logger)
                 beforeReplacing(read.version, written.version)
                 return .success(result)
             }
         }
         return try outcome.get()
+    }
+
+    /// Makes the database's registry `document`, every sensor written whatever was there before (`hubctl store
+    /// migrate`), under the lock and announced like any change.
+    public func replace(with document: DefaultsDocument) async throws(StoreError) {
+        let logger = logger
+        try await withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in
+                _ = try await Self.lockedHeader(connection, logger: logger)
+                try await connection.query("DELETE FROM sensorhub_sensors", logger: logger)
+                try await Self.write(
+                    document.sensorRows(), removing: [], header: document.headerJSON(), to: connection, logger: logger)
+                let written = try await Self.bump(connection, sensors: true, logger: logger)
+                try await Self.announce(written, on: connection, logger: logger)
+            }
+        }
     }
 
     public func recordStatuses(
@@ -212,7 +227,7 @@ public final class PostgresRegistry: RegistryStore {
     }
 
     /// What the user is told: the server's own message, or what failed on the way to it.
-    static func reason(_ error: any Error) -> String {
+    public static func reason(_ error: any Error) -> String {
         if let error = error as? PostgresTransactionError,
             let inner = error.closureError ?? error.commitError ?? error.beginError
         {
@@ -220,6 +235,9 @@ public final class PostgresRegistry: RegistryStore {
         }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
+            if error.code == .authMechanismRequiresPassword {
+                return "the server asks for a password, and none was given (password_file, or $HUB_STORE_PASSWORD)"
+            }
             if let underlying = error.underlying { return "\(underlying)" }
             return "\(error.code)"
         }

@@ -13,8 +13,8 @@ public final class PostgresRemote: Sendable {
     public let usesPostGIS: Bool
     /// The schema versions the database has.
     public let versions: Set<Int>
-    private let connection: PostgresConnection
-    private let logger: Logger
+    let connection: PostgresConnection
+    let logger: Logger
 
     private init(
         settings: RemoteSettings, connection: PostgresConnection, versions: Set<Int>, logger: Logger

@@ -69,6 +69,21 @@ public struct DatabaseSettings: Sendable, Hashable {
         return settings
     }
 
+    /// `postgres://user@host:port/database` given on a command line (the password comes separately); the error says
+    /// what is wrong with it.
+    public init(url text: String, option: String) throws(DatabaseURLError) {
+        do {
+            guard let parsed = try Self.parse(text, section: "store") else {
+                throw DatabaseURLError("\(option): '\(text)' is not postgres://user@host:port/database")
+            }
+            self = parsed
+        } catch let error as DatabaseURLError {
+            throw DatabaseURLError(error.description.hasPrefix(option) ? error.description : "\(option): \(error)")
+        } catch {
+            throw DatabaseURLError("\(option): \(error)")
+        }
+    }
+
     /// The parts of `postgres://user@host:port/database` (or `postgresql://`).
     static func parse(_ text: String, section: String) throws -> DatabaseSettings? {
         guard let components = URLComponents(string: text),
@@ -102,7 +117,7 @@ public struct DatabaseSettings: Sendable, Hashable {
 }
 
 /// Why a database URL can't be used.
-struct DatabaseURLError: Error, CustomStringConvertible {
-    let description: String
+public struct DatabaseURLError: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }
