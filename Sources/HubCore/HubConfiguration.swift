@@ -54,6 +54,8 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `store.url`: the PostgreSQL database the registry lives in, which several agents can share; `nil`: the state
     /// directory's `defaults.json`.
     public var store: DatabaseSettings?
+    /// `cluster`: this agent shares the sensors and the store with others of its group; `nil`: it is the only one.
+    public var cluster: ClusterSettings?
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
     /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
@@ -151,7 +153,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The top-level sections; `notifiers` is read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv", "feeds", "sessions", "route", "remote",
+        "homeassistant", "uv", "feeds", "sessions", "route", "remote", "cluster",
         "notifiers",
     ]
 
@@ -229,6 +231,7 @@ public struct HubConfiguration: Sendable, Hashable {
         result.uv = try UVSettings.read(root["uv"])
         result.feeds = try FeedSettings.readAll(root["feeds"])
         result.remote = try RemoteSettings.read(root["remote"])
+        result.cluster = try ClusterSettings.read(root["cluster"], hasStore: result.store != nil)
         try readHTTP(root["http"], into: &result)
         let route = root["route"]
         try route.allow(["roads"])

@@ -114,4 +114,20 @@ import Testing
         #expect(error("store: {url: 'postgres://hub@localhost/b', colour: red}").contains("store.colour"))
         #expect(error("store: {password: x}").contains("store.url: missing"))
     }
+
+    /// `cluster:` names the group and the agent, and needs a shared store.
+    @Test func theClusterSectionNeedsAStore() throws {
+        #expect(try load("").cluster == nil)
+        let store = "store: postgres://hub@db/building\n"
+        let cluster = try #require(try load(store + "cluster: {group: block-a, agent: hub-2, lease: 30s}").cluster)
+        #expect(cluster.group == "block-a" && cluster.agent == "hub-2" && cluster.lease == .seconds(30))
+        #expect(cluster.renewal == .seconds(10))
+        let defaults = try #require(try load(store + "cluster: {group: block-a}").cluster)
+        #expect(defaults.agent == RemoteSettings.hostName && defaults.lease == .seconds(15))
+        #expect(error("cluster: {group: block-a}").contains("needs store: postgres://"))
+        #expect(error(store + "cluster: {agent: x}").contains("cluster.group: missing"))
+        #expect(error(store + "cluster: {group: 'a b'}").contains("cluster.group"))
+        #expect(error(store + "cluster: {group: g, lease: 1s}").contains("cluster.lease"))
+        #expect(error(store + "cluster: {group: g, colour: red}").contains("cluster.colour"))
+    }
 }
