@@ -24,11 +24,8 @@ public final class PostgresRegistry: RegistryStore {
 
     public let server: DatabaseSettings
     let applicationName: String
-    private let limit: Duration
-    private let keepsConnection: Bool
+    private let session: DatabaseSession
     private let logger: Logger
-    private let lock = AsyncLock()
-    private let current = Locked<PostgresConnection?>(nil)
 
     /// - Parameters:
     ///   - applicationName: who connects, as `pg_stat_activity` shows it (`hubd`, `hubctl`).
@@ -41,8 +38,9 @@ public final class PostgresRegistry: RegistryStore {
     ) {
         self.server = server
         self.applicationName = applicationName
-        self.limit = limit
-        self.keepsConnection = keepsConnection
+        session = DatabaseSession(
+            server: server, applicationName: applicationName, limit: limit, keepsConnection: keepsConnection,
+            logger: logger)
         self.logger = logger
     }
 
@@ -50,8 +48,7 @@ public final class PostgresRegistry: RegistryStore {
 
     /// Closes the connection, if there is one.
     public func close() async {
-        let connection = await lock.withLock { current.withLock { $0.take() } }
-        try? await connection?.close()
+        await session.close()
     }
 
     // MARK: Reading
@@ -179,51 +176,15 @@ public final class PostgresRegistry: RegistryStore {
         if let outcome { throw outcome }
     }
 
-    // MARK: The connection
-
-    /// Runs `body` on the connection, one caller at a time; a connection that failed is dropped, so that the next
-    /// call makes a new one.
+    /// Runs `body` on the session's connection; any failure is the registry being unavailable.
     private func withConnection<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         do {
-            return try await lock.withLock {
-                let connection = try await open()
-                do {
-                    let result = try await bounded(limit) { try await body(connection) }
-                    if !keepsConnection {
-                        current.withLock { $0 = nil }
-                        try? await connection.close()
-                    }
-                    return result
-                } catch {
-                    current.withLock { $0 = nil }
-                    Task { try? await connection.close() }
-                    throw error
-                }
-            }
+            return try await session.run(body)
         } catch {
             throw .unavailable(location: location, reason: Self.reason(error))
         }
-    }
-
-    /// The open connection, or a new one with the schema brought up to date.
-    private func open() async throws -> PostgresConnection {
-        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
-        let (server, applicationName, logger) = (server, applicationName, logger)
-        let connection = try await bounded(limit, late: { try? await $0.close() }) {
-            try await PostgresConnection.connect(to: server, applicationName: applicationName, logger: logger)
-        }
-        do {
-            _ = try await bounded(limit) {
-                try await PostgresRemote.migrate(connection, postgis: true, logger: logger)
-            }
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        current.withLock { $0 = connection }
-        return connection
     }
 
     /// What the user is told: the server's own message, or what failed on the way to it.
