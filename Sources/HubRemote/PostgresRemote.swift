@@ -44,6 +44,14 @@ public final class PostgresRemote: Sendable {
         }
     }
 
+    /// Every schema version a database with PostGIS ends with; one without lacks only the PostGIS ones.
+    public static var schemaVersions: (all: Set<Int>, withoutPostGIS: Set<Int>) {
+        (
+            Set(RemoteSchema.migrations.map(\.version)),
+            Set(RemoteSchema.migrations.filter { !$0.needsPostGIS }.map(\.version))
+        )
+    }
+
     /// Applies the migrations the database lacks; returns the versions it has then.
     static func migrate(_ connection: PostgresConnection, postgis wanted: Bool, logger: Logger) async throws
         -> Set<Int>

@@ -123,6 +123,33 @@ enum RemoteSchema {
                 """,
                 "CREATE INDEX IF NOT EXISTS sensorhub_sensors_position ON sensorhub_sensors (position)",
             ]),
+        Migration(
+            version: 4, description: "the agents of a cluster, and the leases on their singleton duties",
+            statements: [
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_agents (
+                    cluster text NOT NULL,
+                    agent text NOT NULL,
+                    version text NOT NULL,
+                    started timestamptz NOT NULL,
+                    last_seen timestamptz NOT NULL,
+                    expires timestamptz NOT NULL,
+                    duties text[] NOT NULL DEFAULT '{}',
+                    PRIMARY KEY (cluster, agent)
+                )
+                """,
+                // Times are the server's, so no two machines' clocks are compared.
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_leases (
+                    cluster text NOT NULL,
+                    duty text NOT NULL,
+                    holder text NOT NULL,
+                    epoch bigint NOT NULL,
+                    expires timestamptz NOT NULL,
+                    PRIMARY KEY (cluster, duty)
+                )
+                """,
+            ]),
     ]
 
     /// The newest version.

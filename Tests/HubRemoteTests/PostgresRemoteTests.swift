@@ -7,20 +7,23 @@ import Testing
 /// The remote store against a real PostgreSQL 15 started by the test (`PostgresServer`), checked with `psql`:
 /// the schema and its migrations, with and without PostGIS, both modes, an outage, two hubs in one database.
 @Suite struct PostgresRemoteTests {
+    static let (all, plain) = PostgresRemote.schemaVersions
+    static func list(_ versions: Set<Int>) -> String { versions.sorted().map(String.init).joined(separator: ",") }
+
     @Test func theSchemaIsMadeOnceAndMigratingAgainChangesNothing() async throws {
         try await withPostgres { server in
             try await server.createDatabase("plain")
             let plain = settings(server, database: "plain", postgis: false)
             let first = try await PostgresRemote.connect(plain, logger: testLogger)
-            #expect(first.versions == [1, 3] && !first.usesPostGIS)
+            #expect(first.versions == Self.plain && !first.usesPostGIS)
             await first.close()
             let second = try await PostgresRemote.connect(plain, logger: testLogger)
-            #expect(second.versions == [1, 3])
+            #expect(second.versions == Self.plain)
             await second.close()
             #expect(
                 try await server.psql(
                     "SELECT string_agg(version::text, ',' ORDER BY version) FROM sensorhub_migrations",
-                    database: "plain") == "1,3")
+                    database: "plain") == Self.list(Self.plain))
             let columns = try await server.psql(
                 "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
                     + "WHERE table_name = 'readings'", database: "plain")
@@ -42,16 +45,16 @@ import Testing
                 settings(server, database: "gis", postgis: false), logger: testLogger)
             await plain.close()
             let remote = try await PostgresRemote.connect(settings(server, database: "gis"), logger: testLogger)
-            #expect(remote.versions == [1, 2, 3] && remote.usesPostGIS)
+            #expect(remote.versions == Self.all && remote.usesPostGIS)
             try await remote.send([Make.mobile(1, session: "s"), Make.fixed(1)])
             await remote.close()
             let again = try await PostgresRemote.connect(settings(server, database: "gis"), logger: testLogger)
-            #expect(again.versions == [1, 2, 3])
+            #expect(again.versions == Self.all)
             await again.close()
             #expect(
                 try await server.psql(
                     "SELECT string_agg(version::text, ',' ORDER BY version) FROM sensorhub_migrations", database: "gis")
-                    == "1,2,3")
+                    == Self.list(Self.all))
             let point = try await server.psql(
                 "SELECT round(ST_Y(position::geometry)::numeric, 4), round(ST_X(position::geometry)::numeric, 4) "
                     + "FROM readings WHERE position IS NOT NULL", database: "gis")

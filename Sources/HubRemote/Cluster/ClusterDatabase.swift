@@ -1,0 +1,105 @@
+import HubCore
+import Logging
+import PostgresNIO
+
+/// The cluster's tables: which agents are alive (each says so every renewal), and which agent holds each duty that
+/// must be done once (a lease that lasts `lease` unless renewed, taken over by another agent only after it expired,
+/// with the server's clock).
+public final class ClusterDatabase: Sendable {
+    public let settings: ClusterSettings
+    private let session: DatabaseSession
+
+    public init(server: DatabaseSettings, settings: ClusterSettings, logger: Logger) {
+        self.settings = settings
+        session = DatabaseSession(
+            server: server, applicationName: "hubd \(settings.agent) cluster", limit: settings.renewal,
+            keepsConnection: true, logger: logger)
+    }
+
+    /// An agent as the database last heard of it.
+    public struct Agent: Sendable, Hashable {
+        public var name: String
+        public var version: String
+        public var started: Timestamp
+        public var lastSeen: Timestamp
+        /// Whether it renewed within the lease.
+        public var alive: Bool
+        public var duties: [String]
+    }
+
+    /// Says this agent is alive and holding `held`, and asks for `wanted` (renewing those it holds, taking those whose
+    /// lease expired); returns each wanted duty's epoch, `nil` for one another agent holds. One transaction.
+    public func renew(wanted: [String], held: [String], started: Timestamp) async throws -> [String: Int64?] {
+        let (settings, seconds) = (settings, Double(settings.lease.components.seconds))
+        return try await session.run { connection in
+            try await connection.withTransaction(logger: connection.logger) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO sensorhub_agents (cluster, agent, version, started, last_seen, expires, duties)
+                    VALUES (\(settings.group), \(settings.agent), \(SensorHubVersion.current),
+                        'epoch'::timestamptz + \(started.millisecondsSince1970)::bigint * interval '1 millisecond',
+                        now(), now() + \(seconds) * interval '1 second', \(held))
+                    ON CONFLICT (cluster, agent) DO UPDATE SET version = EXCLUDED.version, started = EXCLUDED.started,
+                        last_seen = now(), expires = EXCLUDED.expires, duties = EXCLUDED.duties
+                    """, logger: connection.logger)
+                var granted: [String: Int64?] = Dictionary(uniqueKeysWithValues: wanted.map { ($0, nil) })
+                guard !wanted.isEmpty else { return granted }
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO sensorhub_leases AS l (cluster, duty, holder, epoch, expires)
+                    SELECT \(settings.group), duty, \(settings.agent), 1, now() + \(seconds) * interval '1 second'
+                    FROM unnest(\(wanted)::text[]) AS duty
+                    ON CONFLICT (cluster, duty) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires,
+                        epoch = l.epoch + CASE WHEN l.holder = EXCLUDED.holder THEN 0 ELSE 1 END
+                    WHERE l.holder = EXCLUDED.holder OR l.expires < now()
+                    RETURNING duty, epoch
+                    """, logger: connection.logger)
+                for try await (duty, epoch) in rows.decode((String, Int64).self) { granted[duty] = epoch }
+                return granted
+            }
+        }
+    }
+
+    /// Gives up every lease this agent holds and says it stopped: the others take its duties at their next renewal.
+    public func leave() async throws {
+        let settings = settings
+        try await session.run { connection in
+            try await connection.query(
+                """
+                UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
+                WHERE cluster = \(settings.group) AND holder = \(settings.agent)
+                """, logger: connection.logger)
+            try await connection.query(
+                """
+                UPDATE sensorhub_agents SET expires = now(), duties = '{}'
+                WHERE cluster = \(settings.group) AND agent = \(settings.agent)
+                """, logger: connection.logger)
+        }
+        await session.close()
+    }
+
+    /// Every agent of the group the database knows, by name.
+    public func agents() async throws -> [Agent] {
+        let group = settings.group
+        return try await session.run { connection in
+            let rows = try await connection.query(
+                """
+                SELECT agent, version, (extract(epoch FROM started) * 1000)::bigint,
+                    (extract(epoch FROM last_seen) * 1000)::bigint, expires > now(), duties
+                FROM sensorhub_agents WHERE cluster = \(group) ORDER BY agent
+                """, logger: connection.logger)
+            var agents: [Agent] = []
+            for try await (name, version, started, seen, alive, duties) in rows.decode(
+                (String, String, Int64, Int64, Bool, [String]).self)
+            {
+                agents.append(
+                    Agent(
+                        name: name, version: version, started: Timestamp(millisecondsSince1970: started),
+                        lastSeen: Timestamp(millisecondsSince1970: seen), alive: alive, duties: duties))
+            }
+            return agents
+        }
+    }
+
+    public func close() async { await session.close() }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubTestKit
+import Testing
+
+/// Leases and heartbeats on a real PostgreSQL 15: one holder a duty, a lease that runs out moves with a new epoch,
+/// a graceful leave hands everything on at once, and every agent is listed with what it holds.
+@Suite(.timeLimit(.minutes(2)))
+struct ClusterDatabaseTests {
+    /// A duty another agent holds.
+    static let none: Int64? = nil
+
+    func agent(_ server: PostgresServer, _ name: String) -> ClusterDatabase {
+        var settings = ClusterSettings(group: "block-a", agent: name)
+        settings.lease = .seconds(5)
+        return ClusterDatabase(server: server.settings(database: "cluster"), settings: settings, logger: testLogger)
+    }
+
+    @Test func oneHolderADutyAndTakeoverAfterExpiry() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("cluster")
+            let (a, b) = (agent(server, "hub-1"), agent(server, "hub-2"))
+            let started = Timestamp.now
+            let first = try await a.renew(wanted: ["silence", "homeassistant"], held: [], started: started)
+            #expect(first == ["silence": 1, "homeassistant": 1])
+            let refused = try await b.renew(wanted: ["silence"], held: [], started: started)
+            #expect(refused == ["silence": Self.none])
+            // Renewed by its holder: the same epoch.
+            #expect(
+                try await a.renew(wanted: ["silence"], held: ["silence", "homeassistant"], started: started)
+                    == ["silence": 1])
+            // hub-1's lease runs out (as when it stops renewing): hub-2 takes it, a new epoch.
+            _ = try await server.psql(
+                "UPDATE sensorhub_leases SET expires = now() - interval '1 second' WHERE duty = 'silence'",
+                database: "cluster")
+            #expect(try await b.renew(wanted: ["silence"], held: [], started: started) == ["silence": 2])
+            #expect(
+                try await a.renew(wanted: ["silence"], held: ["homeassistant"], started: started)
+                    == ["silence": Self.none])
+            let agents = try await b.agents()
+            #expect(agents.map(\.name) == ["hub-1", "hub-2"] && agents.allSatisfy(\.alive))
+            #expect(agents[0].duties == ["homeassistant"] && agents[0].version == SensorHubVersion.current)
+            // hub-2 leaves: hub-1 takes silence at its next renewal, without waiting for the lease.
+            try await b.leave()
+            #expect(try await a.renew(wanted: ["silence"], held: ["homeassistant"], started: started) == ["silence": 3])
+            let after = try await a.agents()
+            #expect(after.first { $0.name == "hub-2" }?.alive == false)
+            await a.close()
+        }
+    }
+}
