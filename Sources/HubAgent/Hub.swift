@@ -2,6 +2,7 @@ import Foundation
 import HubCore
 import HubHistory
 import HubNotify
+import HubRemote
 import HubSupport
 import Logging
 import Mosquitto
@@ -70,6 +71,16 @@ public struct Hub: Sendable {
         try? FileManager.default.createDirectory(
             atPath: state.path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let started = Date()
+        let keeper = configuration.cluster.flatMap { cluster in
+            configuration.store.map { server in
+                var duties: [LeaseKeeper.Duty] = [.silence]
+                if configuration.homeAssistant.enabled { duties.append(.homeAssistant) }
+                if configuration.discovery.enabled { duties.append(.discovery) }
+                return LeaseKeeper(
+                    database: ClusterDatabase(server: server, settings: cluster, logger: logger), duties: duties,
+                    logger: logger)
+            }
+        }
         let storeWrites = Locked(0)
         let current = Locked(configuration)
         let errors = ErrorRecorder(logger: logger)
@@ -139,7 +150,8 @@ public struct Hub: Sendable {
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: following,
-            statusChanged: statusChanged, followedVersion: followed, errors: errors, logger: logger)
+            statusChanged: statusChanged, followedVersion: followed, shareGroup: configuration.cluster?.group,
+            errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
                 settings: configuration.sds011, store: store, errors: errors, logger: logger,
@@ -175,6 +187,9 @@ public struct Hub: Sendable {
             snapshot.counters.temis = uv?.statistics
             snapshot.counters.discovery = discoverer?.statistics
             snapshot.counters.remote = remote?.forwarder.statistics
+            snapshot.counters.cluster = configuration.cluster.map {
+                AgentStatus.ClusterCounters(group: $0.group, agent: $0.agent, duties: keeper?.held ?? [])
+            }
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
             snapshot.topicTemplate = current.withLock { $0.topicTemplate }
@@ -199,6 +214,8 @@ public struct Hub: Sendable {
         journal.attach(consumers)
 
         var services: [any Service] = [journal, storeWriter]
+        // Early, so it stops late: the last to give up the duties the others hold.
+        if let keeper { services.append(keeper) }
         if let history { services.append(history) }
         // Stops after ingest, so the last readings reach its queue.
         if let remote { services.append(remote) }

@@ -78,6 +78,15 @@ public struct HubdCommand: AsyncParsableCommand {
                 "version": "\(SensorHubVersion.current)", "libmosquitto": "\(LibMosquitto.version)",
                 "state_directory": "\(state)", "store": "\(store.location)",
             ])
+        if let cluster = configuration.cluster {
+            let warning =
+                "cluster: is being built: the agents share the sensors' topics and hold each duty once, but each works"
+                + " out statuses and sends notifications from its own share of the messages; run one agent per group"
+                + " until the shared ingest is in"
+            logger.warning(
+                "\(warning)",
+                metadata: ["group": "\(cluster.group)", "agent": "\(cluster.agent)"])
+        }
         let hub: Hub
         do {
             hub = try await Hub.make(

@@ -27,6 +27,7 @@ extension HubctlCommand {
             let store = StateOptions.registry(configuration: configuration, state: directory)
             let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             let status = AgentStatus.read(from: directory.path)
+            let cluster = await ClusterView.read(configuration)
             let running = status?.isRunning ?? false
             var counts: [String: Int] = ["offline": 0, "waiting": 0, "reporting": 0]
             for sensor in document.sensors {
@@ -37,12 +38,15 @@ extension HubctlCommand {
                 }
             }
             if json {
-                print(Output.json(status: status, running: running, sensors: document.sensors.count, counts: counts))
+                print(
+                    Output.json(
+                        status: status, running: running, sensors: document.sensors.count, counts: counts,
+                        cluster: cluster))
             } else {
                 print(
                     Output.status(
                         status, running: running, sensors: document.sensors.count, counts: counts,
-                        directory: directory, now: clock.current),
+                        directory: directory, cluster: cluster, now: clock.current),
                     terminator: "")
             }
             if !running { throw ExitCode(3) }
@@ -58,6 +62,7 @@ extension Output {
         sensors: Int,
         counts: [String: Int],
         directory: StateDirectory,
+        cluster: ClusterView? = nil,
         now: Timestamp
     ) -> String {
         var fields: [(String, String)] = []
@@ -149,6 +154,7 @@ extension Output {
                 "Sensors",
                 "\(sensors) (\(counts["reporting"] ?? 0) reporting, \(counts["offline"] ?? 0) offline, \(counts["waiting"] ?? 0) waiting)"
             ))
+        fields += cluster?.fields(now: now) ?? []
         if let error = status?.lastError {
             fields.append(("Last error", "\(absolute(Timestamp(error.time))): \(error.message)"))
         } else {
@@ -172,7 +178,9 @@ extension Output {
         return "\(seconds / 86400) days \(seconds % 86400 / 3600) h"
     }
 
-    static func json(status: AgentStatus?, running: Bool, sensors: Int, counts: [String: Int]) -> String {
+    static func json(
+        status: AgentStatus?, running: Bool, sensors: Int, counts: [String: Int], cluster: ClusterView? = nil
+    ) -> String {
         var writer = JSONWriter()
         var first = true
         writer.raw("{")
@@ -268,6 +276,7 @@ extension Output {
             if let error = remote.lastError { writer.string(error) } else { writer.raw("null") }
             writer.raw("}")
         }
+        cluster?.write(into: &writer, first: &first)
         writer.key("lastError", first: &first)
         if let message = status?.lastError?.message { writer.string(message) } else { writer.raw("null") }
         writer.raw("}")

@@ -184,6 +184,8 @@ final class BrokerConnection: Service, Sendable {
             password = nil
         }
         var mqtt = broker.mosquittoConfiguration(password: password)
+        // Agents of a cluster share the registry's broker settings, but each has a session of its own.
+        if let cluster = configuration.cluster { mqtt.clientID = "\(broker.clientID)-\(cluster.agent)" }
         mqtt.will = .init(topic: configuration.availabilityTopic, payload: "offline", qos: .atLeastOnce, retain: true)
         // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
         mqtt.messageBufferLimit = 1_000_000

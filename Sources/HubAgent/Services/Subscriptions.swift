@@ -69,14 +69,17 @@ final class Subscriptions: Service, Sendable {
     private let followedVersion: Locked<RegistryVersion?>
     private let errors: ErrorRecorder
     private let logger: Logger
+    /// The cluster's group, whose agents share the sensors' topics; `nil` for a hub on its own.
+    private let shareGroup: String?
 
     init(
         inputs: Inputs, store: any RegistryStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
         listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
         statusChanged: Doorbell, followedVersion: Locked<RegistryVersion?> = Locked(nil),
-        errors: ErrorRecorder,
+        shareGroup: String? = nil, errors: ErrorRecorder,
         logger: Logger
     ) {
+        self.shareGroup = shareGroup
         self.followedVersion = followedVersion
         self.listenerFilters = listenerFilters
         self.followed = followed
@@ -113,7 +116,7 @@ final class Subscriptions: Service, Sendable {
                     // followed already and nobody needs the document: 100,000 sensors decode in a third of a second).
                     let known = followed == nil ? await isFollowed() : false
                     let document = known ? nil : await applyStore(to: nil)
-                    await subscribe(ingest.topics, on: newClient)
+                    await subscribe(sensorFilters(ingest.topics), on: newClient)
                     for filters in listenerFilters { await subscribe(filters, on: newClient) }
                     if let document { followed?(document, true) }
                     done.resume()
@@ -125,7 +128,7 @@ final class Subscriptions: Service, Sendable {
                     // Disconnected since (quiet because the broker is gone): the reconnect's own pass follows.
                     guard let client, client === settledClient, client.isConnected else { break }
                     let topics = ingest.topics
-                    await subscribe(topics, on: client)
+                    await subscribe(sensorFilters(topics), on: client)
                     logger.info(
                         "subscribed again for the newest retained statuses", metadata: ["topics": "\(topics.count)"])
                 case .detach:
@@ -170,10 +173,10 @@ final class Subscriptions: Service, Sendable {
         }
         let delta = ingest.follow(document)
         if let client, !delta.isEmpty {
-            await subscribe(delta.subscribe, on: client)
+            await subscribe(sensorFilters(delta.subscribe), on: client)
             if !delta.unsubscribe.isEmpty {
                 do {
-                    try await client.unsubscribe(delta.unsubscribe)
+                    try await client.unsubscribe(sensorFilters(delta.unsubscribe))
                 } catch {
                     errors.record("could not unsubscribe from \(delta.unsubscribe.count) topics: \(error)")
                 }
@@ -204,6 +207,13 @@ final class Subscriptions: Service, Sendable {
             }
         }
         inputs.continuation.yield(.settled(client))
+    }
+
+    /// The filters for sensors' topics: the topics themselves, or in a cluster `$share/<group>/<topic>`, so that each
+    /// message reaches one agent of the group.
+    private func sensorFilters(_ topics: [String]) -> [String] {
+        guard let group = shareGroup else { return topics }
+        return topics.map { "$share/\(group)/\($0)" }
     }
 
     private func subscribe(_ topics: [String], on client: MosquittoClient) async {

@@ -1,0 +1,102 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubSupport
+import Logging
+import ServiceLifecycle
+
+/// In a cluster (`cluster:` in hubd.yaml): says every renewal (a third of the lease) that this agent is alive, and
+/// holds those of its duties no live agent holds — what must be done once however many agents run. A service asks
+/// `holds(_:)` before doing one. A holder that can't renew gives its duties up when its lease (less a margin) has run
+/// out by its own clock, before the database could hand them on; a graceful stop gives them up at once, so another
+/// agent takes them at its next renewal. Takeover after a holder dies: within the lease plus one renewal.
+final class LeaseKeeper: Service, Sendable {
+    /// What must be done by one agent of the cluster.
+    enum Duty: String, Sendable, CaseIterable {
+        /// Declaring sensors offline when they fall silent.
+        case silence
+        /// Home Assistant's discovery configs and the hub's availability for it.
+        case homeAssistant = "homeassistant"
+        /// Adding the devices heard on the broker.
+        case discovery
+    }
+
+    private let database: ClusterDatabase
+    private let wanted: [Duty]
+    private let started = Timestamp.now
+    private let leases: Locked<[Duty: LeaseState]>
+    private let logger: Logger
+
+    init(database: ClusterDatabase, duties: [Duty], logger: Logger) {
+        self.database = database
+        wanted = duties
+        let lease = database.settings.lease
+        leases = Locked(Dictionary(uniqueKeysWithValues: duties.map { ($0, LeaseState(lease: lease)) }))
+        self.logger = logger
+    }
+
+    /// Whether this agent may do `duty` now.
+    func holds(_ duty: Duty) -> Bool {
+        let now = ContinuousClock.now
+        return leases.withLock { $0[duty]?.isHeld(at: now) ?? false }
+    }
+
+    /// The duties held now, by name.
+    var held: [String] {
+        let now = ContinuousClock.now
+        return leases.withLock { leases in leases.filter { $0.value.isHeld(at: now) }.map(\.key.rawValue).sorted() }
+    }
+
+    func run() async {
+        await cancelWhenGracefulShutdown { await self.renewUntilCancelled() }
+        let before = held
+        leases.withLock { leases in for duty in wanted { leases[duty]?.release() } }
+        report(from: before)
+        do {
+            try await database.leave()
+        } catch {
+            logger.warning(
+                "could not give up the cluster's leases; the other agents take them when they run out",
+                metadata: ["error": "\(PostgresRegistry.reason(error))"])
+            await database.close()
+        }
+    }
+
+    private func renewUntilCancelled() async {
+        var failures = 0
+        while !Task.isCancelled {
+            let before = held
+            let sent = ContinuousClock.now
+            do {
+                let granted = try await database.renew(
+                    wanted: wanted.map(\.rawValue), held: before, started: started)
+                leases.withLock { leases in
+                    for duty in wanted { leases[duty]?.renewed(sentAt: sent, epoch: granted[duty.rawValue] ?? nil) }
+                }
+                if failures > 0 { logger.notice("renewing the cluster's leases again", metadata: [:]) }
+                failures = 0
+            } catch {
+                failures += 1
+                if failures == 1 {
+                    logger.warning(
+                        "cannot renew the cluster's leases; duties held are given up when their lease runs out",
+                        metadata: ["error": "\(PostgresRegistry.reason(error))"])
+                }
+            }
+            report(from: before)
+            try? await Task.sleep(for: database.settings.renewal)
+        }
+    }
+
+    /// Logs the duties taken and given up since `before`.
+    private func report(from before: [String]) {
+        let now = held
+        for duty in now where !before.contains(duty) {
+            logger.notice("took a cluster duty", metadata: ["duty": "\(duty)", "agent": "\(database.settings.agent)"])
+        }
+        for duty in before where !now.contains(duty) {
+            logger.notice(
+                "gave up a cluster duty", metadata: ["duty": "\(duty)", "agent": "\(database.settings.agent)"])
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// Two built hubd agents of one cluster on a real PostgreSQL 15 and Mosquitto: each says it is alive, exactly one
+/// holds each duty, `hubctl status` shows both, and the duty moves when its holder stops (at once) or is killed
+/// (within the lease and one renewal).
+@Suite(.timeLimit(.minutes(2)))
+struct ClusterDutyTests {
+    static func configuration(_ server: PostgresServer, agent: String) -> String {
+        PostgresStoreTests.configuration(server, database: "cluster") + """
+
+            cluster:
+              group: block-a
+              agent: \(agent)
+              lease: 5s
+            """
+    }
+
+    /// The agents `hubctl status --json` lists, and which of them holds `silence`.
+    static func agents(_ hubctl: Hubctl, _ config: String) async throws -> (alive: [String], silence: [String]) {
+        let status = try await hubctl.run("status", "--json", "--config", config)
+        let object = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+        let cluster = object?["cluster"] as? [String: Any]
+        let agents = cluster?["agents"] as? [[String: Any]] ?? []
+        let alive = agents.filter { $0["alive"] as? Bool == true }
+        return (
+            alive.compactMap { $0["name"] as? String },
+            alive.filter { ($0["duties"] as? [String])?.contains("silence") == true }.compactMap {
+                $0["name"] as? String
+            }
+        )
+    }
+
+    /// Counts the log lines with all of `fragments` each hub writes, until `expected` in all, then for a second more.
+    static func count(_ expected: Int, _ fragments: String..., in hubs: [RunningHub]) async throws -> [Int] {
+        var counts = Array(repeating: 0, count: hubs.count)
+        let deadline = ContinuousClock.now + .seconds(15)
+        let matches: @Sendable (String) -> Bool = { line in fragments.allSatisfy { line.contains($0) } }
+        while counts.reduce(0, +) < expected && ContinuousClock.now < deadline {
+            for (index, hub) in hubs.enumerated() {
+                if (try? await hub.log.next(within: .milliseconds(200), "a line", where: matches)) != nil {
+                    counts[index] += 1
+                }
+            }
+        }
+        for (index, hub) in hubs.enumerated() {
+            while (try? await hub.log.next(within: .seconds(1), "a line", where: matches)) != nil { counts[index] += 1 }
+        }
+        return counts
+    }
+
+    @Test func oneAgentHoldsEachDutyAndItMovesWhenItsHolderGoes() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("cluster")
+            try await withBroker { broker in
+                let first = try RunningHub(configuration: Self.configuration(server, agent: "hub-1"))
+                let second = try RunningHub(configuration: Self.configuration(server, agent: "hub-2"))
+                let config = first.configFile
+                let set = try await first.hubctl.run(
+                    ["broker", "set", "--host", broker.host, "--port", "\(broker.port)", "--config", config])
+                #expect(set.status == 0, "\(set.standardError)")
+                let added = try await first.hubctl.run(["sensors", "add", "hall", "--config", config])
+                #expect(added.status == 0, "\(added.standardError)")
+                try await first.startAndWaitUntilReady()
+                try await first.waitForLog("took a cluster duty", "duty=silence", "agent=hub-1")
+                try await second.startAndWaitUntilReady()
+                try await eventually("both agents are alive, one holds silence") {
+                    let (alive, silence) = try await Self.agents(first.hubctl, config)
+                    return alive == ["hub-1", "hub-2"] && silence == ["hub-1"]
+                }
+                // Shared subscriptions: each message reaches one agent, and both get some.
+                for index in 1...10 { try await publish(broker, "hall", "status \(index)") }
+                let events = try await Self.count(10, "sensor event", "sensor=hall", in: [first, second])
+                #expect(events.reduce(0, +) == 10 && events.allSatisfy { $0 > 0 }, "\(events)")
+                // A graceful stop hands the duty on at the other's next renewal.
+                #expect(await first.stop() == 0)
+                try await second.waitForLog("took a cluster duty", "duty=silence", "agent=hub-2", within: .seconds(5))
+                // Killed, it can't: the duty moves once its lease has run out (5 s) and the other renews.
+                try await first.startAndWaitUntilReady()
+                _ = await second.stop(SIGKILL)
+                let killed = ContinuousClock.now
+                try await first.waitForLog("took a cluster duty", "duty=silence", "agent=hub-1", within: .seconds(10))
+                let moved = ContinuousClock.now - killed
+                // The stated bound, lease + renewal, with 3 s for two processes' start-up on a loaded machine.
+                #expect(moved < .seconds(5) + .seconds(5) / 3 + .seconds(3), "took \(moved)")
+                try await eventually("hub-2 is gone, hub-1 holds silence") {
+                    let (alive, silence) = try await Self.agents(first.hubctl, config)
+                    return alive == ["hub-1"] && silence == ["hub-1"]
+                }
+                #expect(await first.stop() == 0)
+            }
+        }
+    }
+}
