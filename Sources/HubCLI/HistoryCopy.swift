@@ -23,53 +23,64 @@ struct HistoryCopy {
             Failure.printError("cannot reach \(settings.server.url): \(PostgresRegistry.reason(error))")
             throw ExitCode(Failure.unavailable)
         }
+        do {
+            let result = try await copy(to: remote)
+            await remote.close()
+            return result
+        } catch {
+            // Closed before the error ends hubctl: PostgresNIO asserts on a connection dropped open.
+            await remote.close()
+            throw error
+        }
+    }
+
+    private func copy(to remote: PostgresRemote) async throws -> (sent: HistoryDigest, readBack: HistoryDigest) {
         var digest = HistoryDigest()
         var readingsSince: Timestamp?
         var eventsSince: Timestamp?
         var ids = Set<String>()
         // The database keeps one reading a sensor an instant: so does the copy (the first, as the database would).
         var seen = Set<String>()
-        var row: Int64 = 0
-        while true {
-            let readings = try withHistoryErrors { () throws(HistoryError) in
-                try history.readings(afterRow: row, limit: page)
-            }
-            guard let last = readings.last else { break }
-            row = last.row
-            var entries: [RemoteEntry] = []
-            for (_, var recorded) in readings {
-                recorded.sensorID = sensorIDs[recorded.sensor] ?? ""
-                let entry = RemoteEntry(recorded)
-                guard let reading = entry.reading, seen.insert(entry.key).inserted else { continue }
-                ids.insert(reading.sensorID)
-                readingsSince = min(readingsSince ?? recorded.reading.time, recorded.reading.time)
-                digest.add(entry)
-                entries.append(entry)
-            }
-            try await send(entries, remote)
+        try await copyPages(to: remote) { row throws(HistoryError) in
+            try history.readings(afterRow: row, limit: page).map { ($0.row, $0.reading) }
+        } as: { recorded in
+            var recorded = recorded
+            recorded.sensorID = sensorIDs[recorded.sensor] ?? ""
+            let entry = RemoteEntry(recorded)
+            guard let reading = entry.reading, seen.insert(entry.key).inserted else { return nil }
+            ids.insert(reading.sensorID)
+            readingsSince = min(readingsSince ?? recorded.reading.time, recorded.reading.time)
+            digest.add(entry)
+            return entry
         }
-        row = 0
-        while true {
-            let events = try withHistoryErrors { () throws(HistoryError) in
-                try history.events(afterRow: row, limit: page)
-            }
-            guard let last = events.last else { break }
-            row = last.row
-            var entries: [RemoteEntry] = []
-            for (_, var event) in events {
-                // Written before events had ids: one made from what the event says, the same on every run.
-                if event.id.isEmpty { event.id = Self.derivedID(event) }
-                eventsSince = min(eventsSince ?? event.time, event.time)
-                let entry = RemoteEntry(event)
-                digest.add(entry)
-                entries.append(entry)
-            }
-            try await send(entries, remote)
+        try await copyPages(to: remote) { row throws(HistoryError) in
+            try history.events(afterRow: row, limit: page).map { ($0.row, $0.event) }
+        } as: { event in
+            var event = event
+            // Written before events had ids: one made from what the event says, the same on every run.
+            if event.id.isEmpty { event.id = Self.derivedID(event) }
+            eventsSince = min(eventsSince ?? event.time, event.time)
+            let entry = RemoteEntry(event)
+            digest.add(entry)
+            return entry
         }
         let readBack = try await remote.digest(
             sensorIDs: Array(ids), readingsSince: readingsSince, eventsSince: eventsSince)
-        await remote.close()
         return (digest, readBack)
+    }
+
+    /// Reads the file a page at a time, from its first row, and sends what `entry` makes of each row.
+    private func copyPages<Row>(
+        to remote: PostgresRemote, _ read: (_ after: Int64) throws(HistoryError) -> [(row: Int64, value: Row)],
+        as entry: (Row) -> RemoteEntry?
+    ) async throws {
+        var row: Int64 = 0
+        while true {
+            let rows = try withHistoryErrors { () throws(HistoryError) in try read(row) }
+            guard let last = rows.last else { return }
+            row = last.row
+            try await send(rows.compactMap { entry($0.value) }, remote)
+        }
     }
 
     private func send(_ entries: [RemoteEntry], _ remote: PostgresRemote) async throws {
