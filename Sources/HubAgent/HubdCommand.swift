@@ -94,10 +94,16 @@ public struct HubdCommand: AsyncParsableCommand {
                 store: store, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            await store.close()
             throw ExitCode(78)
         } catch let error as StoreError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            await store.close()
+            if case .unavailable = error { throw ExitCode(69) }  // EX_UNAVAILABLE: the database, not the data
             throw ExitCode(error.isInvalidInput ? 64 : 65)
+        } catch {
+            await store.close()
+            throw error
         }
         logger.info(
             "notifiers",
@@ -115,7 +121,13 @@ public struct HubdCommand: AsyncParsableCommand {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // In-flight work (the last messages, the final store write, 'offline') gets this long after SIGTERM.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(15)
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        do {
+            try await ServiceGroup(configuration: groupConfiguration).run()
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
     }
 }
 

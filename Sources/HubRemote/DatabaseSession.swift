@@ -3,7 +3,8 @@ import HubSupport
 import Logging
 import PostgresNIO
 
-/// One connection to a database, made when first needed with the schema brought up to date, used by one caller at
+/// One connection to a database, made when first needed with the schema brought up to date (the registry's and the
+/// cluster's tables; PostGIS is `remote:`'s to install, as its settings say), used by one caller at
 /// a time (two transactions must not interleave on it), and dropped when a call fails or takes longer than `limit`,
 /// so that the next call connects again: a database restart costs the calls made while it is down.
 final class DatabaseSession: Sendable {
@@ -62,7 +63,7 @@ final class DatabaseSession: Sendable {
         }
         do {
             _ = try await bounded(limit) {
-                try await PostgresRemote.migrate(connection, postgis: true, logger: logger)
+                try await PostgresRemote.migrateIfBehind(connection, logger: logger)
             }
         } catch {
             try? await connection.close()

@@ -22,12 +22,19 @@ extension PostgresRegistry {
         return nil
     }
 
-    /// The revisions and the header, locking the row when asked; `nil` when there is no registry yet.
-    static func header(_ connection: PostgresConnection, locking: Bool, logger: Logger) async throws -> (
+    /// How a read of the registry's row locks it until the transaction ends.
+    enum RowLock: String {
+        case none = ""
+        /// Against changes of the sensor set (which lock it for update), not against other holders of this.
+        case share = " FOR SHARE"
+        case update = " FOR UPDATE"
+    }
+
+    /// The revisions and the header, the row locked as asked; `nil` when there is no registry yet.
+    static func header(_ connection: PostgresConnection, locking: RowLock, logger: Logger) async throws -> (
         Revisions, [UInt8]
     )? {
-        let sql =
-            "SELECT revision, statuses, header FROM sensorhub_registry WHERE id = 1" + (locking ? " FOR UPDATE" : "")
+        let sql = "SELECT revision, statuses, header FROM sensorhub_registry WHERE id = 1" + locking.rawValue
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
         for try await (sensors, statuses, header) in rows.decode((Int64, Int64, String).self) {
             return (Revisions(sensors: sensors, statuses: statuses), Array(header.utf8))
@@ -37,14 +44,14 @@ extension PostgresRegistry {
 
     /// The header row, locked, made first if there is none (an empty registry at revision 0).
     static func lockedHeader(_ connection: PostgresConnection, logger: Logger) async throws -> (Revisions, [UInt8]) {
-        if let found = try await header(connection, locking: true, logger: logger) { return found }
+        if let found = try await header(connection, locking: .update, logger: logger) { return found }
         let empty = String(decoding: DefaultsDocument().headerJSON(), as: UTF8.self)
         try await connection.query(
             """
             INSERT INTO sensorhub_registry (id, revision, statuses, header) VALUES (1, 0, 0, \(empty))
             ON CONFLICT (id) DO NOTHING
             """, logger: logger)
-        guard let made = try await header(connection, locking: true, logger: logger) else {
+        guard let made = try await header(connection, locking: .update, logger: logger) else {
             throw PostgresRegistryMissingRow()
         }
         return made
@@ -54,6 +61,18 @@ extension PostgresRegistry {
     static func rows(_ connection: PostgresConnection, logger: Logger) async throws -> [[UInt8]] {
         let rows = try await connection.query(
             "SELECT document FROM sensorhub_sensors ORDER BY position", logger: logger)
+        var sensors: [[UInt8]] = []
+        for try await document in rows.decode(String.self) { sensors.append(Array(document.utf8)) }
+        return sensors
+    }
+
+    /// The JSON objects of the sensors on `topics`, their rows locked until the transaction ends.
+    static func rows(onTopics topics: [String], _ connection: PostgresConnection, logger: Logger) async throws
+        -> [[UInt8]]
+    {
+        let rows = try await connection.query(
+            "SELECT document FROM sensorhub_sensors WHERE topic = ANY(\(topics)) ORDER BY position FOR UPDATE",
+            logger: logger)
         var sensors: [[UInt8]] = []
         for try await document in rows.decode(String.self) { sensors.append(Array(document.utf8)) }
         return sensors

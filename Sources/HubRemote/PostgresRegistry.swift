@@ -25,7 +25,7 @@ public final class PostgresRegistry: RegistryStore {
     public let server: DatabaseSettings
     let applicationName: String
     private let session: DatabaseSession
-    private let logger: Logger
+    let logger: Logger
 
     /// - Parameters:
     ///   - applicationName: who connects, as `pg_stat_activity` shows it (`hubd`, `hubctl`).
@@ -68,7 +68,7 @@ public final class PostgresRegistry: RegistryStore {
             return try await connection.withTransaction(logger: logger) { connection in
                 // One snapshot for the header and the rows: a change committed between the two is in neither.
                 try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
-                guard let (version, header) = try await Self.header(connection, locking: false, logger: logger) else {
+                guard let (version, header) = try await Self.header(connection, locking: .none, logger: logger) else {
                     return nil
                 }
                 let sensors = try await Self.rows(connection, logger: logger)
@@ -150,14 +150,10 @@ public final class PostgresRegistry: RegistryStore {
         let (logger, location) = (logger, location)
         let outcome = try await withConnection { connection -> StoreError? in
             try await connection.withTransaction(logger: logger) { connection -> StoreError? in
-                guard let (read, header) = try await Self.header(connection, locking: true, logger: logger) else {
+                guard let (read, header) = try await Self.header(connection, locking: .update, logger: logger) else {
                     return nil
                 }
-                let rows = try await connection.query(
-                    "SELECT document FROM sensorhub_sensors WHERE topic = ANY(\(topics)) ORDER BY position FOR UPDATE",
-                    logger: logger)
-                var sensors: [[UInt8]] = []
-                for try await document in rows.decode(String.self) { sensors.append(Array(document.utf8)) }
+                let sensors = try await Self.rows(onTopics: topics, connection, logger: logger)
                 var document: DefaultsDocument
                 do throws(JSONSyntaxError) {
                     document = try DefaultsDocument.decode(header: header, sensors: sensors)
@@ -177,7 +173,7 @@ public final class PostgresRegistry: RegistryStore {
     }
 
     /// Runs `body` on the session's connection; any failure is the registry being unavailable.
-    private func withConnection<T: Sendable>(
+    func withConnection<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         do {

@@ -52,6 +52,20 @@ public final class PostgresRemote: Sendable {
         )
     }
 
+    /// `migrate`, unless every version that needs no PostGIS is there already: then nothing is created, nothing is
+    /// locked, and a role that may read and write the tables but not create any works too (hubctl, each call).
+    static func migrateIfBehind(_ connection: PostgresConnection, logger: Logger) async throws -> Set<Int> {
+        var present = Set<Int>()
+        do {
+            let rows = try await connection.query("SELECT version FROM sensorhub_migrations", logger: logger)
+            for try await version in rows.decode(Int.self) { present.insert(version) }
+        } catch {
+            present = []
+        }
+        if present.isSuperset(of: schemaVersions.withoutPostGIS) { return present }
+        return try await migrate(connection, postgis: false, logger: logger)
+    }
+
     /// Applies the migrations the database lacks; returns the versions it has then.
     static func migrate(_ connection: PostgresConnection, postgis wanted: Bool, logger: Logger) async throws
         -> Set<Int>
@@ -189,7 +203,10 @@ public final class PostgresRemote: Sendable {
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 
-    static func eventsInsert(_ events: some Collection<SensorEvent>, hub: String) -> PostgresQuery {
+    /// - Parameter returningIDs: the statement returns the ids of the events the table did not have yet.
+    static func eventsInsert(_ events: some Collection<SensorEvent>, hub: String, returningIDs: Bool = false)
+        -> PostgresQuery
+    {
         var bindings = PostgresBindings(capacity: events.count * 9)
         var rows: [String] = []
         for event in events {
@@ -210,7 +227,7 @@ public final class PostgresRemote: Sendable {
         }
         let sql =
             "INSERT INTO events (hub, id, kind, sensor, topic, old, new, value, time) VALUES "
-            + rows.joined(separator: ", ") + " ON CONFLICT (hub, id) DO NOTHING"
+            + rows.joined(separator: ", ") + " ON CONFLICT (hub, id) DO NOTHING" + (returningIDs ? " RETURNING id" : "")
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 }
@@ -238,7 +255,7 @@ public struct RemoteConnectionClosed: Error, CustomStringConvertible {
 
 extension Array {
     /// Consecutive slices of at most `size` elements.
-    fileprivate func chunked(by size: Int) -> [ArraySlice<Element>] {
+    func chunked(by size: Int) -> [ArraySlice<Element>] {
         stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -48,6 +48,7 @@ struct PostgresRegistryTests {
                     && a.silenceTimeout == b.silenceTimeout && a.sequence == b.sequence
                     && a.lastUpdated == b.lastUpdated
             }
+            #expect(fromFile.sensors.count == fromDatabase.sensors.count)
             #expect(zip(fromFile.sensors, fromDatabase.sensors).allSatisfy(sameButIDs))
             // The rules are the document's: a duplicate name, in any case, is refused and nothing is written.
             let error = await #expect(throws: StoreError.self) {
@@ -158,17 +159,67 @@ struct PostgresRegistryTests {
                 signals.withLock { $0 } > killed
             }
             #expect(try await follower.read().sensors.map(\.name) == ["first", "second", "third"])
-            // Statuses are not announced.
+            // Statuses are not announced: nothing comes within half a second of a status write.
             let quiet = signals.withLock { $0 }
             try await writer.recordStatuses(onTopics: ["first"]) { document in
                 document.recordStatus("on", lastUpdated: .now, onTopic: "first", sequence: 1)
             } beforeReplacing: { _, _ in
             }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(signals.withLock { $0 } == quiet)
             try await writer.update { document throws(RegistryError) in try document.addSensor(named: "fourth") }
             try await eventually("the next change is announced") { signals.withLock { $0 } > quiet }
             #expect(signals.withLock { $0 } == quiet + 1)
             await writer.close()
             await follower.close()
+        }
+    }
+
+    /// Two agents' ingest steps on one sensor at once: the row lock makes them take turns, so each starts from the
+    /// other's last record (no update lost), and an event already in the table is not written, nor returned, again.
+    @Test func ingestStepsOnOneSensorTakeTurns() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("turns")
+            let agents = [registry(server, "turns"), registry(server, "turns")]
+            let door = try await agents[0].update { document throws(RegistryError) in
+                try document.addSensor(named: "door")
+            }
+            @Sendable func step(_ store: PostgresRegistry) async throws -> [SensorEvent] {
+                try await store.ingest(onTopics: ["door"], hub: "block-a") { document in
+                    guard let sensor = document.sensor(onTopic: "door") else { return [] }
+                    let next = sensor.sequence + 1
+                    document.recordStatus("s\(next)", lastUpdated: .now, onTopic: "door", sequence: next)
+                    return [
+                        SensorEvent(
+                            id: SensorEvent.id(sensor: sensor.id, sequence: next), kind: .changed, sensor: "door",
+                            topic: "door", oldStatus: sensor.status, newStatus: "s\(next)", time: .now)
+                    ]
+                }
+            }
+            let written = try await withThrowingTaskGroup(of: Int.self) { group in
+                for agent in agents {
+                    group.addTask {
+                        var count = 0
+                        for _ in 0..<50 { count += try await step(agent).count }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(written == 100)
+            #expect(try await agents[1].read().sensor(named: "door")?.sequence == 100)
+            #expect(
+                try await server.count("SELECT count(*) FROM events WHERE hub = 'block-a'", database: "turns") == 100)
+            // The same event again (a message applied twice): the table has it, so it is not new.
+            let again = try await agents[0].ingest(onTopics: ["door"], hub: "block-a") { _ in
+                [
+                    SensorEvent(
+                        id: SensorEvent.id(sensor: door.id, sequence: 100), kind: .changed, sensor: "door",
+                        topic: "door", oldStatus: "s99", newStatus: "s100", time: .now)
+                ]
+            }
+            #expect(again.isEmpty)
+            for agent in agents { await agent.close() }
         }
     }
 

@@ -74,6 +74,8 @@ final class ConfigurationReloader: Service, Sendable {
         if new.discovery != old.discovery { later.append("discovery") }
         if new.homeAssistant != old.homeAssistant { later.append("homeassistant") }
         if new.remote != old.remote { later.append("remote") }
+        if new.store != old.store { later.append("store") }
+        if new.cluster != old.cluster { later.append("cluster") }
         if new.httpListen != old.httpListen || new.httpToken != old.httpToken { later.append("http") }
         var metadata: Logger.Metadata = [
             "backends_added": "\(changes.added.joined(separator: ", "))",

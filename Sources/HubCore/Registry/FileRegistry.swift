@@ -52,6 +52,9 @@ public struct FileRegistry: RegistryStore {
         try await update({ document throws(RegistryError) in change(&document) }, beforeReplacing: beforeReplacing)
     }
 
+    /// A file is not held open between calls.
+    public func close() async {}
+
     public func version() async -> RegistryVersion? {
         file.identity().map(RegistryVersion.init(file:))
     }

@@ -37,6 +37,9 @@ public protocol RegistryStore: Sendable {
     /// The store's version now, without reading the document; `nil` when there is none (or it can't be told).
     func version() async -> RegistryVersion?
 
+    /// Lets go of what it holds open (a database connection); a call after it opens it again.
+    func close() async
+
     /// A signal whenever the registry may have changed (bursts collapse into one pending signal); hubd's own
     /// writes may signal too. Ends when its consumer goes away.
     func changes(logger: Logger) -> AsyncStream<Void>
