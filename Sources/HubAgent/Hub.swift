@@ -119,8 +119,8 @@ public struct Hub: Sendable {
         let discoverer =
             configuration.discovery.enabled
             ? DeviceDiscoverer(
-                settings: configuration.discovery, state: state, store: store, journal: journal, errors: errors,
-                logger: logger)
+                settings: configuration.discovery, state: state, store: store, journal: journal,
+                addsDevices: { keeper?.holds(.discovery) ?? true }, errors: errors, logger: logger)
             : nil
         let homeAssistant =
             configuration.homeAssistant.enabled
@@ -132,7 +132,7 @@ public struct Hub: Sendable {
                 journal: journal,
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
-                }, logger: logger)
+                }, publishesConfigs: { keeper?.holds(.homeAssistant) ?? true }, logger: logger)
             : nil
         var listeners: [any TopicListener] = []
         if let discoverer { listeners.append(discoverer) }
@@ -142,7 +142,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            logger: logger)
+            checksSilence: { keeper?.holds(.silence) ?? true }, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }

@@ -80,9 +80,9 @@ public struct HubdCommand: AsyncParsableCommand {
             ])
         if let cluster = configuration.cluster {
             let warning =
-                "cluster: is being built: the agents share the sensors' topics and hold each duty once, but each works"
-                + " out statuses and sends notifications from its own share of the messages; run one agent per group"
-                + " until the shared ingest is in"
+                "cluster: is being built: the agents share the sensors' topics and take turns at the duties done once,"
+                + " but each works out statuses and sends notifications from its own share of the messages; run one"
+                + " agent per group until the shared ingest is in"
             logger.warning(
                 "\(warning)",
                 metadata: ["group": "\(cluster.group)", "agent": "\(cluster.agent)"])

@@ -4,13 +4,16 @@ import HubTestKit
 import Testing
 
 /// Two built hubd agents of one cluster on a real PostgreSQL 15 and Mosquitto: each says it is alive, exactly one
-/// holds each duty, `hubctl status` shows both, and the duty moves when its holder stops (at once) or is killed
-/// (within the lease and one renewal).
+/// holds each duty and only it does it (a silent sensor is declared offline once), `hubctl status` shows both, and
+/// the duty moves when its holder stops (at the other's next renewal) or is killed (within the lease and one
+/// renewal).
 @Suite(.timeLimit(.minutes(2)))
 struct ClusterDutyTests {
     static func configuration(_ server: PostgresServer, agent: String) -> String {
         PostgresStoreTests.configuration(server, database: "cluster") + """
 
+            sensors:
+              silence_timeout: 3s
             cluster:
               group: block-a
               agent: \(agent)
@@ -74,6 +77,10 @@ struct ClusterDutyTests {
                 for index in 1...10 { try await publish(broker, "hall", "status \(index)") }
                 let events = try await Self.count(10, "sensor event", "sensor=hall", in: [first, second])
                 #expect(events.reduce(0, +) == 10 && events.allSatisfy { $0 > 0 }, "\(events)")
+                // Silent for 3 s: declared offline once, by the holder of the silence duty.
+                let offline = try await Self.count(
+                    1, "sensor event", "sensor=hall", "event=silent", in: [first, second])
+                #expect(offline == [1, 0])
                 // A graceful stop hands the duty on at the other's next renewal.
                 #expect(await first.stop() == 0)
                 try await second.waitForLog("took a cluster duty", "duty=silence", "agent=hub-2", within: .seconds(5))

@@ -27,6 +27,7 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
     private let store: any RegistryStore
     /// The state directory, where the ledger is written under the registry file's lock.
     private let stateFiles: DefaultsStore
+    private let addsDevices: @Sendable () -> Bool
     private let journal: Journal
     private let files = DispatchQueue(label: "sensorhub.discovery")
     private let errors: ErrorRecorder
@@ -41,8 +42,9 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
 
     init(
         settings: DiscoverySettings, state: StateDirectory, store: any RegistryStore, journal: Journal,
-        errors: ErrorRecorder, logger: Logger
+        addsDevices: @escaping @Sendable () -> Bool = { true }, errors: ErrorRecorder, logger: Logger
     ) {
+        self.addsDevices = addsDevices
         var discovery = DeviceDiscovery(families: settings.families, zigbee2mqttBases: settings.zigbee2mqttBases)
         discovery.tracksValues = false
         listFilters = discovery.listFilters
@@ -83,6 +85,8 @@ final class DeviceDiscoverer: Service, TopicListener, Sendable {
                 "added_before": "\(ledger.withLock { $0.topics.count })",
             ])
         for await device in found.cancelOnGracefulShutdown() {
+            // In a cluster every agent hears the devices; the holder of the `discovery` duty adds them.
+            guard addsDevices() else { continue }
             await add(device)
         }
     }

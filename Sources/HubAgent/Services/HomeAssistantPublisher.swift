@@ -18,6 +18,9 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     private let discovery: HomeAssistantDiscovery
     private let journal: Journal
     private let publish: @Sendable (String, [UInt8]) async throws -> Void
+    /// Whether this hub publishes the configs: in a cluster, only the holder of the `homeassistant` duty does; every
+    /// agent publishes the states of the messages it took.
+    private let publishesConfigs: @Sendable () -> Bool
     private let logger: Logger
     private let work = Locked(Work())
     private let doorbell = Doorbell()
@@ -33,15 +36,19 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         var configsDue = false
         var everythingDue = false
         var connected = false
+        /// Whether the configs were this hub's to publish at the last flush.
+        var publishedConfigs = false
     }
 
     init(
         discovery: HomeAssistantDiscovery, journal: Journal,
-        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void, logger: Logger
+        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void,
+        publishesConfigs: @escaping @Sendable () -> Bool = { true }, logger: Logger
     ) {
         self.discovery = discovery
         self.journal = journal
         self.publish = publish
+        self.publishesConfigs = publishesConfigs
         self.logger = logger
     }
 
@@ -107,9 +114,13 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
 
     /// Publishes what is due; on a failure (not connected), everything is due again on the next connection.
     private func flush() async {
+        let configs = publishesConfigs()
         let messages = work.withLock { work -> [HomeAssistantDiscovery.Message] in
             guard work.connected else { return [] }
-            return Self.due(&work, discovery)
+            // Just given the duty: everything, in case the agent that had it did not get to publish it all.
+            if configs && !work.publishedConfigs { work.everythingDue = true }
+            work.publishedConfigs = configs
+            return Self.due(&work, discovery, configs: configs)
         }
         guard !messages.isEmpty else { return }
         do {
@@ -139,10 +150,13 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     }
 
     /// What `work` says must be published now, which it then counts as published.
-    static func due(_ work: inout Work, _ discovery: HomeAssistantDiscovery) -> [HomeAssistantDiscovery.Message] {
+    /// Without `configs`, only states: the configs stay due for when they are this hub's to publish.
+    static func due(_ work: inout Work, _ discovery: HomeAssistantDiscovery, configs: Bool = true)
+        -> [HomeAssistantDiscovery.Message]
+    {
         var messages: [HomeAssistantDiscovery.Message] = []
-        let everything = work.everythingDue
-        if everything || work.configsDue {
+        let everything = work.everythingDue && configs
+        if configs && (everything || work.configsDue) {
             if everything { messages.append(discovery.hubConfig) }
             var seen = Set<String>()
             for sensor in work.sensors.values {
@@ -179,8 +193,10 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
             }
         }
         work.statesDue = []
-        work.configsDue = false
-        work.everythingDue = false
+        if configs {
+            work.configsDue = false
+            work.everythingDue = false
+        }
         return messages
     }
 }

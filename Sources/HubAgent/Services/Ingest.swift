@@ -35,6 +35,8 @@ final class Ingest: Service, Sendable {
     private let readings: [any ReadingSink]
     /// Take the messages on topics no sensor uses (`discovery:`, Home Assistant's birth).
     private let listeners: [any TopicListener]
+    /// Whether this hub declares silent sensors offline: in a cluster, only the holder of the `silence` duty does.
+    private let checksSilence: @Sendable () -> Bool
     private let logger: Logger
 
     struct Counters {
@@ -46,9 +48,10 @@ final class Ingest: Service, Sendable {
     /// - Parameter clients: each client the connection makes, in turn; it finishes the stream when it stops.
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
-        listeners: [any TopicListener] = [],
+        listeners: [any TopicListener] = [], checksSilence: @escaping @Sendable () -> Bool = { true },
         logger: Logger
     ) {
+        self.checksSilence = checksSilence
         self.tracker = Locked(tracker)
         self.clients = clients
         self.journal = journal
@@ -143,6 +146,7 @@ final class Ingest: Service, Sendable {
     }
 
     private func checkSilence() {
+        guard checksSilence() else { return }
         let (events, records) = tracker.withLock { tracker in
             let events = tracker.checkSilence(now: .now, time: .now)
             return (events, tracker.takeRecords(events: events))

@@ -68,8 +68,7 @@ final class LeaseKeeper: Service, Sendable {
             let before = held
             let sent = ContinuousClock.now
             do {
-                let granted = try await database.renew(
-                    wanted: wanted.map(\.rawValue), held: before, started: started)
+                let granted = try await database.renew(wanted: wanted.map(\.rawValue), started: started)
                 leases.withLock { leases in
                     for duty in wanted { leases[duty]?.renewed(sentAt: sent, epoch: granted[duty.rawValue] ?? nil) }
                 }

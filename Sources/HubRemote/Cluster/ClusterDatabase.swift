@@ -27,23 +27,23 @@ public final class ClusterDatabase: Sendable {
         public var duties: [String]
     }
 
-    /// Says this agent is alive and holding `held`, and asks for `wanted` (renewing those it holds, taking those whose
-    /// lease expired); returns each wanted duty's epoch, `nil` for one another agent holds. One transaction.
-    public func renew(wanted: [String], held: [String], started: Timestamp) async throws -> [String: Int64?] {
+    /// Says this agent is alive, and asks for `wanted` (renewing those it holds, taking those whose lease expired);
+    /// returns each wanted duty's epoch, `nil` for one another agent holds. One transaction, which also records the
+    /// duties the agent holds after it.
+    public func renew(wanted: [String], started: Timestamp) async throws -> [String: Int64?] {
         let (settings, seconds) = (settings, Double(settings.lease.components.seconds))
         return try await session.run { connection in
             try await connection.withTransaction(logger: connection.logger) { connection in
                 try await connection.query(
                     """
-                    INSERT INTO sensorhub_agents (cluster, agent, version, started, last_seen, expires, duties)
+                    INSERT INTO sensorhub_agents (cluster, agent, version, started, last_seen, expires)
                     VALUES (\(settings.group), \(settings.agent), \(SensorHubVersion.current),
                         'epoch'::timestamptz + \(started.millisecondsSince1970)::bigint * interval '1 millisecond',
-                        now(), now() + \(seconds) * interval '1 second', \(held))
+                        now(), now() + \(seconds) * interval '1 second')
                     ON CONFLICT (cluster, agent) DO UPDATE SET version = EXCLUDED.version, started = EXCLUDED.started,
-                        last_seen = now(), expires = EXCLUDED.expires, duties = EXCLUDED.duties
+                        last_seen = now(), expires = EXCLUDED.expires
                     """, logger: connection.logger)
                 var granted: [String: Int64?] = Dictionary(uniqueKeysWithValues: wanted.map { ($0, nil) })
-                guard !wanted.isEmpty else { return granted }
                 let rows = try await connection.query(
                     """
                     INSERT INTO sensorhub_leases AS l (cluster, duty, holder, epoch, expires)
@@ -55,6 +55,13 @@ public final class ClusterDatabase: Sendable {
                     RETURNING duty, epoch
                     """, logger: connection.logger)
                 for try await (duty, epoch) in rows.decode((String, Int64).self) { granted[duty] = epoch }
+                try await connection.query(
+                    """
+                    UPDATE sensorhub_agents SET duties = coalesce(
+                        (SELECT array_agg(duty ORDER BY duty) FROM sensorhub_leases
+                         WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND expires > now()), '{}')
+                    WHERE cluster = \(settings.group) AND agent = \(settings.agent)
+                    """, logger: connection.logger)
                 return granted
             }
         }
