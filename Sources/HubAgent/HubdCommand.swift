@@ -100,6 +100,7 @@ public struct HubdCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             await store.close()
             if case .unavailable = error { throw ExitCode(69) }  // EX_UNAVAILABLE: the database, not the data
+            if case .database = error { throw ExitCode(74) }  // EX_IOERR: it answered, but refused
             throw ExitCode(error.isInvalidInput ? 64 : 65)
         } catch {
             await store.close()

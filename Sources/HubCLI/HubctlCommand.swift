@@ -128,6 +128,7 @@ enum Failure {
         case .system(_, _, let code) where code == EACCES || code == EPERM: return ExitCode(permissionDenied)
         case .system, .locked: return ExitCode(ioError)
         case .unavailable: return ExitCode(unavailable)
+        case .database: return ExitCode(ioError)
         }
     }
 

@@ -110,17 +110,20 @@ extension HubctlCommand.Store {
 
         /// Writes `source` as the database's registry (unless it is there already) and checks it by reading it back.
         private func copyRegistry(_ source: DefaultsDocument, to target: PostgresRegistry) async throws {
-            let existing = try await withStoreErrors { () async throws(StoreError) in try await target.read() }
-            if existing == source {
+            let overwriting = replace
+            let outcome = try await withStoreErrors { () async throws(StoreError) in
+                try await target.replace(with: source, overwriting: overwriting)
+            }
+            switch outcome {
+            case .written:
+                break
+            case .alreadyThere:
                 print("Registry: the database has these \(source.sensors.count) sensors already.")
-            } else if !existing.sensors.isEmpty && !replace {
+            case .refused(let sensors):
                 Failure.printError(
-                    "the database's registry already holds \(existing.sensors.count) sensors, not the same as"
-                        + " \(Output.shown(source.sensors.count == 0 ? "an empty file" : "the file's")):"
-                        + " --replace overwrites them")
+                    "the database already holds another registry (\(sensors) sensors, or broker settings of its own),"
+                        + " not the same as the file's: --replace overwrites it")
                 throw ExitCode(Failure.invalidInput)
-            } else {
-                try await withStoreErrors { () async throws(StoreError) in try await target.replace(with: source) }
             }
             let readBack = try await withStoreErrors { () async throws(StoreError) in try await target.read() }
             let (sent, received) = (Self.checksum(source), Self.checksum(readBack))

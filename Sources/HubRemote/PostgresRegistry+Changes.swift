@@ -56,7 +56,9 @@ extension PostgresRegistry {
                     group.addTask {
                         while true {
                             try await Task.sleep(for: .seconds(5))
-                            try await bounded(.seconds(5)) { try await connection.query("SELECT 1", logger: logger) }
+                            _ = try await bounded(.seconds(5)) {
+                                try await connection.query("SELECT 1", logger: logger)
+                            }
                         }
                     }
                     group.addTask {

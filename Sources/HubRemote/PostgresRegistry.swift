@@ -127,20 +127,44 @@ public final class PostgresRegistry: RegistryStore {
         return try outcome.get()
     }
 
-    /// Makes the database's registry `document`, every sensor written whatever was there before (`hubctl store
-    /// migrate`), under the lock and announced like any change.
-    public func replace(with document: DefaultsDocument) async throws(StoreError) {
-        let logger = logger
-        try await withConnection { connection in
-            try await connection.withTransaction(logger: logger) { connection in
-                _ = try await Self.lockedHeader(connection, logger: logger)
+    /// What `replace` found, and so did.
+    public enum Replacement: Sendable, Equatable {
+        /// The database's registry is `document` now.
+        case written
+        /// It was `document` already: nothing was written.
+        case alreadyThere
+        /// It held another registry (this many sensors), which only `overwriting` replaces: nothing was written.
+        case refused(sensors: Int)
+    }
+
+    /// Makes the database's registry `document`, every sensor written (`hubctl store migrate`), unless it is that
+    /// already, or holds another one (sensors, or only broker settings) and `overwriting` is off; decided and done
+    /// under the lock, so no change made meanwhile is lost unseen, and announced like any change.
+    public func replace(with document: DefaultsDocument, overwriting: Bool) async throws(StoreError) -> Replacement {
+        let (logger, location) = (logger, location)
+        let outcome = try await withConnection { connection -> Result<Replacement, StoreError> in
+            try await connection.withTransaction(logger: logger) { connection -> Result<Replacement, StoreError> in
+                let (_, header) = try await Self.lockedHeader(connection, logger: logger)
+                let rows = try await Self.rows(connection, logger: logger)
+                let existing: DefaultsDocument
+                do throws(JSONSyntaxError) {
+                    existing = try DefaultsDocument.decode(header: header, sensors: rows)
+                } catch {
+                    return .failure(.invalidDocument(path: location, error))
+                }
+                if existing == document { return .success(.alreadyThere) }
+                if existing != DefaultsDocument() && !overwriting {
+                    return .success(.refused(sensors: existing.sensors.count))
+                }
                 try await connection.query("DELETE FROM sensorhub_sensors", logger: logger)
                 try await Self.write(
                     document.sensorRows(), removing: [], header: document.headerJSON(), to: connection, logger: logger)
                 let written = try await Self.bump(connection, sensors: true, logger: logger)
                 try await Self.announce(written, on: connection, logger: logger)
+                return .success(.written)
             }
         }
+        return try outcome.get()
     }
 
     public func recordStatuses(
@@ -179,12 +203,26 @@ public final class PostgresRegistry: RegistryStore {
         do {
             return try await session.run(body)
         } catch {
+            if Self.isServerError(error) { throw .database(location: location, reason: Self.reason(error)) }
             throw .unavailable(location: location, reason: Self.reason(error))
         }
     }
 
+    /// Whether the server itself answered with an error, rather than not answering or not being reached.
+    static func isServerError(_ error: any Error) -> Bool {
+        if let error = error as? PostgresTransactionError,
+            let inner = error.closureError ?? error.commitError ?? error.beginError
+        {
+            return isServerError(inner)
+        }
+        return (error as? PSQLError)?.code == .server
+    }
+
     /// What the user is told: the server's own message, or what failed on the way to it.
     public static func reason(_ error: any Error) -> String {
+        if let error = error as? RemoteTimeout {
+            return "no answer within \(error.limit) (a change already sent may still have been made)"
+        }
         if let error = error as? PostgresTransactionError,
             let inner = error.closureError ?? error.commitError ?? error.beginError
         {

@@ -130,6 +130,7 @@ enum RemoteSchema {
                 CREATE TABLE IF NOT EXISTS sensorhub_agents (
                     cluster text NOT NULL,
                     agent text NOT NULL,
+                    instance text NOT NULL,
                     version text NOT NULL,
                     started timestamptz NOT NULL,
                     last_seen timestamptz NOT NULL,

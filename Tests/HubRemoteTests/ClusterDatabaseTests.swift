@@ -26,6 +26,13 @@ struct ClusterDatabaseTests {
             #expect(first == ["silence": 1, "homeassistant": 1])
             let refused = try await b.renew(wanted: ["silence"], started: started)
             #expect(refused == ["silence": Self.none])
+            // A second process under hub-1's name is refused, and holds nothing; its leaving takes nothing away.
+            let twin = agent(server, "hub-1")
+            await #expect(throws: AgentNameInUse.self) { try await twin.renew(wanted: ["silence"], started: started) }
+            try await twin.leave()
+            let stillHeld = try await server.psql(
+                "SELECT expires > now() FROM sensorhub_leases WHERE duty = 'silence'", database: "cluster")
+            #expect(stillHeld == "t")
             // Renewed by its holder: the same epoch.
             #expect(
                 try await a.renew(wanted: ["silence"], started: started)

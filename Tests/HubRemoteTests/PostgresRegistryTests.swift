@@ -223,6 +223,23 @@ struct PostgresRegistryTests {
         }
     }
 
+    /// A database that answers with an error (a table dropped by hand) is not "unreachable": its own message is told.
+    @Test func aRefusalIsNotAnOutage() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("broken")
+            let store = registry(server, "broken")
+            try await store.update { document throws(RegistryError) in try document.addSensor(named: "a") }
+            _ = try await server.psql("DROP TABLE sensorhub_sensors", database: "broken")
+            let error = await #expect(throws: StoreError.self) { try await store.read() }
+            guard case .database(_, let reason)? = error else {
+                Issue.record("not a refusal: \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("sensorhub_sensors"), "\(reason)")
+            await store.close()
+        }
+    }
+
     /// No database: a clear error naming it, at once, and nothing else happens.
     @Test func anUnreachableDatabaseIsAClearError() async throws {
         var settings = DatabaseSettings(host: "127.0.0.1", port: 1, user: "nobody", database: "none")

@@ -86,6 +86,18 @@ struct StoreMigrateTests {
             #expect(refused.status == 64 && refused.standardError.contains("--replace"), "\(refused.standardError)")
             let replaced = try await hubctl.run(migrate + ["--replace"])
             #expect(replaced.status == 0 && replaced.standardOutput.contains("Registry: 4 sensors"))
+
+            // A database whose registry has only broker settings of its own is not empty either.
+            try await server.createDatabase("configured")
+            let other = hubctl.state.file("other.yaml")
+            let otherURL = "postgres://\(PostgresServer.user)@\(server.host):\(server.port)/configured"
+            try "store: {url: '\(otherURL)', password_file: '\(passwordFile)'}\n".write(
+                toFile: other, atomically: true, encoding: .utf8)
+            let set = try await hubctl.run("broker", "set", "--host", "broker.lan", "--config", other)
+            #expect(set.status == 0, "\(set.standardError)")
+            let kept = try await hubctl.run(
+                ["store", "migrate", "--to", otherURL, "--password-file", passwordFile, "--hub", "block-a"])
+            #expect(kept.status == 64 && kept.standardError.contains("broker settings"), "\(kept.standardError)")
         }
     }
 

@@ -73,7 +73,7 @@ public struct DatabaseSettings: Sendable, Hashable {
     /// what is wrong with it.
     public init(url text: String, option: String) throws(DatabaseURLError) {
         do {
-            guard let parsed = try Self.parse(text, section: "store") else {
+            guard let parsed = try Self.parse(text, section: "store", passwordGoes: "--password-file") else {
                 throw DatabaseURLError("\(option): '\(text)' is not postgres://user@host:port/database")
             }
             self = parsed
@@ -85,14 +85,15 @@ public struct DatabaseSettings: Sendable, Hashable {
     }
 
     /// The parts of `postgres://user@host:port/database` (or `postgresql://`).
-    static func parse(_ text: String, section: String) throws -> DatabaseSettings? {
+    /// - Parameter passwordGoes: where the password goes instead (`<section>.password_file` by default).
+    static func parse(_ text: String, section: String, passwordGoes: String? = nil) throws -> DatabaseSettings? {
         guard let components = URLComponents(string: text),
             ["postgres", "postgresql"].contains(components.scheme?.lowercased() ?? ""),
             let host = components.host, !host.isEmpty
         else { return nil }
         guard components.password == nil else {
             throw DatabaseURLError(
-                "the password can't be in the URL: put it in \(section).password_file (or"
+                "the password can't be in the URL: put it in \(passwordGoes ?? section + ".password_file") (or"
                     + " $HUB_\(section.uppercased())_PASSWORD)")
         }
         guard let user = components.user, !user.isEmpty else {

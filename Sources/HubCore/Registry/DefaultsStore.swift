@@ -180,11 +180,16 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case locked(path: String)
     /// The change itself was refused.
     case registry(RegistryError)
-    /// The database holding the registry could not be reached, or did not answer in time; nothing was changed.
+    /// The database holding the registry could not be reached, or did not answer in time.
     case unavailable(location: String, reason: String)
+    /// The database answered with an error (a privilege missing, a table changed by hand); nothing was changed.
+    case database(location: String, reason: String)
 
     public var description: String {
         switch self {
+        case .invalidDocument(let path, let error) where path.hasPrefix("postgres://"):
+            return "the registry in \(path) is not valid: \(error). It was left as it is: the sensors[n] named is the"
+                + " n-th row of sensorhub_sensors by position; correct or delete that row"
         case .invalidDocument(let path, let error):
             return "\(path) is not a valid defaults document: \(error). It was left as it is: correct it by hand,"
                 + " or move it aside to start with an empty registry"
@@ -206,8 +211,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .registry(let error):
             return error.description
         case .unavailable(let location, let reason):
-            return "cannot reach the registry at \(location): \(reason). Nothing was changed: check that the database"
-                + " runs and that the configuration's store: names it, then try again"
+            return "cannot reach the registry at \(location): \(reason). Check that the database runs and that the"
+                + " configuration's store: names it, then try again"
+        case .database(let location, let reason):
+            return "the registry's database at \(location) refused: \(reason). Nothing was changed"
         }
     }
 

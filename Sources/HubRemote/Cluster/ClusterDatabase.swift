@@ -1,3 +1,4 @@
+import Foundation
 import HubCore
 import Logging
 import PostgresNIO
@@ -8,6 +9,8 @@ import PostgresNIO
 public final class ClusterDatabase: Sendable {
     public let settings: ClusterSettings
     private let session: DatabaseSession
+    /// This process: a second hubd under the same agent name is told apart by it.
+    private let instance = UUID().uuidString
 
     public init(server: DatabaseSettings, settings: ClusterSettings, logger: Logger) {
         self.settings = settings
@@ -31,18 +34,33 @@ public final class ClusterDatabase: Sendable {
     /// returns each wanted duty's epoch, `nil` for one another agent holds. One transaction, which also records the
     /// duties the agent holds after it.
     public func renew(wanted: [String], started: Timestamp) async throws -> [String: Int64?] {
-        let (settings, seconds) = (settings, Double(settings.lease.components.seconds))
+        do {
+            return try await renewNow(wanted: wanted, started: started)
+        } catch let error as PostgresTransactionError {
+            // The name in use is the agent's problem, not the transaction's.
+            if let inUse = error.closureError as? AgentNameInUse { throw inUse }
+            throw error
+        }
+    }
+
+    private func renewNow(wanted: [String], started: Timestamp) async throws -> [String: Int64?] {
+        let (settings, seconds, instance) = (settings, Double(settings.lease.components.seconds), instance)
         return try await session.run { connection in
             try await connection.withTransaction(logger: connection.logger) { connection in
-                try await connection.query(
+                let registered = try await connection.query(
                     """
-                    INSERT INTO sensorhub_agents (cluster, agent, version, started, last_seen, expires)
-                    VALUES (\(settings.group), \(settings.agent), \(SensorHubVersion.current),
+                    INSERT INTO sensorhub_agents AS a (cluster, agent, instance, version, started, last_seen, expires)
+                    VALUES (\(settings.group), \(settings.agent), \(instance), \(SensorHubVersion.current),
                         'epoch'::timestamptz + \(started.millisecondsSince1970)::bigint * interval '1 millisecond',
                         now(), now() + \(seconds) * interval '1 second')
-                    ON CONFLICT (cluster, agent) DO UPDATE SET version = EXCLUDED.version, started = EXCLUDED.started,
-                        last_seen = now(), expires = EXCLUDED.expires
-                    """, logger: connection.logger)
+                    ON CONFLICT (cluster, agent) DO UPDATE SET instance = EXCLUDED.instance,
+                        version = EXCLUDED.version, started = EXCLUDED.started, last_seen = now(),
+                        expires = EXCLUDED.expires
+                    WHERE a.instance = EXCLUDED.instance OR a.expires < now()
+                    RETURNING agent
+                    """, logger: connection.logger
+                ).collect()
+                guard !registered.isEmpty else { throw AgentNameInUse(agent: settings.agent, group: settings.group) }
                 var granted: [String: Int64?] = Dictionary(uniqueKeysWithValues: wanted.map { ($0, nil) })
                 let rows = try await connection.query(
                     """
@@ -69,17 +87,19 @@ public final class ClusterDatabase: Sendable {
 
     /// Gives up every lease this agent holds and says it stopped: the others take its duties at their next renewal.
     public func leave() async throws {
-        let settings = settings
+        let (settings, instance) = (settings, instance)
         try await session.run { connection in
             try await connection.query(
                 """
                 UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
-                WHERE cluster = \(settings.group) AND holder = \(settings.agent)
+                WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND EXISTS (
+                    SELECT 1 FROM sensorhub_agents WHERE cluster = \(settings.group) AND agent = \(settings.agent)
+                        AND instance = \(instance))
                 """, logger: connection.logger)
             try await connection.query(
                 """
                 UPDATE sensorhub_agents SET expires = now(), duties = '{}'
-                WHERE cluster = \(settings.group) AND agent = \(settings.agent)
+                WHERE cluster = \(settings.group) AND agent = \(settings.agent) AND instance = \(instance)
                 """, logger: connection.logger)
         }
         await session.close()
@@ -109,4 +129,14 @@ public final class ClusterDatabase: Sendable {
     }
 
     public func close() async { await session.close() }
+}
+
+/// Another live hubd process renews under this agent's name: two agents must not share one (nor its MQTT session).
+public struct AgentNameInUse: Error, CustomStringConvertible {
+    public let agent: String
+    public let group: String
+    public var description: String {
+        "another hubd runs as agent '\(agent)' of group '\(group)': give each agent its own cluster.agent (the"
+            + " host name by default); this one holds no duty until the other stops"
+    }
 }
