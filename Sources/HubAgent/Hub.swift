@@ -187,9 +187,6 @@ public struct Hub: Sendable {
             snapshot.counters.temis = uv?.statistics
             snapshot.counters.discovery = discoverer?.statistics
             snapshot.counters.remote = remote?.forwarder.statistics
-            snapshot.counters.cluster = configuration.cluster.map {
-                AgentStatus.ClusterCounters(group: $0.group, agent: $0.agent, duties: keeper?.held ?? [])
-            }
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
             snapshot.topicTemplate = current.withLock { $0.topicTemplate }

@@ -26,18 +26,17 @@ struct ClusterView {
     }
 
     /// `Cluster  block-a: 2 of 3 agents alive`, then a line an agent.
-    func fields(now: Timestamp) -> [(String, String)] {
+    func fields() -> [(String, String)] {
         if let problem { return [("Cluster", "\(group): the agents can't be read: \(problem)")] }
         let alive = agents.filter(\.alive).count
         var fields = [("Cluster", "\(group): \(alive) of \(agents.count) agents alive")]
         for agent in agents {
-            let seen = Output.absolute(agent.lastSeen)
             let text =
                 agent.alive
                 ? "alive since \(Output.absolute(agent.started)), holds "
                     + (agent.duties.isEmpty ? "no duty" : agent.duties.joined(separator: ", "))
                     + " (version \(agent.version))"
-                : "gone (last seen \(seen))"
+                : "gone (last seen \(Output.absolute(agent.lastSeen)))"
             fields.append(("  " + Output.shown(agent.name), text))
         }
         return fields

@@ -154,7 +154,7 @@ extension Output {
                 "Sensors",
                 "\(sensors) (\(counts["reporting"] ?? 0) reporting, \(counts["offline"] ?? 0) offline, \(counts["waiting"] ?? 0) waiting)"
             ))
-        fields += cluster?.fields(now: now) ?? []
+        fields += cluster?.fields() ?? []
         if let error = status?.lastError {
             fields.append(("Last error", "\(absolute(Timestamp(error.time))): \(error.message)"))
         } else {

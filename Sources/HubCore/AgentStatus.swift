@@ -55,23 +55,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var discovery: DiscoveryCounters?
         /// What the remote store's queue holds and sent; `nil` when no `remote:` is configured.
         public var remote: RemoteCounters?
-        /// This agent's place in its cluster; `nil` when it is not in one.
-        public var cluster: ClusterCounters?
 
         public init() {}
-    }
-
-    /// An agent of a cluster (`cluster:`): its group, its name, the duties it holds now.
-    public struct ClusterCounters: Codable, Sendable, Hashable {
-        public var group: String
-        public var agent: String
-        public var duties: [String]
-
-        public init(group: String, agent: String, duties: [String]) {
-            self.group = group
-            self.agent = agent
-            self.duties = duties
-        }
     }
 
     /// What the remote store (`remote:`) did since start.
