@@ -32,7 +32,7 @@ public struct Hub: Sendable {
     public let store: any RegistryStore
     public let stateDirectory: String
     /// Starts or stops a mobile sensor's recording session (the API's `POST /api/v1/sensors/{name}/session`).
-    public let session: @Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome
+    public let session: @Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome
 
     /// Reads the registry (a damaged one stops hubd: it is the user's to fix, not ours to guess around), opens the
     /// history, and makes the services.
@@ -61,8 +61,16 @@ public struct Hub: Sendable {
             logger.critical("cannot open the journal", metadata: ["error": "\(error)"])
             throw error
         }
-        for record in replay.records {
-            document.record(record)
+        // In a cluster they were committed before they were journaled, and the rows may be newer.
+        let shared = (store as? PostgresRegistry).flatMap { registry in
+            configuration.cluster.map {
+                SharedIngest(registry: registry, hub: configuration.remote?.hub ?? $0.group)
+            }
+        }
+        if shared == nil {
+            for record in replay.records {
+                document.record(record)
+            }
         }
         if !replay.records.isEmpty {
             logger.notice(
@@ -142,7 +150,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            checksSilence: { keeper?.holds(.silence) ?? true }, logger: logger)
+            checksSilence: { keeper?.holds(.silence) ?? true }, shared: shared, errors: errors, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
@@ -202,9 +210,10 @@ public struct Hub: Sendable {
         logger.info(
             "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])
 
-        var consumers: [(name: String, consumer: any JournalConsumer)] = [
-            (StoreWriter.consumerName, storeWriter), (NotificationRouter.consumerName, router),
-        ]
+        // In a cluster, the statuses are in the store before they reach the journal.
+        var consumers: [(name: String, consumer: any JournalConsumer)] =
+            shared == nil ? [(StoreWriter.consumerName, storeWriter)] : []
+        consumers.append((NotificationRouter.consumerName, router))
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
         if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
         if let remote { consumers.append((RemoteWriter.consumerName, remote)) }
@@ -227,7 +236,7 @@ public struct Hub: Sendable {
         services += [reloader, SystemdWatchdog(notifier: notifier)]
         return Hub(
             services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path,
-            session: { ingest.session($0, sensor: $1) })
+            session: { try await ingest.session($0, sensor: $1) })
     }
 }
 

@@ -85,9 +85,10 @@ extension SensorTracker {
     }
 
     /// Ends the sessions whose last reading is older than their gap, as of their last reading.
-    mutating func endIdleSessions(time: Timestamp) -> [SensorEvent] {
+    /// - Parameter among: only these sensors' (a cluster's step, which holds their rows).
+    mutating func endIdleSessions(time: Timestamp, among: Set<String>? = nil) -> [SensorEvent] {
         var events: [SensorEvent] = []
-        for topic in gapSessions {
+        for topic in gapSessions where among?.contains(topic) ?? true {
             guard var tracked = sensors[topic], let open = tracked.session, let gap = tracked.sessions?.gap,
                 open.last.distance(to: time) > gap
             else { continue }

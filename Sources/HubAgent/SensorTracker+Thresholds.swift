@@ -52,10 +52,11 @@ extension SensorTracker {
     }
 
     /// Breaches that have now held for their `for:` time alert, without waiting for the next value.
-    mutating func tickThresholds(time: Timestamp) -> [SensorEvent] {
+    /// - Parameter among: only these sensors' (a cluster's step, which holds their rows).
+    mutating func tickThresholds(time: Timestamp, among: Set<String>? = nil) -> [SensorEvent] {
         guard !pendingThresholds.isEmpty else { return [] }
         var events: [SensorEvent] = []
-        for topic in pendingThresholds {
+        for topic in pendingThresholds where among?.contains(topic) ?? true {
             guard var tracked = sensors[topic] else {
                 pendingThresholds.remove(topic)
                 continue

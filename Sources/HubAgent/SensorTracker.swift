@@ -319,33 +319,61 @@ public struct SensorTracker: Sendable {
         while let next = deadlines.min, next.instant <= now {
             deadlines.removeMin()
             // Deadlines are not removed when bumped: only the sensor's current one counts.
-            guard var tracked = sensors[next.topic], tracked.silenceDeadline == next.instant, !tracked.isOffline
+            guard sensors[next.topic]?.silenceDeadline == next.instant, let event = goSilent(next.topic, time: time)
             else { continue }
-            let old = tracked.status
-            tracked.isOffline = true
-            tracked.offlineByAnnouncement = false
-            tracked.cancelPendingThresholds()
-            tracked.statusBeforeOffline = old
-            tracked.status = Self.offline
-            tracked.silenceDeadline = nil
-            let id = tracked.nextEventID()
-            sensors[next.topic] = tracked
-            dirty.insert(next.topic)
-            events.append(
-                SensorEvent(
-                    id: id, kind: .silent, sensor: tracked.name, topic: next.topic, oldStatus: old,
-                    newStatus: Self.offline, time: time))
+            events.append(event)
         }
         events += tickThresholds(time: time)
         events += endIdleSessions(time: time)
-        // Superseded deadlines pile up under a flood of messages; rebuild when most of the heap is stale.
+        compactDeadlines()
+        return events
+    }
+
+    /// Marks a sensor offline for its silence; nil when it is offline already.
+    mutating func goSilent(_ topic: String, time: Timestamp) -> SensorEvent? {
+        guard var tracked = sensors[topic], !tracked.isOffline else { return nil }
+        let old = tracked.status
+        tracked.isOffline = true
+        tracked.offlineByAnnouncement = false
+        tracked.cancelPendingThresholds()
+        tracked.statusBeforeOffline = old
+        tracked.status = Self.offline
+        tracked.silenceDeadline = nil
+        let id = tracked.nextEventID()
+        sensors[topic] = tracked
+        dirty.insert(topic)
+        return SensorEvent(
+            id: id, kind: .silent, sensor: tracked.name, topic: topic, oldStatus: old, newStatus: Self.offline,
+            time: time)
+    }
+
+    /// The sensors whose silence deadline has passed, taken off the deadlines (`goSilent` each, or arm it again).
+    mutating func takeDueSilences(now: ContinuousClock.Instant) -> [String] {
+        var due: [String] = []
+        while let next = deadlines.min, next.instant <= now {
+            deadlines.removeMin()
+            guard let tracked = sensors[next.topic], tracked.silenceDeadline == next.instant, !tracked.isOffline
+            else { continue }
+            due.append(next.topic)
+        }
+        compactDeadlines()
+        return due
+    }
+
+    /// Puts a sensor's current silence deadline back on the heap (a check of it that could not be committed).
+    mutating func requeueSilence(_ topic: String) {
+        guard let instant = sensors[topic]?.silenceDeadline else { return }
+        deadlines.insert(Deadline(instant: instant, topic: topic))
+    }
+
+    /// Superseded deadlines pile up under a flood of messages; rebuilds the heap when most of it is stale.
+    mutating func compactDeadlines() {
         if deadlines.count > 4 * max(sensors.count, 16) {
             deadlines = Heap(
                 sensors.compactMap { topic, tracked in
                     tracked.silenceDeadline.map { Deadline(instant: $0, topic: topic) }
                 })
         }
-        return events
     }
 
     // MARK: Writing back

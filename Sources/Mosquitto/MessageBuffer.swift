@@ -124,5 +124,15 @@ public struct MQTTMessages: AsyncSequence, Sendable {
             batch = taken
             return batch.popFirst()
         }
+
+        /// Every message received and not taken yet, waiting for at least one; `nil` at the end. For a consumer that
+        /// makes messages durable in batches (a cluster's group commit).
+        public mutating func nextBatch() async -> [MQTTMessage]? {
+            if !batch.isEmpty {
+                defer { batch = [] }
+                return Array(batch)
+            }
+            return await buffer.take().map(Array.init)
+        }
     }
 }

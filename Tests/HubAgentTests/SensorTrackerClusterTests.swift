@@ -33,8 +33,8 @@ import Testing
         #expect(wrong.oldStatus == "Waiting" && wrong.id == opened.id)
         // Caught up, it carries on from open, with the next id; a record no newer changes nothing.
         let door = try #require(store.sensor(named: "door"))
-        let caughtUp = second.catchUp(with: door)
-        let again = second.catchUp(with: door)
+        let caughtUp = second.catchUp(with: door, now: start, time: time)
+        let again = second.catchUp(with: door, now: start, time: time)
         #expect(caughtUp && !again)
         guard case .event(let closed) = ingest(&second, "closed") else {
             Issue.record("no event for closed")
@@ -46,5 +46,54 @@ import Testing
             Issue.record("a repeated status made an event")
             return
         }
+    }
+
+    @Test func theRowWinsOverAStepThatWasNotCommitted() throws {
+        var store = DefaultsDocument()
+        try store.addSensor(named: "door", at: time)
+        var tracker = SensorTracker(defaultSilenceTimeout: nil, maximumStatusLength: 64)
+        _ = tracker.follow(store, now: start)
+        // A step applied "open" but its transaction failed: the row still says Waiting.
+        guard case .event(let lost) = ingest(&tracker, "open") else {
+            Issue.record("no event for open")
+            return
+        }
+        _ = tracker.takeRecords(events: [lost])
+        let door = try #require(store.sensor(named: "door"))
+        let rolledBack = tracker.catchUp(with: door, now: start, time: time)
+        #expect(rolledBack)
+        // Tried again, the same message makes the same transition under the same id.
+        guard case .event(let again) = ingest(&tracker, "open") else {
+            Issue.record("the retried message made no event")
+            return
+        }
+        #expect(again.id == lost.id && again.oldStatus == lost.oldStatus)
+    }
+
+    @Test func aSensorAnotherAgentHeardIsNotSilentHere() throws {
+        var store = DefaultsDocument()
+        try store.addSensor(named: "door", at: time)
+        store.recordStatus("closed", lastUpdated: time, onTopic: "door", sequence: 1)
+        var tracker = SensorTracker(defaultSilenceTimeout: .seconds(60), maximumStatusLength: 64)
+        _ = tracker.follow(store, now: start)
+        // 61 s on, the deadline armed at start has passed: a candidate.
+        let later = start + .seconds(61)
+        let laterTime = Timestamp(millisecondsSince1970: time.millisecondsSince1970 + 61_000)
+        let (due, topics) = tracker.takeSilenceCandidates(now: later)
+        #expect(due == ["door"] && topics == ["door"])
+        // Another agent took a message 10 s ago: caught up, the sensor has 50 s left.
+        store.recordStatus(
+            "closed", lastUpdated: Timestamp(millisecondsSince1970: laterTime.millisecondsSince1970 - 10_000),
+            onTopic: "door", sequence: 1)
+        tracker.catchUp(with: try #require(store.sensor(named: "door")), now: later, time: laterTime)
+        #expect(tracker.silence(topics, due: due, now: later, time: laterTime).isEmpty)
+        let early = tracker.takeSilenceCandidates(now: later + .seconds(49))
+        #expect(early.due.isEmpty)
+        // Nobody hears from it after that: offline once, at the deadline the row gave it.
+        let (dueAgain, topicsAgain) = tracker.takeSilenceCandidates(now: later + .seconds(51))
+        #expect(dueAgain == ["door"])
+        let events = tracker.silence(topicsAgain, due: dueAgain, now: later + .seconds(51), time: laterTime)
+        let id = try #require(store.sensor(named: "door")).id
+        #expect(events.map(\.kind) == [.silent] && events.first?.id == SensorEvent.id(sensor: id, sequence: 2))
     }
 }

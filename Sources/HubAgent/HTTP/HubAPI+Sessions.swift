@@ -164,7 +164,7 @@ extension HubAPI {
         guard let session else {
             throw HTTPError(.serviceUnavailable, message: "sessions are started and stopped by a running hubd")
         }
-        let outcome = session(action, sensor.name)
+        let outcome = try await session(action, sensor.name)
         switch outcome {
         case .rejected(.unknownTopic):
             throw HTTPError(

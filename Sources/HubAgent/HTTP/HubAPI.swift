@@ -32,13 +32,13 @@ struct HubAPI: Sendable {
     /// Routes being planned now.
     let routesPlanning = Locked(0)
     /// Starts or stops a mobile sensor's recording (ingest's, in hubd); `nil` where no hub runs.
-    let session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)?
+    let session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)?
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
-        session: (@Sendable (SessionAction, _ sensor: String) -> SensorTracker.Outcome)? = nil
+        session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil
     ) {
         self.snapshot = snapshot
         self.store = store

@@ -27,17 +27,20 @@ protocol TopicListener: Sendable {
 /// Owns the tracker: the subscriptions service asks it to follow the registry, snapshots read it. One lock, no actor
 /// hop per message.
 final class Ingest: Service, Sendable {
-    private let tracker: Locked<SensorTracker>
-    private let counters = Locked(Counters())
+    let tracker: Locked<SensorTracker>
+    let counters = Locked(Counters())
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
-    private let journal: Journal
+    let journal: Journal
     private let readings: [any ReadingSink]
     /// Take the messages on topics no sensor uses (`discovery:`, Home Assistant's birth).
     private let listeners: [any TopicListener]
     /// Whether this hub declares silent sensors offline: in a cluster, only the holder of the `silence` duty does.
-    private let checksSilence: @Sendable () -> Bool
-    private let logger: Logger
+    let checksSilence: @Sendable () -> Bool
+    /// In a cluster: where every change is committed before it is journaled here (`Ingest+Cluster.swift`).
+    let shared: SharedIngest?
+    let errors: ErrorRecorder?
+    let logger: Logger
 
     struct Counters {
         var messages = 0
@@ -49,8 +52,10 @@ final class Ingest: Service, Sendable {
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
         listeners: [any TopicListener] = [], checksSilence: @escaping @Sendable () -> Bool = { true },
-        logger: Logger
+        shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, logger: Logger
     ) {
+        self.shared = shared
+        self.errors = errors
         self.checksSilence = checksSilence
         self.tracker = Locked(tracker)
         self.clients = clients
@@ -64,7 +69,11 @@ final class Ingest: Service, Sendable {
     /// the client closed is ingested, journaled, and handed to the journal's consumers.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await every(.milliseconds(250)) { self.checkSilence() } }
+            group.addTask {
+                await every(.milliseconds(250)) {
+                    if let shared = self.shared { await self.checkSilence(shared) } else { self.checkSilence() }
+                }
+            }
             for await client in clients { await consume(client) }
             try? await gracefulShutdown()
             group.cancelAll()
@@ -73,6 +82,7 @@ final class Ingest: Service, Sendable {
     }
 
     private func consume(_ client: MosquittoClient) async {
+        if let shared { return await consumeShared(client, shared) }
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
             let (outcome, recorded, records) = tracker.withLock { tracker in
@@ -87,42 +97,46 @@ final class Ingest: Service, Sendable {
                 let number = message.number
                 journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
             }
-            switch outcome {
-            case .event(let event):
-                counters.withLock {
-                    $0.messages += 1
-                    $0.changes += 1
-                }
-                log(event)
-            case .reading(_, _, let events):
-                counters.withLock {
-                    $0.messages += 1
-                    $0.changes += events.count
-                }
-                if let recorded { for sink in readings { sink.accept(recorded) } }
-                for event in events { log(event) }
-            case .events(let events):
-                counters.withLock {
-                    $0.messages += 1
-                    $0.changes += events.count
-                }
-                for event in events { log(event) }
-            case .unchanged:
-                counters.withLock { $0.messages += 1 }
-            case .rejected(.unknownTopic)
-            where listeners.contains(where: {
-                $0.offer(topic: message.topic, payload: message.payload, retained: message.retain)
-            }):
-                // A device discovery listens for (not a sensor yet), or Home Assistant's birth.
-                counters.withLock { $0.messages += 1 }
-            case .rejected(let reason):
-                counters.withLock {
-                    $0.messages += 1
-                    $0.rejected[reason.rawValue, default: 0] += 1
-                }
-                noteRejection(reason, topic: message.topic, size: message.payload.count)
-            }
+            account(outcome, of: message, recorded: recorded)
         }
+    }
+
+    /// Counts and logs what a message did, hands its reading to the sinks, and offers a message on a topic no sensor
+    /// uses to the listeners.
+    /// - Parameter fresh: whether an event is new (a cluster's step finds some already committed).
+    func account(
+        _ outcome: SensorTracker.Outcome, of message: MQTTMessage, recorded: RecordedReading?,
+        fresh: (SensorEvent) -> Bool = { _ in true }
+    ) {
+        let events = outcome.events.filter(fresh)
+        switch outcome {
+        case .event, .events:
+            counters.withLock {
+                $0.messages += 1
+                $0.changes += events.count
+            }
+        case .reading:
+            counters.withLock {
+                $0.messages += 1
+                $0.changes += events.count
+            }
+            if let recorded { for sink in readings { sink.accept(recorded) } }
+        case .unchanged:
+            counters.withLock { $0.messages += 1 }
+        case .rejected(.unknownTopic)
+        where listeners.contains(where: {
+            $0.offer(topic: message.topic, payload: message.payload, retained: message.retain)
+        }):
+            // A device discovery listens for (not a sensor yet), or Home Assistant's birth.
+            counters.withLock { $0.messages += 1 }
+        case .rejected(let reason):
+            counters.withLock {
+                $0.messages += 1
+                $0.rejected[reason.rawValue, default: 0] += 1
+            }
+            noteRejection(reason, topic: message.topic, size: message.payload.count)
+        }
+        for event in events { log(event) }
     }
 
     /// Logs a rejected message: the first of each kind, then at most one line every ten seconds with a count.
@@ -136,7 +150,7 @@ final class Ingest: Service, Sendable {
             ])
     }
 
-    private func log(_ event: SensorEvent) {
+    func log(_ event: SensorEvent) {
         logger.info(
             "sensor event",
             metadata: [
@@ -146,7 +160,11 @@ final class Ingest: Service, Sendable {
     }
 
     private func checkSilence() {
-        guard checksSilence() else { return }
+        guard checksSilence() else {
+            // Another agent of the cluster holds the duty; the deadlines this one arms must not pile up meanwhile.
+            tracker.withLock { $0.compactDeadlines() }
+            return
+        }
         let (events, records) = tracker.withLock { tracker in
             let events = tracker.checkSilence(now: .now, time: .now)
             return (events, tracker.takeRecords(events: events))
@@ -164,8 +182,10 @@ final class Ingest: Service, Sendable {
         tracker.withLock { $0.follow(document, now: .now) }
     }
 
-    /// Starts or stops a mobile sensor's recording session (the API's): journaled like a control message's.
-    func session(_ action: SessionAction, sensor name: String) -> SensorTracker.Outcome {
+    /// Starts or stops a mobile sensor's recording session (the API's): journaled like a control message's (in a
+    /// cluster, committed first).
+    func session(_ action: SessionAction, sensor name: String) async throws -> SensorTracker.Outcome {
+        if let shared { return try await session(action, sensor: name, shared) }
         let (outcome, records) = tracker.withLock { tracker -> (SensorTracker.Outcome, [JournalRecord]) in
             guard let topic = tracker.topic(ofSensor: name) else { return (.rejected(.unknownTopic), []) }
             let outcome = tracker.session(action, topic: topic, time: .now)

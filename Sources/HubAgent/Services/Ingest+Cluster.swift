@@ -1,0 +1,171 @@
+import Foundation
+import HubCore
+import HubRemote
+import HubSupport
+import Logging
+import Mosquitto
+
+/// Where a cluster's agents commit what their messages change (docs/cluster.md): the registry's rows in PostgreSQL,
+/// the events tagged `hub`.
+struct SharedIngest: Sendable {
+    let registry: PostgresRegistry
+    /// The hub name the cluster's events carry: `remote.hub` when set (so a `remote:` on the same database
+    /// inserts nothing twice), else the group's name.
+    let hub: String
+}
+
+/// A cluster's shared ingest. A shared subscription hands one sensor's messages to different agents, so no agent's
+/// tracker has a sensor's whole story: every change is made in a step that locks the sensors' rows, catches the
+/// tracker up with them, applies the messages, and commits the rows and the new events in one transaction. Only
+/// then are the records journaled here (for the notifications, the history, Home Assistant) and the messages
+/// acknowledged to the broker.
+extension Ingest {
+    /// Takes a client's messages a batch at a time (what arrived while the last batch was being committed: a group
+    /// commit). A batch that cannot be committed is tried again, with back-off, until it is or hubd stops.
+    func consumeShared(_ client: MosquittoClient, _ shared: SharedIngest) async {
+        let confirms = client.holdsAcknowledgements
+        var messages = client.messages.makeAsyncIterator()
+        while let batch = await messages.nextBatch() {
+            var topics = Set<String>()
+            var (applied, others): ([MQTTMessage], [MQTTMessage]) = ([], [])
+            tracker.withLock { tracker in
+                for message in batch {
+                    guard let changed = tracker.topicsChanged(byMessageOn: message.topic) else {
+                        others.append(message)
+                        continue
+                    }
+                    topics.formUnion(changed)
+                    applied.append(message)
+                }
+            }
+            // A device discovery listens for, Home Assistant's birth, or a topic nobody uses.
+            for message in others { account(.rejected(.unknownTopic), of: message, recorded: nil) }
+            if !applied.isEmpty {
+                let applied = applied
+                let step = { @Sendable (tracker: inout SensorTracker) in
+                    let results = applied.map { message in
+                        let outcome = tracker.ingest(
+                            topic: message.topic, payload: message.payload, retained: message.retain, time: .now,
+                            now: .now)
+                        return (outcome, outcome.reading.map { tracker.recorded($0, topic: message.topic) })
+                    }
+                    return (results, results.flatMap(\.0.events))
+                }
+                guard let (results, records) = await commitUntilDone(topics, shared, step) else {
+                    logger.error(
+                        """
+                        hubd is stopping before these messages could be committed; the broker sends them again \
+                        unless it had their acknowledgements (after confirmation_timeout)
+                        """,
+                        metadata: ["messages": "\(applied.count)"])
+                    return
+                }
+                journal.append(records)
+                let fresh = Set(records.flatMap(\.events).map(\.id))
+                for (message, (outcome, recorded)) in zip(applied, results) {
+                    account(outcome, of: message, recorded: recorded, fresh: { fresh.contains($0.id) })
+                }
+            }
+            // The client acknowledges the batch to the broker once it is committed and journaled here.
+            if confirms, let last = batch.last {
+                let number = last.number
+                journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
+            }
+        }
+    }
+
+    /// `commit`, tried again after 0.5 s, 1 s, … 5 s while it fails; nil when hubd stops first.
+    private func commitUntilDone<T: Sendable>(
+        _ topics: Set<String>, _ shared: SharedIngest,
+        _ step: @escaping @Sendable (inout SensorTracker) -> (T, [SensorEvent])
+    ) async -> (T, [JournalRecord])? {
+        var pause = Duration.milliseconds(500)
+        while true {
+            do {
+                return try await commit(topics, shared, step)
+            } catch {
+                errors?.record("could not commit \(topics.count) sensors' statuses to the store: \(error)")
+                if Task.isShuttingDownGracefully || Task.isCancelled { return nil }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// One step: locks the rows of `topics`, catches the tracker up with them, runs `step` on it, and commits the
+    /// rows it changed with the events it made. Returns what `step` returned and the records to journal, with only
+    /// the events the database did not have (a message applied twice makes none). When it throws, nothing was
+    /// committed, and the tracker's next step on these sensors takes their rows as they are.
+    func commit<T: Sendable>(
+        _ topics: Set<String>, _ shared: SharedIngest,
+        _ step: @escaping @Sendable (inout SensorTracker) -> (T, [SensorEvent])
+    ) async throws(StoreError) -> (T, [JournalRecord]) {
+        let taken = Locked<(T, [JournalRecord])?>(nil)
+        let fresh = try await shared.registry.ingest(onTopics: Array(topics), hub: shared.hub) {
+            [tracker] document in
+            tracker.withLock { tracker in
+                let (now, time) = (ContinuousClock.now, Timestamp.now)
+                for sensor in document.sensors { tracker.catchUp(with: sensor, now: now, time: time) }
+                let (result, events) = step(&tracker)
+                let records = tracker.takeRecords(events: events)
+                for record in records { document.record(record) }
+                taken.withLock { $0 = (result, records) }
+                return events
+            }
+        }
+        guard let (result, records) = taken.withLock({ $0 }) else {
+            throw .unavailable(location: shared.registry.location, reason: "the database has no registry")
+        }
+        let ids = Set(fresh.map(\.id))
+        return (
+            result,
+            records.map { record in
+                var record = record
+                record.events.removeAll { !ids.contains($0.id) }
+                return record
+            }
+        )
+    }
+
+    /// The silence check of the agent that holds the `silence` duty: the sensors whose deadline passed, looked at
+    /// again under their rows' locks (another agent may have heard from them), in one step.
+    func checkSilence(_ shared: SharedIngest) async {
+        guard checksSilence() else {
+            tracker.withLock { $0.compactDeadlines() }
+            return
+        }
+        let (due, topics) = tracker.withLock { $0.takeSilenceCandidates(now: .now) }
+        guard !topics.isEmpty else { return }
+        do {
+            let (events, records) = try await commit(topics, shared) { tracker in
+                let events = tracker.silence(topics, due: due, now: .now, time: .now)
+                return (events, events)
+            }
+            journal.append(records)
+            let fresh = Set(records.flatMap(\.events).map(\.id))
+            let made = events.filter { fresh.contains($0.id) }
+            counters.withLock { $0.changes += made.count }
+            for event in made { log(event) }
+        } catch {
+            tracker.withLock { $0.requeueSilences(due) }
+            errors?.record("could not commit a silence check to the store: \(error)")
+        }
+    }
+
+    /// `session(_:sensor:)` in a cluster: committed in a step of its own.
+    func session(_ action: SessionAction, sensor name: String, _ shared: SharedIngest) async throws
+        -> SensorTracker.Outcome
+    {
+        guard let topic = tracker.withLock({ $0.topic(ofSensor: name) }) else { return .rejected(.unknownTopic) }
+        let (outcome, records) = try await commit([topic], shared) { tracker in
+            let outcome = tracker.session(action, topic: topic, time: .now)
+            return (outcome, outcome.events)
+        }
+        journal.append(records)
+        let fresh = Set(records.flatMap(\.events).map(\.id))
+        let made = outcome.events.filter { fresh.contains($0.id) }
+        counters.withLock { $0.changes += made.count }
+        for event in made { log(event) }
+        return outcome
+    }
+}
