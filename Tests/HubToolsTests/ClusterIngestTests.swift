@@ -1,0 +1,129 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Mosquitto
+import Testing
+
+/// Three built hubd agents of one cluster on a real PostgreSQL 15 and Mosquitto, 1,000 sensors, a burst of QoS 1
+/// statuses spread over the agents by the shared subscription: every status is applied once in the store (each
+/// sensor's sequence counts its statuses, one event each), and a webhook on every agent gets each event once.
+@Suite(.timeLimit(.minutes(3)))
+struct ClusterIngestTests {
+    static let sensors = (1...1_000).map { String(format: "s%04d", $0) }
+    static let rounds = 3
+
+    /// The agents' configuration: the store, the cluster, a webhook.
+    static func configuration(_ server: PostgresServer, agent: String, webhook: String) -> String {
+        PostgresStoreTests.configuration(server, database: "burst") + """
+
+            cluster:
+              group: block-a
+              agent: \(agent)
+              lease: 5s
+            notifiers:
+              backends:
+                hook: { type: webhook, url: "\(webhook)/events", concurrency: 4 }
+              rules:
+                all: { backends: [hook] }
+            """
+    }
+
+    /// Starts the agents with the sensors imported, runs `body`, and stops them.
+    static func withAgents(
+        _ count: Int, _ body: (PostgresServer, MosquittoBroker, TestHTTPServer, [RunningHub]) async throws -> Void
+    ) async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("burst")
+            try await withBroker { broker in
+                let receiver = try await TestHTTPServer.start()
+                let hubs = try (1...count).map {
+                    try RunningHub(
+                        configuration: configuration(server, agent: "hub-\($0)", webhook: receiver.url))
+                }
+                let config = hubs[0].configFile
+                let set = try await hubs[0].hubctl.run(
+                    ["broker", "set", "--host", broker.host, "--port", "\(broker.port)", "--config", config])
+                #expect(set.status == 0, "\(set.standardError)")
+                let csv = FileManager.default.temporaryDirectory.appendingPathComponent("burst-\(UUID()).csv")
+                try ("name\n" + sensors.joined(separator: "\n") + "\n").write(
+                    to: csv, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(at: csv) }
+                let imported = try await hubs[0].hubctl.run(["sensors", "import", csv.path, "--config", config])
+                #expect(imported.status == 0, "\(imported.standardError)")
+                for hub in hubs { try await hub.startAndWaitUntilReady() }
+                try await body(server, broker, receiver, hubs)
+                for hub in hubs { await hub.stop() }
+                await receiver.stop()
+            }
+        }
+    }
+
+    /// The event ids the webhook received, with how many times each.
+    static func delivered(_ receiver: TestHTTPServer) -> [String: Int] {
+        var ids: [String: Int] = [:]
+        for request in receiver.requests where request.path == "/events" {
+            guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                let id = body["id"] as? String
+            else { continue }
+            ids[id, default: 0] += 1
+        }
+        return ids
+    }
+
+    @Test func threeAgentsApplyEveryStatusOfABurstOnce() async throws {
+        try await Self.withAgents(3) { server, broker, receiver, hubs in
+            let client = try await publisher(broker, id: "burst")
+            let started = ContinuousClock.now
+            for round in 1...Self.rounds {
+                for sensor in Self.sensors {
+                    try await client.publish(topic: sensor, payload: "r\(round)", qos: .atLeastOnce, retain: false)
+                }
+            }
+            await client.disconnect()
+            let expected = Self.sensors.count * Self.rounds
+            try await eventually("every status has its event in the store", within: .seconds(90)) {
+                try await server.count("SELECT count(*) FROM events WHERE hub = 'block-a'", database: "burst")
+                    == expected
+            }
+            let took = ContinuousClock.now - started
+            // Each status applied once: every sensor's sequence counts its statuses, and no event id is there twice.
+            let sequences = try await server.psql(
+                """
+                SELECT (document::json->>'sequence')::int AS n, count(*) FROM sensorhub_sensors GROUP BY n ORDER BY n
+                """, database: "burst")
+            #expect(sequences == "\(Self.rounds)|\(Self.sensors.count)", "sequences and their counts: \(sequences)")
+            let distinct = try await server.count(
+                "SELECT count(DISTINCT id) FROM events WHERE hub = 'block-a'", database: "burst")
+            #expect(distinct == expected)
+            let newest = try await server.count(
+                "SELECT count(*) FROM sensorhub_sensors WHERE document::json->>'status' = 'r\(Self.rounds)'",
+                database: "burst")
+            // Notifications: each event once, by the agent that committed it.
+            try await eventually("the webhook has every event", within: .seconds(60)) {
+                Self.delivered(receiver).count == expected
+            }
+            let twice = Self.delivered(receiver).filter { $0.value > 1 }
+            #expect(twice.isEmpty, "delivered more than once: \(twice.keys.sorted().prefix(10))")
+            // Which agent took what: each one's share of the statuses, from its counters.
+            // (The status file is written every 5 s.)
+            var shares: [Int] = []
+            try await eventually("the agents' status files count every change", within: .seconds(10)) {
+                shares = []
+                for hub in hubs {
+                    let status = try await hub.hubctl.run("status", "--json", "--config", hub.configFile)
+                    let object =
+                        try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+                    shares.append(object?["changes"] as? Int ?? -1)
+                }
+                return shares.reduce(0, +) == expected
+            }
+            #expect(shares.allSatisfy { $0 > 0 }, "\(shares)")
+            print(
+                """
+                cluster burst: 3 agents, \(Self.sensors.count) sensors × \(Self.rounds) QoS 1 statuses in \(took) \
+                to the last commit; changes per agent \(shares); sensors ending on the last round's status \(newest) \
+                of \(Self.sensors.count) (a sensor's messages can be committed out of order by two agents)
+                """)
+        }
+    }
+}
