@@ -62,12 +62,18 @@ public struct Hub: Sendable {
             throw error
         }
         // In a cluster they were committed before they were journaled, and the rows may be newer.
-        let shared = (store as? PostgresRegistry).flatMap { registry in
-            configuration.cluster.map {
-                SharedIngest(registry: registry, hub: configuration.remote?.hub ?? $0.group)
+        let registry = store as? PostgresRegistry
+        let cluster = registry == nil ? nil : configuration.cluster
+        let outbox = cluster.flatMap { cluster in
+            configuration.store.map { server in
+                ClusterOutbox(
+                    database: PostgresOutbox(
+                        server: server, hub: configuration.remote?.hub ?? cluster.group, agent: cluster.agent,
+                        visibility: cluster.lease, logger: logger),
+                    logger: logger)
             }
         }
-        if shared == nil {
+        if outbox == nil {
             for record in replay.records {
                 document.record(record)
             }
@@ -114,7 +120,15 @@ public struct Hub: Sendable {
                 try await connection.publish(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
-            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) })
+            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox)
+        let shared = registry.flatMap { registry in
+            outbox.map { outbox in
+                SharedIngest(
+                    registry: registry, hub: outbox.database.hub,
+                    notifications: { ClusterOutbox.rows(await router.notifications(for: $0)) },
+                    outboxChanged: { router.sharedOutboxChanged() })
+            }
+        }
         // The history is opened before ingest starts, so particulate sensors begin with their last 24 hours.
         let history = HistoryWriter.open(state.path, for: document, seeding: &tracker, errors: errors).map {
             HistoryWriter(
@@ -210,10 +224,9 @@ public struct Hub: Sendable {
         logger.info(
             "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])
 
-        // In a cluster, the statuses are in the store before they reach the journal.
+        // In a cluster, the statuses and the notifications are in the store before the records reach the journal.
         var consumers: [(name: String, consumer: any JournalConsumer)] =
-            shared == nil ? [(StoreWriter.consumerName, storeWriter)] : []
-        consumers.append((NotificationRouter.consumerName, router))
+            shared == nil ? [(StoreWriter.consumerName, storeWriter), (NotificationRouter.consumerName, router)] : []
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
         if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
         if let remote { consumers.append((RemoteWriter.consumerName, remote)) }

@@ -46,7 +46,8 @@ final class BackendQueue: Sendable {
     let name: String
     let notifier: any Notifier
     let policy: DeliveryPolicy
-    let outbox: Outbox
+    /// Where notifications are marked done: the outbox file, or a cluster's outbox.
+    let outbox: any NotificationLedger
     let logger: Logger
     private let doorbell = Doorbell()
     private let state = Locked(State())
@@ -68,7 +69,9 @@ final class BackendQueue: Sendable {
         var stopped = false
     }
 
-    init(name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: Outbox, logger: Logger) {
+    init(
+        name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: any NotificationLedger, logger: Logger
+    ) {
         self.name = name
         self.notifier = notifier
         self.policy = policy

@@ -11,14 +11,18 @@ import ServiceLifecycle
 /// `submit` never blocks and never waits for a backend: the MQTT ingest calls it.
 public final class NotificationRouter: Service, Sendable {
     let outbox: Outbox
+    /// In a cluster: where notifications are kept instead of `outbox` (`NotificationRouter+Shared.swift`).
+    let shared: (any SharedOutbox)?
+    /// Rung when the shared outbox may have new rows (this agent committed events).
+    let sharedDoorbell = Doorbell()
     let logger: Logger
     private let stateDirectory: String
     private let publish: MQTTPublish?
     private let setup: Locked<Setup>
     private let doorbell = Doorbell()
-    private let inbox = Locked(Inbox())
+    let inbox = Locked(Inbox())
     /// Told the journal position up to which every submitted event is in the outbox (or needed none).
-    private let progress: (@Sendable (Int) -> Void)?
+    let progress: (@Sendable (Int) -> Void)?
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
@@ -77,16 +81,18 @@ public final class NotificationRouter: Service, Sendable {
     /// - Parameters:
     ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
     ///   - progress: told, after each outbox write, the journal position up to which events are routed.
+    ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
-        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil
+        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil
     ) throws(ConfigurationError) {
         self.progress = progress
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
+        self.shared = shared
         self.logger = logger
         self.stateDirectory = stateDirectory
         self.publish = publish
-        let outbox = self.outbox
+        let outbox: any NotificationLedger = shared ?? self.outbox
         let queues = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
         }
@@ -137,7 +143,7 @@ public final class NotificationRouter: Service, Sendable {
     public func reconfigure(_ configuration: NotifierConfiguration) throws(ConfigurationError) -> Reconfiguration {
         let current = self.configuration
         let old = Dictionary(uniqueKeysWithValues: current.backends.map { ($0.name, $0) })
-        let outbox = self.outbox
+        let outbox: any NotificationLedger = shared ?? self.outbox
         let logger = self.logger
         let made = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
@@ -207,6 +213,22 @@ public final class NotificationRouter: Service, Sendable {
     }
 
     private func deliver() async {
+        if let shared { return await deliverShared(shared) }
+        await resendFromBefore()
+        await withTaskGroup(of: Void.self) { group in
+            for queue in queues.values {
+                group.addTask { await queue.run() }
+            }
+            await routeUntilCancelled()
+            group.cancelAll()
+        }
+        // Whatever arrived but was not routed yet waits in the outbox for the next start.
+        await route(durableOnly: true)
+        await outbox.close()
+    }
+
+    /// Queues what the outbox file still holds from before.
+    private func resendFromBefore() async {
         do {
             let pending = try await outbox.open()
             let unreadable = outbox.unreadableLines
@@ -234,10 +256,11 @@ public final class NotificationRouter: Service, Sendable {
             logger.error(
                 "cannot open the outbox; notifications will not survive a restart", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
+    func routeUntilCancelled() async {
         await withTaskGroup(of: Void.self) { group in
-            for queue in queues.values {
-                group.addTask { await queue.run() }
-            }
             while !Task.isCancelled {
                 await doorbell.wait(until: nil)
                 let (unstarted, retired) = setup.withLock { setup in
@@ -254,9 +277,6 @@ public final class NotificationRouter: Service, Sendable {
             }
             group.cancelAll()
         }
-        // Whatever arrived but was not routed yet waits in the outbox for the next start.
-        await route(durableOnly: true)
-        await outbox.close()
     }
 
     /// Runs a queue a reload made; one that replaces another first takes over what the old one still had.
@@ -296,52 +316,12 @@ public final class NotificationRouter: Service, Sendable {
                 if let through { progress?(through) }
                 return
             }
-            let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
-            var batch: [(NotificationRule, SensorEvent)] = []
-            var suppressed: [(NotificationRule, SensorEvent)] = []
-            for event in events {
-                for rule in configuration.rules where rule.matches(event) {
-                    let allowed =
-                        event.kind == .test || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor) }
-                    if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
-                }
+            let notifications = await self.notifications(for: events)
+            if let shared {
+                await add(notifications, to: shared, through: through)
+                continue
             }
-            if !suppressed.isEmpty { inbox.withLock { $0.counters.suppressed += suppressed.count } }
-            for (rule, event) in suppressed {
-                logger.info(
-                    "notification suppressed by the rate limit",
-                    metadata: [
-                        "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
-                        "rate_limit": "\(rule.rateLimit.map(DurationText.format) ?? "")",
-                    ])
-            }
-            var notifications: [Notification] = []
-            var routed = Set<String>()
-            var ids: [SensorEvent: String] = [:]
-            for (rule, event) in batch {
-                let id = ids[event] ?? (event.id.isEmpty ? SensorEvent.randomID() : event.id)
-                ids[event] = id
-                let (title, body) = rule.render(event, id: id)
-                for backend in rule.backends {
-                    guard let queue = queues[backend] else { continue }
-                    let notification = Notification(
-                        id: id, backend: backend, rule: rule.name, event: event, title: title, body: body,
-                        priority: rule.priority)
-                    // Two rules sending one event to one backend: once is enough.
-                    guard routed.insert(notification.key).inserted else { continue }
-                    do {
-                        let copies = try await queue.notifier.expand(notification)
-                        if copies.isEmpty {
-                            logger.debug(
-                                "no device chose the event",
-                                metadata: ["backend": "\(backend)", "sensor": "\(event.sensor)", "id": "\(id)"])
-                        }
-                        notifications += copies
-                    } catch {
-                        queue.noRecipients(notification, reason: "\(error)")
-                    }
-                }
-            }
+            let queues = self.queues
             // Queued while the outbox flushes them (see `Outbox.append(_:meanwhile:)`), unless hubd is stopping:
             // then they only wait in the outbox for the next start.
             let dispatch = { @Sendable (notifications: [Notification]) async in
@@ -361,5 +341,57 @@ public final class NotificationRouter: Service, Sendable {
                     metadata: ["error": "\(error)", "count": "\(notifications.count)"])
             }
         }
+    }
+
+    /// What `events` make: the rules that match each, their rate limits (suppressed ones logged and counted), the
+    /// rendered text, and a notification per backend (and device) the rule names.
+    public func notifications(for events: [SensorEvent]) async -> [Notification] {
+        let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
+        var batch: [(NotificationRule, SensorEvent)] = []
+        var suppressed: [(NotificationRule, SensorEvent)] = []
+        for event in events {
+            for rule in configuration.rules where rule.matches(event) {
+                let allowed =
+                    event.kind == .test || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor) }
+                if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
+            }
+        }
+        if !suppressed.isEmpty { inbox.withLock { $0.counters.suppressed += suppressed.count } }
+        for (rule, event) in suppressed {
+            logger.info(
+                "notification suppressed by the rate limit",
+                metadata: [
+                    "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
+                    "rate_limit": "\(rule.rateLimit.map(DurationText.format) ?? "")",
+                ])
+        }
+        var notifications: [Notification] = []
+        var routed = Set<String>()
+        var ids: [SensorEvent: String] = [:]
+        for (rule, event) in batch {
+            let id = ids[event] ?? (event.id.isEmpty ? SensorEvent.randomID() : event.id)
+            ids[event] = id
+            let (title, body) = rule.render(event, id: id)
+            for backend in rule.backends {
+                guard let queue = queues[backend] else { continue }
+                let notification = Notification(
+                    id: id, backend: backend, rule: rule.name, event: event, title: title, body: body,
+                    priority: rule.priority)
+                // Two rules sending one event to one backend: once is enough.
+                guard routed.insert(notification.key).inserted else { continue }
+                do {
+                    let copies = try await queue.notifier.expand(notification)
+                    if copies.isEmpty {
+                        logger.debug(
+                            "no device chose the event",
+                            metadata: ["backend": "\(backend)", "sensor": "\(event.sensor)", "id": "\(id)"])
+                    }
+                    notifications += copies
+                } catch {
+                    queue.noRecipients(notification, reason: "\(error)")
+                }
+            }
+        }
+        return notifications
     }
 }

@@ -9,8 +9,10 @@ extension PostgresRegistry {
     /// `hub`), and commits. An event whose id the table has already (a message applied twice) is not written again;
     /// the events returned are the new ones. Changes of the sensor set wait for it, and it for them; agents' steps on
     /// other sensors run side by side. The statuses' revision is not moved: agents read statuses from their tracker.
+    /// `notifications` makes the outbox's rows for the new events, written in the same transaction.
     public func ingest(
         onTopics topics: [String], hub: String,
+        notifications: (@Sendable ([SensorEvent]) async -> [PostgresOutbox.Row])? = nil,
         _ apply: @escaping @Sendable (inout DefaultsDocument) -> [SensorEvent]
     ) async throws(StoreError) -> [SensorEvent] {
         let (logger, location) = (logger, location)
@@ -40,7 +42,12 @@ extension PostgresRegistry {
                         PostgresRemote.eventsInsert(chunk, hub: hub, returningIDs: true), logger: logger)
                     for try await id in rows.decode(String.self) { fresh.insert(id) }
                 }
-                return .success(events.filter { fresh.contains($0.id) })
+                let new = events.filter { fresh.contains($0.id) }
+                if let notifications, !new.isEmpty {
+                    try await PostgresOutbox.insert(
+                        await notifications(new), hub: hub, on: connection, logger: logger)
+                }
+                return .success(new)
             }
         }
         return try outcome.get()

@@ -151,6 +151,26 @@ enum RemoteSchema {
                 )
                 """,
             ]),
+        Migration(
+            version: 5, description: "a cluster's outbox: a notification a row, claimed by one agent at a time",
+            statements: [
+                // Written in the transaction that commits the event, in order (`seq`); claimed until `claimed_until` (the server's
+                // clock) by one agent process, renewed while it holds it, deleted once delivered or given up on.
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_outbox (
+                    seq bigint GENERATED ALWAYS AS IDENTITY,
+                    hub text NOT NULL,
+                    key text NOT NULL,
+                    backend text NOT NULL,
+                    notification text NOT NULL,
+                    created timestamptz NOT NULL DEFAULT now(),
+                    claimed_by text,
+                    claimed_until timestamptz,
+                    PRIMARY KEY (hub, key)
+                )
+                """,
+                "CREATE INDEX IF NOT EXISTS sensorhub_outbox_order ON sensorhub_outbox (hub, seq)",
+            ]),
     ]
 
     /// The newest version.

@@ -6,7 +6,8 @@ import Testing
 
 /// Three built hubd agents of one cluster on a real PostgreSQL 15 and Mosquitto, 1,000 sensors, a burst of QoS 1
 /// statuses spread over the agents by the shared subscription: every status is applied once in the store (each
-/// sensor's sequence counts its statuses, one event each), and a webhook on every agent gets each event once.
+/// sensor's sequence counts its statuses, one event each), and a webhook on every agent gets each event once, from
+/// the cluster's outbox in PostgreSQL.
 @Suite(.timeLimit(.minutes(3)))
 struct ClusterIngestTests {
     static let sensors = (1...1_000).map { String(format: "s%04d", $0) }
@@ -104,6 +105,10 @@ struct ClusterIngestTests {
             }
             let twice = Self.delivered(receiver).filter { $0.value > 1 }
             #expect(twice.isEmpty, "delivered more than once: \(twice.keys.sorted().prefix(10))")
+            // The cluster's outbox is empty once every delivery is marked done.
+            try await eventually("the cluster's outbox is empty", within: .seconds(10)) {
+                try await server.count("SELECT count(*) FROM sensorhub_outbox", database: "burst") == 0
+            }
             // Which agent took what: each one's share of the statuses, from its counters.
             // (The status file is written every 5 s.)
             var shares: [Int] = []

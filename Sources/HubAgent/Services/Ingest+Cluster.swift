@@ -6,12 +6,16 @@ import Logging
 import Mosquitto
 
 /// Where a cluster's agents commit what their messages change (docs/cluster.md): the registry's rows in PostgreSQL,
-/// the events tagged `hub`.
+/// the events tagged `hub`, and their notifications in the cluster's outbox.
 struct SharedIngest: Sendable {
     let registry: PostgresRegistry
     /// The hub name the cluster's events carry: `remote.hub` when set (so a `remote:` on the same database
     /// inserts nothing twice), else the group's name.
     let hub: String
+    /// The outbox's rows for new events (the router's rules), written in the step that commits them.
+    let notifications: @Sendable ([SensorEvent]) async -> [PostgresOutbox.Row]
+    /// Told after a step committed new events: the router claims their notifications.
+    let outboxChanged: @Sendable () -> Void
 }
 
 /// A cluster's shared ingest. A shared subscription hands one sensor's messages to different agents, so no agent's
@@ -101,8 +105,9 @@ extension Ingest {
         _ step: @escaping @Sendable (inout SensorTracker) -> (T, [SensorEvent])
     ) async throws(StoreError) -> (T, [JournalRecord]) {
         let taken = Locked<(T, [JournalRecord])?>(nil)
-        let fresh = try await shared.registry.ingest(onTopics: Array(topics), hub: shared.hub) {
-            [tracker] document in
+        let fresh = try await shared.registry.ingest(
+            onTopics: Array(topics), hub: shared.hub, notifications: shared.notifications
+        ) { [tracker] document in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)
                 for sensor in document.sensors { tracker.catchUp(with: sensor, now: now, time: time) }
@@ -116,6 +121,7 @@ extension Ingest {
         guard let (result, records) = taken.withLock({ $0 }) else {
             throw .unavailable(location: shared.registry.location, reason: "the database has no registry")
         }
+        if !fresh.isEmpty { shared.outboxChanged() }
         let ids = Set(fresh.map(\.id))
         return (
             result,
