@@ -243,6 +243,10 @@ public struct Hub: Sendable {
         if let discoverer { services.append(discoverer) }
         if let homeAssistant { services.append(homeAssistant) }
         services += [ingest, subscriptions, connection]
+        // After the connection, so it stops first: what its adopted sessions took is committed while ingest runs.
+        if let keeper, shared != nil {
+            services.append(SessionAdopter(keeper: keeper, connection: connection, ingest: ingest, logger: logger))
+        }
         if let sds011 { services.append(sds011) }
         if let feeds { services.append(feeds) }
         if let uv { services.append(uv) }

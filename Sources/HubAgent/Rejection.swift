@@ -15,6 +15,8 @@ public enum Rejection: Sendable, Hashable {
     case notMobile
     /// A device's payload that gave no value: the format says why (not JSON, the path missing, …).
     case value(ValueFormat.Problem)
+    /// In a cluster: a message the broker sent again (its agent died before acknowledging it) that was committed.
+    case committedBefore
 
     init(_ problem: ValueFormat.Problem) {
         self = problem == .controlCharacters ? .controlCharacters : .value(problem)
@@ -34,6 +36,7 @@ public enum Rejection: Sendable, Hashable {
         case .notMobile: "a session control message to a sensor sessions: in hubd.yaml does not name"
         case .invalidAvailability: "not an availability (online/offline, true/false or {\"state\":…})"
         case .value(let problem): problem.rawValue
+        case .committedBefore: "sent again by the broker, and committed already by the agent that had it first"
         }
     }
 }

@@ -3,17 +3,31 @@ import Logging
 import PostgresNIO
 
 extension PostgresRegistry {
+    /// The QoS 1 messages of one MQTT session that a step applies, by the broker's packet id and a digest of their
+    /// topic and payload. The broker sends a message again, with the same packet id, when the agent that had it
+    /// died before acknowledging it, perhaps after committing it: such a message is known, and skipped.
+    public struct Deliveries: Sendable {
+        public var session: String
+        public var messages: [(packet: Int, digest: String)]
+
+        public init(session: String, messages: [(packet: Int, digest: String)]) {
+            self.session = session
+            self.messages = messages
+        }
+    }
+
     /// One step of a cluster's shared ingest (docs/cluster.md): in one transaction, locks the rows of the sensors on
     /// `topics` (so one agent at a time works on a sensor, whichever took its messages), hands `apply` the registry
     /// with those sensors as committed, writes the rows it changed and the events it returns (`events`, tagged
     /// `hub`), and commits. An event whose id the table has already (a message applied twice) is not written again;
     /// the events returned are the new ones. Changes of the sensor set wait for it, and it for them; agents' steps on
     /// other sensors run side by side. The statuses' revision is not moved: agents read statuses from their tracker.
-    /// `notifications` makes the outbox's rows for the new events, written in the same transaction.
+    /// `notifications` makes the outbox's rows for the new events, written in the same transaction. `apply` is told
+    /// the packet ids of `deliveries` committed before (to skip), and `deliveries` are recorded with the step.
     public func ingest(
-        onTopics topics: [String], hub: String,
+        onTopics topics: [String], hub: String, deliveries: Deliveries? = nil,
         notifications: (@Sendable ([SensorEvent]) async -> [PostgresOutbox.Row])? = nil,
-        _ apply: @escaping @Sendable (inout DefaultsDocument) -> [SensorEvent]
+        _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> [SensorEvent] {
         let (logger, location) = (logger, location)
         let outcome = try await withConnection { connection -> Result<[SensorEvent], StoreError> in
@@ -28,7 +42,9 @@ extension PostgresRegistry {
                 } catch {
                     return .failure(.invalidDocument(path: location, error))
                 }
-                let events = apply(&document)
+                let known = try await Self.committedBefore(deliveries, connection, logger: logger)
+                let events = apply(&document, known)
+                try await Self.record(deliveries, connection, logger: logger)
                 if document.revision != 0 {
                     try await Self.write(
                         document.changedSensorRows(), removing: [], header: nil, to: connection, logger: logger)
@@ -51,5 +67,36 @@ extension PostgresRegistry {
             }
         }
         return try outcome.get()
+    }
+
+    /// The packet ids of `deliveries` whose message (the same digest) the session committed before.
+    static func committedBefore(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger)
+        async throws -> Set<Int>
+    {
+        guard let deliveries, !deliveries.messages.isEmpty else { return [] }
+        let wanted = Dictionary(
+            deliveries.messages.map { ($0.packet, $0.digest) }, uniquingKeysWith: { _, last in last })
+        let rows = try await connection.query(
+            """
+            SELECT packet, digest FROM sensorhub_deliveries
+            WHERE session = \(deliveries.session) AND packet = ANY(\(Array(wanted.keys))::integer[])
+            """, logger: logger)
+        var known = Set<Int>()
+        for try await (packet, digest) in rows.decode((Int, String).self) where wanted[packet] == digest {
+            known.insert(packet)
+        }
+        return known
+    }
+
+    /// Records `deliveries` as committed by this step (a packet id reused since replaces its older message).
+    static func record(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger) async throws {
+        guard let deliveries, !deliveries.messages.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO sensorhub_deliveries (session, packet, digest)
+            SELECT \(deliveries.session), * FROM unnest(\(deliveries.messages.map(\.packet))::integer[],
+                \(deliveries.messages.map(\.digest))::text[])
+            ON CONFLICT (session, packet) DO UPDATE SET digest = EXCLUDED.digest
+            """, logger: logger)
     }
 }

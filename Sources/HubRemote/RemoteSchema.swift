@@ -152,7 +152,8 @@ enum RemoteSchema {
                 """,
             ]),
         Migration(
-            version: 5, description: "a cluster's outbox: a notification a row, claimed by one agent at a time",
+            version: 5,
+            description: "a cluster's outbox, claimed by one agent at a time, and the messages each session committed",
             statements: [
                 // Written in the transaction that commits the event, in order (`seq`); claimed until `claimed_until` (the server's
                 // clock) by one agent process, renewed while it holds it, deleted once delivered or given up on.
@@ -170,6 +171,17 @@ enum RemoteSchema {
                 )
                 """,
                 "CREATE INDEX IF NOT EXISTS sensorhub_outbox_order ON sensorhub_outbox (hub, seq)",
+                // The QoS 1 messages each MQTT session's agent committed, by the broker's packet id: one the broker
+                // sends again (the agent died before acknowledging it) is known, and not applied twice. A packet
+                // id is reused after 65,535 others, so a session has at most that many rows.
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_deliveries (
+                    session text NOT NULL,
+                    packet integer NOT NULL,
+                    digest text NOT NULL,
+                    PRIMARY KEY (session, packet)
+                )
+                """,
             ]),
     ]
 

@@ -120,7 +120,7 @@ extension ClientCore {
         let kept = messageBuffer.push(
             MQTTMessage(
                 topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
-                retain: message.retain, number: number))
+                retain: message.retain, number: number, packetID: Int(message.mid)))
         if !kept { noteDrop() }
     }
 

@@ -7,13 +7,17 @@ public struct MQTTMessage: Sendable, Hashable {
     public var retain: Bool
     /// Counts the messages a client received, from 1: what `MosquittoClient.confirm(through:)` takes.
     public var number: Int
+    /// The broker's packet id for a QoS 1/2 message (0 for QoS 0): a message the broker sends again to the session
+    /// (it had no acknowledgement) comes with the same one, to whichever connection holds the session then.
+    public var packetID: Int
 
-    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, number: Int = 0) {
+    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, number: Int = 0, packetID: Int = 0) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
         self.number = number
+        self.packetID = packetID
     }
 
     /// The payload as text when it is valid UTF-8.

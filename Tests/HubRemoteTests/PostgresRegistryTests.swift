@@ -185,7 +185,7 @@ struct PostgresRegistryTests {
                 try document.addSensor(named: "door")
             }
             @Sendable func step(_ store: PostgresRegistry) async throws -> [SensorEvent] {
-                try await store.ingest(onTopics: ["door"], hub: "block-a") { document in
+                try await store.ingest(onTopics: ["door"], hub: "block-a") { document, _ in
                     guard let sensor = document.sensor(onTopic: "door") else { return [] }
                     let next = sensor.sequence + 1
                     document.recordStatus("s\(next)", lastUpdated: .now, onTopic: "door", sequence: next)
@@ -211,7 +211,7 @@ struct PostgresRegistryTests {
             #expect(
                 try await server.count("SELECT count(*) FROM events WHERE hub = 'block-a'", database: "turns") == 100)
             // The same event again (a message applied twice): the table has it, so it is not new.
-            let again = try await agents[0].ingest(onTopics: ["door"], hub: "block-a") { _ in
+            let again = try await agents[0].ingest(onTopics: ["door"], hub: "block-a") { _, _ in
                 [
                     SensorEvent(
                         id: SensorEvent.id(sensor: door.id, sequence: 100), kind: .changed, sensor: "door",
@@ -219,6 +219,25 @@ struct PostgresRegistryTests {
                 ]
             }
             #expect(again.isEmpty)
+            // A session's messages are recorded with the step that applies them; the broker's same message again (same
+            // packet id, same digest) is known to the next step, another that reuses the packet id is not.
+            typealias Deliveries = PostgresRegistry.Deliveries
+            let first = Deliveries(session: "sensorhub-hub-1", messages: [(7, "aa"), (8, "bb")])
+            let none = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: first) { _, known in
+                #expect(known.isEmpty)
+                return []
+            }
+            #expect(none.isEmpty)
+            let redelivered = Deliveries(session: "sensorhub-hub-1", messages: [(7, "aa"), (8, "cc"), (9, "dd")])
+            _ = try await agents[1].ingest(onTopics: ["door"], hub: "block-a", deliveries: redelivered) { _, known in
+                #expect(known == [7])
+                return []
+            }
+            let otherSession = Deliveries(session: "sensorhub-hub-2", messages: [(7, "aa")])
+            _ = try await agents[1].ingest(onTopics: ["door"], hub: "block-a", deliveries: otherSession) { _, known in
+                #expect(known.isEmpty)
+                return []
+            }
             for agent in agents { await agent.close() }
         }
     }

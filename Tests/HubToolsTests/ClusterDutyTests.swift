@@ -54,6 +54,24 @@ struct ClusterDutyTests {
         return counts
     }
 
+    /// Waits until one of `hubs` logs that it took `duty`; returns when that was seen.
+    static func waitForDuty(_ duty: String, in hubs: [RunningHub], within limit: Duration) async throws
+        -> ContinuousClock.Instant
+    {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            for hub in hubs {
+                if (try? await hub.log.next(
+                    within: .milliseconds(100), "a line",
+                    where: { $0.contains("took a cluster duty") && $0.contains("duty=\(duty)") })) != nil
+                {
+                    return .now
+                }
+            }
+        }
+        throw TestKitError("no agent took \(duty) within \(limit)")
+    }
+
     @Test func oneAgentHoldsEachDutyAndItMovesWhenItsHolderGoes() async throws {
         try await withPostgres { server in
             try await server.createDatabase("cluster")

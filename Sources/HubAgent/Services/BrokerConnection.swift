@@ -190,8 +190,20 @@ final class BrokerConnection: Service, Sendable {
         // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
         mqtt.messageBufferLimit = 1_000_000
         // A status acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
-        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`).
-        mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
+        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`). Always in a
+        // cluster: there a batch is acknowledged once PostgreSQL has committed it.
+        mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled || configuration.cluster != nil
+        return mqtt
+    }
+
+    /// A client for `agent`'s session (a cluster's agent that stopped or died, which keeps its turn of the shared
+    /// subscriptions): its client id, with this agent's broker settings, acknowledgements held until committed, and
+    /// no will (the hub's availability is this agent's own connection's to say).
+    func adoptionConfiguration(agent: String) -> MosquittoConfiguration {
+        let broker = state.withLock { $0.broker }
+        var mqtt = mosquittoConfiguration(broker)
+        mqtt.clientID = "\(broker.clientID)-\(agent)"
+        mqtt.will = nil
         return mqtt
     }
 

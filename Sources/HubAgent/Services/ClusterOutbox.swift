@@ -76,22 +76,31 @@ final class ClusterOutbox: SharedOutbox {
         }
     }
 
+    /// Deletes at once; marks made while a delete runs go in the next one (no waiting: a mark not yet written when
+    /// the agent dies is a notification sent again by another agent).
     func markDoneLater(_ key: String) {
-        let schedule = doneLater.withLock { pending -> Bool in
+        let start = doneLater.withLock { pending -> Bool in
             pending.keys.append(key)
             defer { pending.scheduled = true }
             return !pending.scheduled
         }
-        guard schedule else { return }
+        guard start else { return }
         Task {
-            try? await Task.sleep(for: .milliseconds(20))
-            await flushDone()
+            while true {
+                let keys = doneLater.withLock { pending -> [String] in
+                    defer { pending.keys = [] }
+                    if pending.keys.isEmpty { pending.scheduled = false }
+                    return pending.keys
+                }
+                guard !keys.isEmpty else { return }
+                await markDone(keys)
+            }
         }
     }
 
     private func flushDone() async {
         let keys = doneLater.withLock { pending -> [String] in
-            defer { pending = ([], false) }
+            defer { pending.keys = [] }
             return pending.keys
         }
         await markDone(keys)

@@ -46,8 +46,12 @@ extension Ingest {
             for message in others { account(.rejected(.unknownTopic), of: message, recorded: nil) }
             if !applied.isEmpty {
                 let applied = applied
-                let step = { @Sendable (tracker: inout SensorTracker) in
-                    let results = applied.map { message in
+                // A message the broker sends again (its agent died before acknowledging it) is not applied twice.
+                let step = { @Sendable (tracker: inout SensorTracker, committedBefore: Set<Int>) in
+                    let results = applied.map { message -> (SensorTracker.Outcome, RecordedReading?) in
+                        if message.qos != .atMostOnce && committedBefore.contains(message.packetID) {
+                            return (.rejected(.committedBefore), nil)
+                        }
                         let outcome = tracker.ingest(
                             topic: message.topic, payload: message.payload, retained: message.retain, time: .now,
                             now: .now)
@@ -55,7 +59,8 @@ extension Ingest {
                     }
                     return (results, results.flatMap(\.0.events))
                 }
-                guard let (results, records) = await commitUntilDone(topics, shared, step) else {
+                let deliveries = Self.deliveries(applied, session: client.configuration.clientID ?? "")
+                guard let (results, records) = await commitUntilDone(topics, shared, deliveries, step) else {
                     logger.error(
                         """
                         hubd is stopping before these messages could be committed; the broker sends them again \
@@ -78,15 +83,21 @@ extension Ingest {
         }
     }
 
+    /// Takes an adopted session's messages (`SessionAdopter`) until its client closes.
+    func consumeAdopted(_ client: MosquittoClient) async {
+        guard let shared else { return }
+        await consumeShared(client, shared)
+    }
+
     /// `commit`, tried again after 0.5 s, 1 s, … 5 s while it fails; nil when hubd stops first.
     private func commitUntilDone<T: Sendable>(
-        _ topics: Set<String>, _ shared: SharedIngest,
-        _ step: @escaping @Sendable (inout SensorTracker) -> (T, [SensorEvent])
+        _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?,
+        _ step: @escaping @Sendable (inout SensorTracker, Set<Int>) -> (T, [SensorEvent])
     ) async -> (T, [JournalRecord])? {
         var pause = Duration.milliseconds(500)
         while true {
             do {
-                return try await commit(topics, shared, step)
+                return try await commit(topics, shared, deliveries: deliveries, step)
             } catch {
                 errors?.record("could not commit \(topics.count) sensors' statuses to the store: \(error)")
                 if Task.isShuttingDownGracefully || Task.isCancelled { return nil }
@@ -101,17 +112,17 @@ extension Ingest {
     /// the events the database did not have (a message applied twice makes none). When it throws, nothing was
     /// committed, and the tracker's next step on these sensors takes their rows as they are.
     func commit<T: Sendable>(
-        _ topics: Set<String>, _ shared: SharedIngest,
-        _ step: @escaping @Sendable (inout SensorTracker) -> (T, [SensorEvent])
+        _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries? = nil,
+        _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
     ) async throws(StoreError) -> (T, [JournalRecord]) {
         let taken = Locked<(T, [JournalRecord])?>(nil)
         let fresh = try await shared.registry.ingest(
-            onTopics: Array(topics), hub: shared.hub, notifications: shared.notifications
-        ) { [tracker] document in
+            onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, notifications: shared.notifications
+        ) { [tracker] document, committedBefore in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)
                 for sensor in document.sensors { tracker.catchUp(with: sensor, now: now, time: time) }
-                let (result, events) = step(&tracker)
+                let (result, events) = step(&tracker, committedBefore)
                 let records = tracker.takeRecords(events: events)
                 for record in records { document.record(record) }
                 taken.withLock { $0 = (result, records) }
@@ -143,7 +154,7 @@ extension Ingest {
         let (due, topics) = tracker.withLock { $0.takeSilenceCandidates(now: .now) }
         guard !topics.isEmpty else { return }
         do {
-            let (events, records) = try await commit(topics, shared) { tracker in
+            let (events, records) = try await commit(topics, shared) { tracker, _ in
                 let events = tracker.silence(topics, due: due, now: .now, time: .now)
                 return (events, events)
             }
@@ -163,7 +174,7 @@ extension Ingest {
         -> SensorTracker.Outcome
     {
         guard let topic = tracker.withLock({ $0.topic(ofSensor: name) }) else { return .rejected(.unknownTopic) }
-        let (outcome, records) = try await commit([topic], shared) { tracker in
+        let (outcome, records) = try await commit([topic], shared) { tracker, _ in
             let outcome = tracker.session(action, topic: topic, time: .now)
             return (outcome, outcome.events)
         }
@@ -173,5 +184,21 @@ extension Ingest {
         counters.withLock { $0.changes += made.count }
         for event in made { log(event) }
         return outcome
+    }
+
+    /// The QoS 1/2 messages of `batch` by packet id, with a digest of their topic and payload (FNV-1a, 64 bits):
+    /// what tells a message the broker sent again from another that reuses its packet id.
+    static func deliveries(_ batch: [MQTTMessage], session: String) -> PostgresRegistry.Deliveries? {
+        var byPacket: [Int: String] = [:]
+        for message in batch where message.qos != .atMostOnce {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in Array(message.topic.utf8) + [0] + message.payload {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+            byPacket[message.packetID] = String(hash, radix: 16)
+        }
+        guard !byPacket.isEmpty else { return nil }
+        return PostgresRegistry.Deliveries(
+            session: session, messages: byPacket.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 }

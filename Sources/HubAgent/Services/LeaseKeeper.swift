@@ -21,9 +21,10 @@ final class LeaseKeeper: Service, Sendable {
         case discovery
     }
 
-    private let database: ClusterDatabase
+    let database: ClusterDatabase
     private let wanted: [Duty]
-    private let started = Timestamp.now
+    /// When this agent started, as its renewals say.
+    let started = Timestamp.now
     private let leases: Locked<[Duty: LeaseState]>
     private let logger: Logger
 

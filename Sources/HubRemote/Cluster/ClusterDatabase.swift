@@ -105,6 +105,19 @@ public final class ClusterDatabase: Sendable {
         await session.close()
     }
 
+    /// Gives up `duties` if this agent holds them: another agent may take them at once.
+    public func release(_ duties: [String]) async throws {
+        guard !duties.isEmpty else { return }
+        let settings = settings
+        try await session.run { connection in
+            try await connection.query(
+                """
+                UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
+                WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND duty = ANY(\(duties)::text[])
+                """, logger: connection.logger)
+        }
+    }
+
     /// Every agent of the group the database knows, by name.
     public func agents() async throws -> [Agent] {
         let group = settings.group
