@@ -29,11 +29,14 @@ final class DatabaseSession: Sendable {
     }
 
     /// Runs `body` on the connection, within `limit`.
-    func run<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// - Parameter shorter: a tighter limit for this call (a cluster's ingest step, which holds up messages).
+    func run<T: Sendable>(
+        within shorter: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         try await lock.withLock {
             let connection = try await open()
             do {
-                let result = try await bounded(limit) { try await body(connection) }
+                let result = try await bounded(min(limit, shorter ?? limit)) { try await body(connection) }
                 if !keepsConnection {
                     current.withLock { $0 = nil }
                     try? await connection.close()
@@ -58,7 +61,9 @@ final class DatabaseSession: Sendable {
     private func open() async throws -> PostgresConnection {
         if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
         let (server, applicationName, logger) = (server, applicationName, logger)
-        let connection = try await bounded(limit, late: { try? await $0.close() }) {
+        // A server still starting (recovering after a crash) was seen to leave a connection attempt unanswered: a
+        // connection is given at most 5 s, so a call made then fails soon and the next one connects again.
+        let connection = try await bounded(min(limit, .seconds(5)), late: { try? await $0.close() }) {
             try await PostgresConnection.connect(to: server, applicationName: applicationName, logger: logger)
         }
         do {

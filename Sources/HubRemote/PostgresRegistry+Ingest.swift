@@ -30,7 +30,10 @@ extension PostgresRegistry {
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> [SensorEvent] {
         let (logger, location) = (logger, location)
-        let outcome = try await withConnection { connection -> Result<[SensorEvent], StoreError> in
+        // A step holds up its messages' acknowledgements: one that hangs (seen on a connection to a database that
+        // had just crashed and come back, for the registry's whole 30 s limit) is given up after 5 s and tried
+        // again on a new connection.
+        let outcome = try await withConnection(within: .seconds(5)) { connection -> Result<[SensorEvent], StoreError> in
             try await connection.withTransaction(logger: logger) { connection -> Result<[SensorEvent], StoreError> in
                 guard let (_, header) = try await Self.header(connection, locking: .share, logger: logger) else {
                     return .success([])

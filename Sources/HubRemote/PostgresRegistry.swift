@@ -198,10 +198,10 @@ public final class PostgresRegistry: RegistryStore {
 
     /// Runs `body` on the session's connection; any failure is the registry being unavailable.
     func withConnection<T: Sendable>(
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        within limit: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         do {
-            return try await session.run(body)
+            return try await session.run(within: limit, body)
         } catch {
             if Self.isServerError(error) { throw .database(location: location, reason: Self.reason(error)) }
             throw .unavailable(location: location, reason: Self.reason(error))

@@ -215,4 +215,55 @@ struct ClusterIngestTests {
                 """)
         }
     }
+
+    /// PostgreSQL killed (a crash) in the middle of a burst and started again 2 s later: the agents retry their
+    /// steps until it is back and lose nothing. An acknowledged status is committed, or (past the 2 s an
+    /// acknowledgement is held for) kept in the agent's memory and committed once the database is back; only the
+    /// agent dying during such an outage would lose those.
+    @Test func aDatabaseRestartedUnderLoadLosesNothing() async throws {
+        try await Self.withAgents(2) { server, broker, receiver, hubs in
+            let client = try await publisher(broker, id: "burst")
+            let sensors = Array(Self.sensors.prefix(200))
+            let rounds = 6
+            var outage: Task<Void, any Error>?
+            for round in 1...rounds {
+                if round == 3 {
+                    outage = Task {
+                        await server.kill()
+                        try await Task.sleep(for: .seconds(2))
+                        try await server.start()
+                    }
+                }
+                for sensor in sensors {
+                    try await client.publish(topic: sensor, payload: "r\(round)", qos: .atLeastOnce, retain: false)
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+            await client.disconnect()
+            let published = ContinuousClock.now
+            try await outage!.value
+            let expected = sensors.count * rounds
+            try await eventually("every status has its event in the store", within: .seconds(60)) {
+                try await server.count("SELECT count(*) FROM events WHERE hub = 'block-a'", database: "burst")
+                    >= expected
+            }
+            let committed = ContinuousClock.now - published
+            let twiceApplied = try await server.psql(
+                """
+                SELECT sensor || '=' || new FROM events WHERE hub = 'block-a' GROUP BY sensor, new HAVING count(*) > 1
+                """, database: "burst")
+            #expect(twiceApplied.isEmpty, "applied twice: \(twiceApplied.prefix(300))")
+            let events = try await server.count(
+                "SELECT count(*) FROM events WHERE hub = 'block-a'", database: "burst")
+            #expect(events == expected)
+            try await eventually("the webhook has every event", within: .seconds(60)) {
+                Self.delivered(receiver).count == expected
+            }
+            print(
+                """
+                cluster burst with PostgreSQL killed and back 2 s later: \(expected) statuses, all applied once; \
+                the last committed \(committed) after the last was published
+                """)
+        }
+    }
 }
