@@ -79,13 +79,8 @@ public struct HubdCommand: AsyncParsableCommand {
                 "state_directory": "\(state)", "store": "\(store.location)",
             ])
         if let cluster = configuration.cluster {
-            let warning =
-                "cluster: is being built: the agents share the sensors' topics and take turns at the duties done once,"
-                + " but each works out statuses and sends notifications from its own share of the messages; run one"
-                + " agent per group until the shared ingest is in"
-            logger.warning(
-                "\(warning)",
-                metadata: ["group": "\(cluster.group)", "agent": "\(cluster.agent)"])
+            logger.info(
+                "joining a cluster", metadata: ["group": "\(cluster.group)", "agent": "\(cluster.agent)"])
         }
         let hub: Hub
         do {
