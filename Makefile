@@ -31,6 +31,7 @@ bench:
 	bench/store.sh
 	bench/hub.sh
 	bench/route.sh
+	bench/cluster.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

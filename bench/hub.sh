@@ -83,20 +83,7 @@ touch "$work/goals" "$work/warnings" "$work/quiet"
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
-port=$(free_port)
-cat >"$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_queued_messages 0
-# Without it the broker's Nagle delays add 10-20 ms to every hop at 1k msg/s, for hubd and mqttwarn alike.
-set_tcp_nodelay true
-user $(id -un)
-CONF
-mosquitto=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-"$mosquitto" -c "$work/mosquitto.conf" >"$work/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do port_is_free "$port" || break; sleep 0.05; done
+start_broker
 
 # A state directory with N sensors s0…s(N-1) on bench/s<i>, pointed at the broker.
 make_state() {

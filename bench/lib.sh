@@ -124,3 +124,23 @@ times.sort()
 print("%.3f %.3f %.3f" % (times[len(times) // 2], times[int(len(times) * 0.99)], times[-1]))
 PY
 }
+
+# --- The broker ----------------------------------------------------------------------------------------------------
+# start_broker: a Mosquitto on a free port ($port) for the bench, its config and log in $work, its pid in pids: no
+# persistence, no limit on a client's queue; $mosquitto is its program.
+start_broker() {
+    port=$(free_port)
+    cat >"$work/mosquitto.conf" <<CONF
+listener $port 127.0.0.1
+allow_anonymous true
+persistence false
+max_queued_messages 0
+# Without it the broker's Nagle delays add 10-20 ms to every hop at 1k msg/s, for hubd and mqttwarn alike.
+set_tcp_nodelay true
+user $(id -un)
+CONF
+    mosquitto=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+    "$mosquitto" -c "$work/mosquitto.conf" >"$work/broker.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do port_is_free "$port" || break; sleep 0.05; done
+}
