@@ -217,16 +217,18 @@ public struct Hub: Sendable {
         let storeWriter = StoreWriter(
             store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
-            snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger)
+            snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger,
+            recordsStatuses: shared == nil)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,
             notifier: notifier, logger: logger)
         logger.info(
             "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])
 
-        // In a cluster, the statuses and the notifications are in the store before the records reach the journal.
-        var consumers: [(name: String, consumer: any JournalConsumer)] =
-            shared == nil ? [(StoreWriter.consumerName, storeWriter), (NotificationRouter.consumerName, router)] : []
+        // In a cluster, the statuses and the notifications are in the store before the records reach the journal:
+        // the store writer acknowledges them as they come, the router does not take them.
+        var consumers: [(name: String, consumer: any JournalConsumer)] = [(StoreWriter.consumerName, storeWriter)]
+        if shared == nil { consumers.append((NotificationRouter.consumerName, router)) }
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
         if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
         if let remote { consumers.append((RemoteWriter.consumerName, remote)) }

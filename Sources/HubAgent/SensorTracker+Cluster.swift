@@ -24,7 +24,9 @@ extension SensorTracker {
                 || tracked.attributes != sensor.attributes || tracked.alerts != sensor.alerts
                 || tracked.session != sensor.session || tracked.statusBeforeOffline != statusBeforeOffline
         else { return false }
-        let heard = tracked.lastUpdated != sensor.lastUpdated
+        // A new last update (another agent heard from it), or back online (a silence check of this agent's that
+        // was not committed had taken its deadline).
+        let heard = tracked.lastUpdated != sensor.lastUpdated || tracked.isOffline || tracked.silenceDeadline == nil
         if offline && !tracked.isOffline { tracked.offlineByAnnouncement = false }
         tracked.sequence = sensor.sequence
         tracked.status = sensor.status
@@ -54,7 +56,7 @@ extension SensorTracker {
     }
 
     /// What a cluster's silence check looks at: `due`, the sensors whose silence deadline has passed (taken off the
-    /// deadlines: `silence` them, or `requeueSilences` them when that cannot be committed); `topics`, those and the
+    /// deadlines: `silence` them, and look at them again when that cannot be committed); `topics`, those and the
     /// sensors with a threshold waiting for its `for:` or a session a gap may end.
     public mutating func takeSilenceCandidates(now: ContinuousClock.Instant) -> (due: Set<String>, topics: Set<String>)
     {
@@ -78,10 +80,5 @@ extension SensorTracker {
         events += tickThresholds(time: time, among: topics)
         events += endIdleSessions(time: time, among: topics)
         return events
-    }
-
-    /// Puts the silence deadlines of `topics` back (a check that could not be committed).
-    public mutating func requeueSilences(_ topics: Set<String>) {
-        for topic in topics { requeueSilence(topic) }
     }
 }

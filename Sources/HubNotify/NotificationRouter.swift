@@ -352,7 +352,8 @@ public final class NotificationRouter: Service, Sendable {
         for event in events {
             for rule in configuration.rules where rule.matches(event) {
                 let allowed =
-                    event.kind == .test || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor) }
+                    event.kind == .test
+                    || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor, event: event.id) }
                 if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
             }
         }

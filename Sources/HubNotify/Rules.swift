@@ -41,15 +41,21 @@ public struct NotificationRule: Sendable {
 
 /// Per-rule, per-sensor rate limits: at most one notification per interval.
 struct RateLimiter: Sendable {
-    /// When each rule and sensor last let one through, with that rule's limit (for pruning).
-    private var last: [String: (time: ContinuousClock.Instant, limit: Duration)] = [:]
+    /// When each rule and sensor last let one through, with that rule's limit (for pruning) and the event's id.
+    private var last: [String: (time: ContinuousClock.Instant, limit: Duration, event: String)] = [:]
 
-    /// Whether a notification for `sensor` under `rule` may go now; records it when it may.
-    mutating func allow(rule: NotificationRule, sensor: String, now: ContinuousClock.Instant = .now) -> Bool {
+    /// Whether a notification for `sensor` under `rule` may go now; records it when it may. The event the limit
+    /// last let through is let through again (`event`, its id): a cluster's step that failed after the router made
+    /// its notifications is tried again with the same events.
+    mutating func allow(
+        rule: NotificationRule, sensor: String, event: String = "", now: ContinuousClock.Instant = .now
+    ) -> Bool {
         guard let limit = rule.rateLimit else { return true }
         let key = rule.name + "\u{0}" + sensor
-        if let previous = last[key], now - previous.time < limit { return false }
-        last[key] = (now, limit)
+        if let previous = last[key], now - previous.time < limit {
+            return !event.isEmpty && previous.event == event
+        }
+        last[key] = (now, limit, event)
         // Forget what no longer limits anything, each entry by its own rule's limit.
         if last.count > 10_000 { last = last.filter { now - $0.value.time < $0.value.limit } }
         return true

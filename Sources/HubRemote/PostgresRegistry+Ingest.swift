@@ -91,15 +91,20 @@ extension PostgresRegistry {
         return known
     }
 
-    /// Records `deliveries` as committed by this step (a packet id reused since replaces its older message).
+    /// Records `deliveries` as the session's last committed batch, in place of the one before. Only the last batch
+    /// can come again: the client acknowledges a batch before it reads the next (acknowledgements are held until a
+    /// commit), so what the broker sends again after a crash is the batch in hand. Keeping no older rows means a
+    /// packet id the broker reuses later (after 65,535 others, or from 1 after a restart without persistence) is
+    /// never mistaken for a message sent again.
     static func record(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger) async throws {
         guard let deliveries, !deliveries.messages.isEmpty else { return }
+        try await connection.query(
+            "DELETE FROM sensorhub_deliveries WHERE session = \(deliveries.session)", logger: logger)
         try await connection.query(
             """
             INSERT INTO sensorhub_deliveries (session, packet, digest)
             SELECT \(deliveries.session), * FROM unnest(\(deliveries.messages.map(\.packet))::integer[],
                 \(deliveries.messages.map(\.digest))::text[])
-            ON CONFLICT (session, packet) DO UPDATE SET digest = EXCLUDED.digest
             """, logger: logger)
     }
 }

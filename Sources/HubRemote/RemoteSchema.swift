@@ -171,9 +171,9 @@ enum RemoteSchema {
                 )
                 """,
                 "CREATE INDEX IF NOT EXISTS sensorhub_outbox_order ON sensorhub_outbox (hub, seq)",
-                // The QoS 1 messages each MQTT session's agent committed, by the broker's packet id: one the broker
-                // sends again (the agent died before acknowledging it) is known, and not applied twice. A packet
-                // id is reused after 65,535 others, so a session has at most that many rows.
+                // The last batch of QoS 1 messages each MQTT session's agent committed, by the broker's packet id:
+                // one the broker sends again (the agent died before acknowledging it) is known, and not applied
+                // twice. Each step replaces its session's rows.
                 """
                 CREATE TABLE IF NOT EXISTS sensorhub_deliveries (
                     session text NOT NULL,

@@ -71,6 +71,13 @@ import Testing
             limiter.allow(rule: rule, sensor: "a", now: start + .seconds(1200)),
         ]
         #expect(answers == [true, false, true, true])
+        // The event let through is let through again (a cluster's step tried again); another event of it is not.
+        let retried = [
+            limiter.allow(rule: rule, sensor: "c", event: "c-1", now: start),
+            limiter.allow(rule: rule, sensor: "c", event: "c-1", now: start + .seconds(1)),
+            limiter.allow(rule: rule, sensor: "c", event: "c-2", now: start + .seconds(2)),
+        ]
+        #expect(retried == [true, true, false])
     }
 
     @Test func retryDelaysGrowWithJitterUpToTheCap() {

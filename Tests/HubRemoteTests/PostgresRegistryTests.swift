@@ -233,6 +233,14 @@ struct PostgresRegistryTests {
                 #expect(known == [7])
                 return []
             }
+            // Each step's batch replaces its session's last: a packet id the broker reuses later is a new message.
+            let next = Deliveries(session: "sensorhub-hub-1", messages: [(10, "ee")])
+            _ = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: next) { _, _ in [] }
+            let reused = Deliveries(session: "sensorhub-hub-1", messages: [(7, "aa")])
+            _ = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: reused) { _, known in
+                #expect(known.isEmpty)
+                return []
+            }
             let otherSession = Deliveries(session: "sensorhub-hub-2", messages: [(7, "aa")])
             _ = try await agents[1].ingest(onTopics: ["door"], hub: "block-a", deliveries: otherSession) { _, known in
                 #expect(known.isEmpty)

@@ -9,8 +9,16 @@ import Logging
 final class ClusterOutbox: SharedOutbox {
     let database: PostgresOutbox
     private let logger: Logger
-    /// Deliveries to mark done, written together (one `DELETE` per batch rather than per delivery).
-    private let doneLater = Locked<(keys: [String], scheduled: Bool)>(([], false))
+    /// Deliveries to mark done, written together (one `DELETE` per batch rather than per delivery), and the task
+    /// writing them.
+    private let done = Locked(DoneMarks())
+
+    struct DoneMarks {
+        var keys: [String] = []
+        var task: Task<Void, Never>?
+        /// Released: no more deletes.
+        var stopping = false
+    }
 
     init(database: PostgresOutbox, logger: Logger) {
         self.database = database
@@ -53,7 +61,17 @@ final class ClusterOutbox: SharedOutbox {
     }
 
     func release() async {
-        await flushDone()
+        // The marks still waiting are written first: a row released while delivered would be sent again.
+        let flushing = done.withLock { done -> Task<Void, Never>? in
+            done.stopping = true
+            return done.task
+        }
+        await flushing?.value
+        _ = await delete(
+            done.withLock { done in
+                defer { done.keys = [] }
+                return done.keys
+            })
         do {
             try await database.release()
         } catch {
@@ -65,44 +83,52 @@ final class ClusterOutbox: SharedOutbox {
     }
 
     func markDone(_ keys: [String]) async {
-        guard !keys.isEmpty else { return }
-        do {
-            try await database.delete(keys)
-        } catch {
-            // Still claimed by this agent: delivered again only if it dies before the claim is dropped.
-            logger.error(
-                "could not mark notifications done in the cluster's outbox; they may be sent again",
-                metadata: ["error": "\(error)", "count": "\(keys.count)"])
-        }
+        guard !keys.isEmpty, !(await delete(keys)) else { return }
+        flushSoon()
     }
 
     /// Deletes at once; marks made while a delete runs go in the next one (no waiting: a mark not yet written when
     /// the agent dies is a notification sent again by another agent).
     func markDoneLater(_ key: String) {
-        let start = doneLater.withLock { pending -> Bool in
-            pending.keys.append(key)
-            defer { pending.scheduled = true }
-            return !pending.scheduled
-        }
-        guard start else { return }
-        Task {
-            while true {
-                let keys = doneLater.withLock { pending -> [String] in
-                    defer { pending.keys = [] }
-                    if pending.keys.isEmpty { pending.scheduled = false }
-                    return pending.keys
-                }
-                guard !keys.isEmpty else { return }
-                await markDone(keys)
-            }
+        done.withLock { $0.keys.append(key) }
+        flushSoon()
+    }
+
+    /// Deletes `keys`; when that fails they wait for the next delete (still claimed by this agent, renewed with its
+    /// other claims). Returns whether it worked.
+    private func delete(_ keys: [String]) async -> Bool {
+        guard !keys.isEmpty else { return true }
+        do {
+            try await database.delete(keys)
+            return true
+        } catch {
+            logger.error(
+                "could not mark notifications done in the cluster's outbox; trying again",
+                metadata: ["error": "\(error)", "count": "\(keys.count)"])
+            done.withLock { $0.keys += keys }
+            return false
         }
     }
 
-    private func flushDone() async {
-        let keys = doneLater.withLock { pending -> [String] in
-            defer { pending.keys = [] }
-            return pending.keys
+    /// Starts the task that writes the waiting marks, unless it runs: one delete after another while marks wait,
+    /// a second between attempts that fail, until hubd stops.
+    private func flushSoon() {
+        done.withLock { done in
+            guard done.task == nil, !done.stopping else { return }
+            done.task = Task {
+                while true {
+                    let keys = self.done.withLock { done -> [String]? in
+                        guard !done.keys.isEmpty, !done.stopping else {
+                            done.task = nil
+                            return nil
+                        }
+                        defer { done.keys = [] }
+                        return done.keys
+                    }
+                    guard let keys else { return }
+                    if !(await self.delete(keys)) { try? await Task.sleep(for: .seconds(1)) }
+                }
+            }
         }
-        await markDone(keys)
     }
 }

@@ -151,20 +151,26 @@ extension Ingest {
             tracker.withLock { $0.compactDeadlines() }
             return
         }
-        let (due, topics) = tracker.withLock { $0.takeSilenceCandidates(now: .now) }
+        // Those a check that could not be committed left: their rows decide again.
+        let retried = silenceRetries.withLock { $0 }
+        let (candidates, candidateTopics) = tracker.withLock { $0.takeSilenceCandidates(now: .now) }
+        let due = candidates.union(retried)
+        let topics = candidateTopics.union(retried)
         guard !topics.isEmpty else { return }
         do {
             let (events, records) = try await commit(topics, shared) { tracker, _ in
                 let events = tracker.silence(topics, due: due, now: .now, time: .now)
                 return (events, events)
             }
+            silenceRetries.withLock { $0.subtract(retried) }
             journal.append(records)
             let fresh = Set(records.flatMap(\.events).map(\.id))
             let made = events.filter { fresh.contains($0.id) }
             counters.withLock { $0.changes += made.count }
             for event in made { log(event) }
         } catch {
-            tracker.withLock { $0.requeueSilences(due) }
+            // The step may have marked them offline in the tracker: the next check takes their rows again.
+            silenceRetries.withLock { $0.formUnion(due) }
             errors?.record("could not commit a silence check to the store: \(error)")
         }
     }

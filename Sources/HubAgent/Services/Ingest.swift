@@ -39,6 +39,8 @@ final class Ingest: Service, Sendable {
     let checksSilence: @Sendable () -> Bool
     /// In a cluster: where every change is committed before it is journaled here (`Ingest+Cluster.swift`).
     let shared: SharedIngest?
+    /// In a cluster: sensors a silence check could not commit, looked at again by the next.
+    let silenceRetries = Locked<Set<String>>([])
     let errors: ErrorRecorder?
     let logger: Logger
 

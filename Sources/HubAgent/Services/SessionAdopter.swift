@@ -77,8 +77,14 @@ final class SessionAdopter: Service, Sendable {
         do {
             granted = try await database.renew(wanted: gone.map(Self.duty), started: keeper.started)
         } catch {
+            // Nothing changes: a lease held runs out by this agent's clock (`LeaseState`), not at the first failure.
             logger.debug("could not renew the adoption leases", metadata: ["error": "\(error)"])
-            granted = [:]
+            let now = ContinuousClock.now
+            let lapsed = adoptions.withLock { adoptions in
+                adoptions.filter { !$0.value.lease.isHeld(at: now) && $0.value.client != nil }.map(\.key)
+            }
+            for agent in lapsed { await letGo(agent, because: "its lease ran out unrenewed") }
+            return
         }
         let lease = database.settings.lease
         for agent in gone {
@@ -108,6 +114,7 @@ final class SessionAdopter: Service, Sendable {
             return
         }
         logger.notice("took over a stopped agent's MQTT session", metadata: ["agent": "\(agent)"])
+        adoptions.withLock { $0[agent]?.client = client }
         let task = Task {
             await withTaskGroup(of: Void.self) { inner in
                 // Disconnected (the agent came back and took its session, or the broker went): no reconnect.
@@ -125,9 +132,8 @@ final class SessionAdopter: Service, Sendable {
             }
             self.logger.notice("let go of a stopped agent's MQTT session", metadata: ["agent": "\(agent)"])
         }
-        adoptions.withLock {
-            $0[agent]?.client = client
-            $0[agent]?.task = task
+        adoptions.withLock { adoptions in
+            if adoptions[agent]?.client === client { adoptions[agent]?.task = task }
         }
     }
 
