@@ -166,6 +166,15 @@ final class BackendQueue: Sendable {
         }
     }
 
+    /// Drops every notification waiting for a first attempt or a retry (attempts in flight finish); returns how many.
+    /// A cluster's agent whose claims on them may have run out: another agent may be sending them now.
+    func dropWaiting() -> Int {
+        state.withLock { state in
+            defer { state.items.removeAll() }
+            return state.items.count
+        }
+    }
+
     /// Takes over a replaced queue's notifications (with their attempts and retry times) and statistics.
     func adopt(_ taken: (items: [Item], statistics: BackendStatistics)) {
         state.withLock {

@@ -44,21 +44,35 @@ extension NotificationRouter {
             }
             group.addTask { await self.routeUntilCancelled() }
             group.addTask { await self.claim(from: shared) }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: shared.renewal)
-                    guard !Task.isCancelled else { return }
-                    do {
-                        try await shared.renew()
-                    } catch {
-                        self.logger.error(
-                            "could not renew this agent's claims on notifications", metadata: ["error": "\(error)"])
-                    }
-                }
-            }
+            group.addTask { await self.renewClaims(shared) }
             // Each ends once the service is cancelled (graceful shutdown).
         }
         await shared.release()
+    }
+
+    /// Renews this agent's claims every `renewal`. When two renewals in a row have failed, the claims may be running
+    /// out (they last three renewals, by the server's clock): what waits in the queues is dropped, so that this
+    /// agent and another that claims them once they have run out do not both send them. They stay in the outbox.
+    private func renewClaims(_ shared: any SharedOutbox) async {
+        var renewed = ContinuousClock.now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: shared.renewal)
+            guard !Task.isCancelled else { return }
+            let sent = ContinuousClock.now
+            do {
+                try await shared.renew()
+                renewed = sent
+            } catch {
+                logger.error("could not renew this agent's claims on notifications", metadata: ["error": "\(error)"])
+                guard ContinuousClock.now - renewed >= shared.renewal * 2 else { continue }
+                let dropped = queues.values.reduce(0) { $0 + $1.dropWaiting() }
+                if dropped > 0 {
+                    logger.warning(
+                        "this agent's claims on notifications may have run out: left them to be claimed again",
+                        metadata: ["notifications": "\(dropped)"])
+                }
+            }
+        }
     }
 
     private func claim(from shared: any SharedOutbox) async {

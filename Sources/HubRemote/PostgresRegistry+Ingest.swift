@@ -1,4 +1,5 @@
 import HubCore
+import HubSupport
 import Logging
 import PostgresNIO
 
@@ -32,8 +33,30 @@ extension PostgresRegistry {
         let (logger, location) = (logger, location)
         // A step holds up its messages' acknowledgements: one that hangs (seen on a connection to a database that
         // had just crashed and come back, for the registry's whole 30 s limit) is given up after 5 s and tried
-        // again on a new connection.
-        let outcome = try await withConnection(within: .seconds(5)) { connection -> Result<[SensorEvent], StoreError> in
+        // again on a new connection. Given up, it must not go on behind the caller's back (waiting is all `bounded`
+        // stops): it applies nothing and commits nothing from then on, short of a COMMIT already sent.
+        let abandoned = Locked(false)
+        let check = { @Sendable in if abandoned.withLock({ $0 }) { throw StepAbandoned() } }
+        let outcome: Result<[SensorEvent], StoreError>
+        do {
+            outcome = try await step(
+                topics, hub: hub, deliveries: deliveries, notifications: notifications, check: check, apply)
+        } catch {
+            abandoned.withLock { $0 = true }
+            throw error
+        }
+        return try outcome.get()
+    }
+
+    /// `ingest`'s transaction; `check` throws (rolling it back) once the caller has given up on it.
+    private func step(
+        _ topics: [String], hub: String, deliveries: Deliveries?,
+        notifications: (@Sendable ([SensorEvent]) async -> [PostgresOutbox.Row])?,
+        check: @escaping @Sendable () throws -> Void,
+        _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
+    ) async throws(StoreError) -> Result<[SensorEvent], StoreError> {
+        let (logger, location) = (logger, location)
+        return try await withConnection(within: .seconds(5)) { connection -> Result<[SensorEvent], StoreError> in
             try await connection.withTransaction(logger: logger) { connection -> Result<[SensorEvent], StoreError> in
                 guard let (_, header) = try await Self.header(connection, locking: .share, logger: logger) else {
                     return .success([])
@@ -46,13 +69,17 @@ extension PostgresRegistry {
                     return .failure(.invalidDocument(path: location, error))
                 }
                 let known = try await Self.committedBefore(deliveries, connection, logger: logger)
+                try check()
                 let events = apply(&document, known)
                 try await Self.record(deliveries, connection, logger: logger)
                 if document.revision != 0 {
                     try await Self.write(
                         document.changedSensorRows(), removing: [], header: nil, to: connection, logger: logger)
                 }
-                guard !events.isEmpty else { return .success([]) }
+                guard !events.isEmpty else {
+                    try check()
+                    return .success([])
+                }
                 try await connection.query(
                     "INSERT INTO hubs (name) VALUES (\(hub)) ON CONFLICT (name) DO NOTHING", logger: logger)
                 var fresh = Set<String>()
@@ -66,11 +93,14 @@ extension PostgresRegistry {
                     try await PostgresOutbox.insert(
                         await notifications(new), hub: hub, on: connection, logger: logger)
                 }
+                try check()
                 return .success(new)
             }
         }
-        return try outcome.get()
     }
+
+    /// A step its caller gave up on (it took too long): rolled back.
+    struct StepAbandoned: Error {}
 
     /// The packet ids of `deliveries` whose message (the same digest) the session committed before.
     static func committedBefore(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger)
@@ -91,20 +121,27 @@ extension PostgresRegistry {
         return known
     }
 
-    /// Records `deliveries` as the session's last committed batch, in place of the one before. Only the last batch
-    /// can come again: the client acknowledges a batch before it reads the next (acknowledgements are held until a
-    /// commit), so what the broker sends again after a crash is the batch in hand. Keeping no older rows means a
-    /// packet id the broker reuses later (after 65,535 others, or from 1 after a restart without persistence) is
-    /// never mistaken for a message sent again.
+    /// Records `deliveries` (in the order the messages arrived) as committed, and forgets the session's packet ids
+    /// more than 4,096 from the batch's newest either way (a batch the broker sends again has older ids than the
+    /// batches after it, which may come again too). A message the broker sends again is one it had sent and not had
+    /// acknowledged, so it is among the last few hundred the session received (a batch is a part of what the client
+    /// read in one pass, and a pass is acknowledged whole, so the unacknowledged may span several batches); the
+    /// broker hands out packet ids in turn and reuses one only after 65,535 others, so a reused id is never taken
+    /// for a message sent again.
     static func record(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger) async throws {
-        guard let deliveries, !deliveries.messages.isEmpty else { return }
+        guard let deliveries, let newest = deliveries.messages.last?.packet else { return }
         try await connection.query(
-            "DELETE FROM sensorhub_deliveries WHERE session = \(deliveries.session)", logger: logger)
+            """
+            DELETE FROM sensorhub_deliveries
+            WHERE session = \(deliveries.session)
+                AND ((\(newest) - packet) % 65535 + 65535) % 65535 BETWEEN 4097 AND 65535 - 4097
+            """, logger: logger)
         try await connection.query(
             """
             INSERT INTO sensorhub_deliveries (session, packet, digest)
             SELECT \(deliveries.session), * FROM unnest(\(deliveries.messages.map(\.packet))::integer[],
                 \(deliveries.messages.map(\.digest))::text[])
+            ON CONFLICT (session, packet) DO UPDATE SET digest = EXCLUDED.digest
             """, logger: logger)
     }
 }

@@ -171,9 +171,9 @@ enum RemoteSchema {
                 )
                 """,
                 "CREATE INDEX IF NOT EXISTS sensorhub_outbox_order ON sensorhub_outbox (hub, seq)",
-                // The last batch of QoS 1 messages each MQTT session's agent committed, by the broker's packet id:
-                // one the broker sends again (the agent died before acknowledging it) is known, and not applied
-                // twice. Each step replaces its session's rows.
+                // The QoS 1 messages each MQTT session's agent committed lately, by the broker's packet id: one the
+                // broker sends again (the agent died before acknowledging it) is known, and not applied twice. Ids
+                // more than 4,096 behind a session's newest are forgotten.
                 """
                 CREATE TABLE IF NOT EXISTS sensorhub_deliveries (
                     session text NOT NULL,

@@ -233,8 +233,16 @@ struct PostgresRegistryTests {
                 #expect(known == [7])
                 return []
             }
-            // Each step's batch replaces its session's last: a packet id the broker reuses later is a new message.
-            let next = Deliveries(session: "sensorhub-hub-1", messages: [(10, "ee")])
+            // A later batch, then the broker sends both again (their pass was never acknowledged): both known.
+            let following = Deliveries(session: "sensorhub-hub-1", messages: [(10, "ff")])
+            _ = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: following) { _, _ in [] }
+            let resent = Deliveries(session: "sensorhub-hub-1", messages: [(8, "cc"), (9, "dd"), (10, "ff")])
+            _ = try await agents[1].ingest(onTopics: ["door"], hub: "block-a", deliveries: resent) { _, known in
+                #expect(known == [8, 9, 10])
+                return []
+            }
+            // Ids more than 4,096 from a batch's newest are forgotten: a packet id the broker reuses later is new.
+            let next = Deliveries(session: "sensorhub-hub-1", messages: [(4_200, "ee")])
             _ = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: next) { _, _ in [] }
             let reused = Deliveries(session: "sensorhub-hub-1", messages: [(7, "aa")])
             _ = try await agents[0].ingest(onTopics: ["door"], hub: "block-a", deliveries: reused) { _, known in

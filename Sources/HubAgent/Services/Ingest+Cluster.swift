@@ -192,19 +192,21 @@ extension Ingest {
         return outcome
     }
 
-    /// The QoS 1/2 messages of `batch` by packet id, with a digest of their topic and payload (FNV-1a, 64 bits):
-    /// what tells a message the broker sent again from another that reuses its packet id.
+    /// The QoS 1/2 messages of `batch` by packet id, in the order they arrived (one packet id once: its last
+    /// message), with a digest of their topic and payload (FNV-1a, 64 bits): what tells a message the broker sent
+    /// again from another that reuses its packet id.
     static func deliveries(_ batch: [MQTTMessage], session: String) -> PostgresRegistry.Deliveries? {
-        var byPacket: [Int: String] = [:]
-        for message in batch where message.qos != .atMostOnce {
+        var last: [Int: Int] = [:]
+        for (index, message) in batch.enumerated() where message.qos != .atMostOnce { last[message.packetID] = index }
+        let messages = batch.indices.filter { last[batch[$0].packetID] == $0 }.map { index -> (Int, String) in
+            let message = batch[index]
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in Array(message.topic.utf8) + [0] + message.payload {
                 hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
             }
-            byPacket[message.packetID] = String(hash, radix: 16)
+            return (message.packetID, String(hash, radix: 16))
         }
-        guard !byPacket.isEmpty else { return nil }
-        return PostgresRegistry.Deliveries(
-            session: session, messages: byPacket.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        guard !messages.isEmpty else { return nil }
+        return PostgresRegistry.Deliveries(session: session, messages: messages)
     }
 }
