@@ -248,6 +248,9 @@ public struct Hub: Sendable {
         // After the connection, so it stops first: what its adopted sessions took is committed while ingest runs.
         if let keeper, shared != nil {
             services.append(SessionAdopter(keeper: keeper, connection: connection, ingest: ingest, logger: logger))
+            services.append(
+                ClusterAvailability(
+                    keeper: keeper, connection: connection, topic: configuration.availabilityTopic, logger: logger))
         }
         if let sds011 { services.append(sds011) }
         if let feeds { services.append(feeds) }

@@ -114,6 +114,12 @@ struct ClusterDutyTests {
                     let (alive, silence) = try await Self.agents(first.hubctl, config)
                     return alive == ["hub-1"] && silence == ["hub-1"]
                 }
+                // hub-2's will said the hub is offline; hub-1 runs, and says online again within a renewal.
+                try await withListener(broker, subscribing: "sensorhub/availability") { inbox in
+                    _ = try await inbox.next(within: .seconds(5), "the hub online again") {
+                        $0.payloadString == "online"
+                    }
+                }
                 #expect(await first.stop() == 0)
             }
         }
