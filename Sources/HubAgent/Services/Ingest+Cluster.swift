@@ -21,7 +21,7 @@ struct SharedIngest: Sendable {
 /// A cluster's shared ingest. A shared subscription hands one sensor's messages to different agents, so no agent's
 /// tracker has a sensor's whole story: every change is made in a step that locks the sensors' rows, catches the
 /// tracker up with them, applies the messages, and commits the rows and the new events in one transaction. Only
-/// then are the records journaled here (for the notifications, the history, Home Assistant) and the messages
+/// then are the records journaled here (for the history, Home Assistant and `remote:`) and the messages
 /// acknowledged to the broker.
 extension Ingest {
     /// Takes a client's messages a batch at a time (what arrived while the last batch was being committed: a group
@@ -60,7 +60,7 @@ extension Ingest {
                     return (results, results.flatMap(\.0.events))
                 }
                 let deliveries = Self.deliveries(applied, session: client.configuration.clientID ?? "")
-                guard let (results, records) = await commitUntilDone(topics, shared, deliveries, step) else {
+                guard let (results, fresh) = await commitUntilDone(topics, shared, deliveries, step) else {
                     logger.error(
                         """
                         hubd is stopping before these messages could be committed; the broker sends them again \
@@ -69,10 +69,8 @@ extension Ingest {
                         metadata: ["messages": "\(applied.count)"])
                     return
                 }
-                journal.append(records)
-                let fresh = Set(records.flatMap(\.events).map(\.id))
                 for (message, (outcome, recorded)) in zip(applied, results) {
-                    account(outcome, of: message, recorded: recorded, fresh: { fresh.contains($0.id) })
+                    account(outcome, of: message, recorded: recorded, fresh: fresh)
                 }
             }
             // The client acknowledges the batch to the broker once it is committed and journaled here.
@@ -93,7 +91,7 @@ extension Ingest {
     private func commitUntilDone<T: Sendable>(
         _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?,
         _ step: @escaping @Sendable (inout SensorTracker, Set<Int>) -> (T, [SensorEvent])
-    ) async -> (T, [JournalRecord])? {
+    ) async -> (T, fresh: Set<String>)? {
         var pause = Duration.milliseconds(500)
         while true {
             do {
@@ -108,13 +106,14 @@ extension Ingest {
     }
 
     /// One step: locks the rows of `topics`, catches the tracker up with them, runs `step` on it, and commits the
-    /// rows it changed with the events it made. Returns what `step` returned and the records to journal, with only
-    /// the events the database did not have (a message applied twice makes none). When it throws, nothing was
-    /// committed, and the tracker's next step on these sensors takes their rows as they are.
+    /// rows it changed with the events it made; then journals the records here, with only the events the database
+    /// did not have (a message applied twice makes none). Returns what `step` returned and the ids of those events.
+    /// When it throws, nothing was committed, and the tracker's next step on these sensors takes their rows as they
+    /// are.
     func commit<T: Sendable>(
         _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries? = nil,
         _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
-    ) async throws(StoreError) -> (T, [JournalRecord]) {
+    ) async throws(StoreError) -> (T, fresh: Set<String>) {
         let taken = Locked<(T, [JournalRecord])?>(nil)
         let fresh = try await shared.registry.ingest(
             onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, notifications: shared.notifications
@@ -134,14 +133,13 @@ extension Ingest {
         }
         if !fresh.isEmpty { shared.outboxChanged() }
         let ids = Set(fresh.map(\.id))
-        return (
-            result,
+        journal.append(
             records.map { record in
                 var record = record
                 record.events.removeAll { !ids.contains($0.id) }
                 return record
-            }
-        )
+            })
+        return (result, ids)
     }
 
     /// The silence check of the agent that holds the `silence` duty: the sensors whose deadline passed, looked at
@@ -158,16 +156,12 @@ extension Ingest {
         let topics = candidateTopics.union(retried)
         guard !topics.isEmpty else { return }
         do {
-            let (events, records) = try await commit(topics, shared) { tracker, _ in
+            let (events, fresh) = try await commit(topics, shared) { tracker, _ in
                 let events = tracker.silence(topics, due: due, now: .now, time: .now)
                 return (events, events)
             }
             silenceRetries.withLock { $0.subtract(retried) }
-            journal.append(records)
-            let fresh = Set(records.flatMap(\.events).map(\.id))
-            let made = events.filter { fresh.contains($0.id) }
-            counters.withLock { $0.changes += made.count }
-            for event in made { log(event) }
+            note(events, fresh: fresh)
         } catch {
             // The step may have marked them offline in the tracker: the next check takes their rows again.
             silenceRetries.withLock { $0.formUnion(due) }
@@ -180,15 +174,11 @@ extension Ingest {
         -> SensorTracker.Outcome
     {
         guard let topic = tracker.withLock({ $0.topic(ofSensor: name) }) else { return .rejected(.unknownTopic) }
-        let (outcome, records) = try await commit([topic], shared) { tracker, _ in
+        let (outcome, fresh) = try await commit([topic], shared) { tracker, _ in
             let outcome = tracker.session(action, topic: topic, time: .now)
             return (outcome, outcome.events)
         }
-        journal.append(records)
-        let fresh = Set(records.flatMap(\.events).map(\.id))
-        let made = outcome.events.filter { fresh.contains($0.id) }
-        counters.withLock { $0.changes += made.count }
-        for event in made { log(event) }
+        note(outcome.events, fresh: fresh)
         return outcome
     }
 
@@ -201,9 +191,10 @@ extension Ingest {
         let messages = batch.indices.filter { last[batch[$0].packetID] == $0 }.map { index -> (Int, String) in
             let message = batch[index]
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in Array(message.topic.utf8) + [0] + message.payload {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-            }
+            func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            for byte in message.topic.utf8 { add(byte) }
+            add(0)
+            for byte in message.payload { add(byte) }
             return (message.packetID, String(hash, radix: 16))
         }
         guard !messages.isEmpty else { return nil }

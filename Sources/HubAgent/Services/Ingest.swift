@@ -105,23 +105,24 @@ final class Ingest: Service, Sendable {
 
     /// Counts and logs what a message did, hands its reading to the sinks, and offers a message on a topic no sensor
     /// uses to the listeners.
-    /// - Parameter fresh: whether an event is new (a cluster's step finds some already committed).
+    /// - Parameter fresh: the ids of the events a cluster's step committed (it finds some committed already); nil
+    ///   outside a cluster, where every event is new (and the hot path filters nothing).
     func account(
         _ outcome: SensorTracker.Outcome, of message: MQTTMessage, recorded: RecordedReading?,
-        fresh: (SensorEvent) -> Bool = { _ in true }
+        fresh: Set<String>? = nil
     ) {
-        let events = outcome.events.filter(fresh)
         switch outcome {
-        case .event, .events:
+        case .event(let event):
+            let made = fresh?.contains(event.id) ?? true
             counters.withLock {
                 $0.messages += 1
-                $0.changes += events.count
+                if made { $0.changes += 1 }
             }
-        case .reading:
-            counters.withLock {
-                $0.messages += 1
-                $0.changes += events.count
-            }
+            if made { log(event) }
+        case .events(let events):
+            note(events, fresh: fresh, messages: 1)
+        case .reading(_, _, let events):
+            note(events, fresh: fresh, messages: 1)
             if let recorded { for sink in readings { sink.accept(recorded) } }
         case .unchanged:
             counters.withLock { $0.messages += 1 }
@@ -138,7 +139,17 @@ final class Ingest: Service, Sendable {
             }
             noteRejection(reason, topic: message.topic, size: message.payload.count)
         }
-        for event in events { log(event) }
+    }
+
+    /// Counts `messages` and the events of `events` that are new (those in `fresh`, every one without it), and logs
+    /// each of those.
+    func note(_ events: [SensorEvent], fresh: Set<String>? = nil, messages: Int = 0) {
+        let made = fresh.map { fresh in events.filter { fresh.contains($0.id) } } ?? events
+        counters.withLock {
+            $0.messages += messages
+            $0.changes += made.count
+        }
+        for event in made { log(event) }
     }
 
     /// Logs a rejected message: the first of each kind, then at most one line every ten seconds with a count.
@@ -173,8 +184,7 @@ final class Ingest: Service, Sendable {
         }
         guard !events.isEmpty else { return }
         journal.append(records)
-        counters.withLock { $0.changes += events.count }
-        for event in events { log(event) }
+        note(events)
     }
 
     // MARK: - For the other services
@@ -194,8 +204,7 @@ final class Ingest: Service, Sendable {
             return (outcome, tracker.takeRecords(events: outcome.events))
         }
         journal.append(records)
-        counters.withLock { $0.changes += outcome.events.count }
-        for event in outcome.events { log(event) }
+        note(outcome.events)
         return outcome
     }
 
