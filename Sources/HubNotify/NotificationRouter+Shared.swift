@@ -47,6 +47,9 @@ extension NotificationRouter {
             group.addTask { await self.renewClaims(shared) }
             // Each ends once the service is cancelled (graceful shutdown).
         }
+        // What was submitted but not routed yet (a test notification) goes to the cluster's outbox, as in one hub
+        // it goes to the file.
+        await route(durableOnly: true)
         await shared.release()
     }
 

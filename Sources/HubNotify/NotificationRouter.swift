@@ -300,7 +300,7 @@ public final class NotificationRouter: Service, Sendable {
     }
 
     /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
-    private func route(durableOnly: Bool) async {
+    func route(durableOnly: Bool) async {
         while true {
             // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
             // (the MQTT ingest) waits for this lock.
