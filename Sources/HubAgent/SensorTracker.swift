@@ -360,12 +360,6 @@ public struct SensorTracker: Sendable {
         return due
     }
 
-    /// Puts a sensor's current silence deadline back on the heap (a check of it that could not be committed).
-    mutating func requeueSilence(_ topic: String) {
-        guard let instant = sensors[topic]?.silenceDeadline else { return }
-        deadlines.insert(Deadline(instant: instant, topic: topic))
-    }
-
     /// Superseded deadlines pile up under a flood of messages; rebuilds the heap when most of it is stale.
     mutating func compactDeadlines() {
         if deadlines.count > 4 * max(sensors.count, 16) {
