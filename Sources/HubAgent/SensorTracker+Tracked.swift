@@ -103,3 +103,16 @@ extension SensorTracker {
         }
     }
 }
+
+extension SensorTracker {
+    /// `time`, or a millisecond after the sensor's last message when that was at the same millisecond or up to a
+    /// second later: messages the broker held back (a reconnection, a burst) arrive within a millisecond, and the
+    /// history in the store's database (and `remote:`) keeps one reading a sensor and millisecond. A clock set back
+    /// by more than a second is followed as it is.
+    static func ownMillisecond(_ time: Timestamp, after last: Timestamp?) -> Timestamp {
+        guard let last, time <= last, last.millisecondsSince1970 - time.millisecondsSince1970 < 1000 else {
+            return time
+        }
+        return last.adding(milliseconds: 1)
+    }
+}

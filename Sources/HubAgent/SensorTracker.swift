@@ -156,6 +156,7 @@ public struct SensorTracker: Sendable {
             }
             return .rejected(.unknownTopic)
         }
+        let time = Self.ownMillisecond(time, after: sensors[topic]?.lastUpdated)
         // A mobile sensor's `{"session":"start"}`, which may carry a reading too.
         let control = sessionControl(topic: topic, payload: payload).map { session($0, topic: topic, time: time) }
         var outcome = inSession(

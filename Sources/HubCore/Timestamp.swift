@@ -17,6 +17,11 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static var now: Timestamp { Timestamp(Date()) }
 
+    /// This instant moved by `milliseconds` (back when negative).
+    public func adding(milliseconds: Int64) -> Timestamp {
+        Timestamp(millisecondsSince1970: millisecondsSince1970 + milliseconds)
+    }
+
     public var date: Date { Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000) }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {

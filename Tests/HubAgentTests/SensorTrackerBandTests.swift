@@ -35,10 +35,11 @@ import Testing
         #expect(first.first?.oldStatus == "Waiting" && first.first?.newStatus == "Low")
         #expect(tracker.status(onTopic: Self.topic)?.status == "Low")
 
-        // The same band: the reading, no event.
+        // The same band: the reading, no event. In the same millisecond as the last, it takes the next one.
         #expect(
             ingest(&tracker, 2.4)
-                == .reading(.numeric(2.4, unit: "UVI", time: time), sensor: "garden uv", events: []))
+                == .reading(
+                    .numeric(2.4, unit: "UVI", time: time.adding(milliseconds: 1)), sensor: "garden uv", events: []))
 
         guard case .reading(.numeric(_, _, _, _), _, let events) = ingest(&tracker, 6.04) else {
             Issue.record("expected a reading")
@@ -58,6 +59,7 @@ import Testing
         // A retained value that differs, in the same band, is still a reading.
         #expect(
             ingest(&tracker, 3.4, retained: true)
-                == .reading(.numeric(3.4, unit: "UVI", time: time), sensor: "garden uv", events: []))
+                == .reading(
+                    .numeric(3.4, unit: "UVI", time: time.adding(milliseconds: 1)), sensor: "garden uv", events: []))
     }
 }

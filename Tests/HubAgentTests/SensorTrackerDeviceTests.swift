@@ -120,13 +120,22 @@ import Testing
         #expect(ingest(&tracker, "feeds/west", hour, after: 5) == .unchanged)
         // The same instant written in another zone is the same instant.
         #expect(ingest(&tracker, "feeds/west", #"{"value":54,"time":"2020-12-15T08:00:00+08:00"}"#) == .unchanged)
+        // Received in the same millisecond as the last reading, each takes the next one: the store's history keeps
+        // one reading a sensor and millisecond.
         let next = #"{"value":60,"time":"2020-12-15T01:00:00.000Z"}"#
         #expect(
             ingest(&tracker, "feeds/west", next)
-                == .reading(.numeric(60, unit: nil, time: time), sensor: "sg-west", events: []))
+                == .reading(.numeric(60, unit: nil, time: time.adding(milliseconds: 1)), sensor: "sg-west", events: []))
         #expect(
             ingest(&tracker, "feeds/west", #"{"value":60}"#)
-                == .reading(.numeric(60, unit: nil, time: time), sensor: "sg-west", events: []))
+                == .reading(.numeric(60, unit: nil, time: time.adding(milliseconds: 2)), sensor: "sg-west", events: []))
+        // A clock set back by more than a second is followed as it is.
+        #expect(
+            tracker.ingest(
+                topic: "feeds/west", payload: Array(#"{"value":61}"#.utf8), retained: false,
+                time: time.adding(milliseconds: -1001), now: start)
+                == .reading(
+                    .numeric(61, unit: nil, time: time.adding(milliseconds: -1001)), sensor: "sg-west", events: []))
     }
 
     @Test func aNumericSensorReadsWithoutEventsAndRecoversAfterOffline() throws {
@@ -138,14 +147,16 @@ import Testing
         let warmer = #"{"Time":"2024-05-01T10:05:00","AM2301":{"Temperature":23.1,"Humidity":32.0},"TempUnit":"C"}"#
         #expect(
             ingest(&tracker, Self.room, warmer, after: 10)
-                == .reading(.numeric(23.1, unit: "°C", time: time), sensor: "living room", events: []))
+                == .reading(
+                    .numeric(23.1, unit: "°C", time: time.adding(milliseconds: 1)), sensor: "living room", events: []))
         #expect(tracker.status(onTopic: Self.room)?.status == "23.1")
         let records = tracker.takeRecords(events: [])
         #expect(records.first?.attributes["AM2301.Humidity"] == .number(32))
         #expect(records.first?.attributes["Time"] == .string("2024-05-01T10:05:00"))
         // Silent, then back: the reading and a recovered event.
         #expect(tracker.checkSilence(now: start + .seconds(71), time: time).map(\.kind) == [.silent])
-        guard case .reading(.numeric(let value, _, _, _), _, let events) = ingest(&tracker, Self.room, payload, after: 80)
+        guard
+            case .reading(.numeric(let value, _, _, _), _, let events) = ingest(&tracker, Self.room, payload, after: 80)
         else {
             Issue.record("expected a reading")
             return
