@@ -110,6 +110,7 @@ let package = Package(
             name: "HubRemote",
             dependencies: [
                 "HubCore",
+                "HubHistory",
                 "HubSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -245,7 +246,8 @@ let package = Package(
         .testTarget(
             name: "HubRemoteTests",
             dependencies: [
-                "HubRemote", "HubCore", "HubSupport", "HubTestKit", .product(name: "Logging", package: "swift-log"),
+                "HubRemote", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -15,6 +15,11 @@ extension History {
         /// Readings with a position and a PM2.5 in the box since the time: more than `readings.count` when capped.
         public var matched: Int
 
+        public init(readings: [PollutionReading], matched: Int) {
+            self.readings = readings
+            self.matched = matched
+        }
+
         /// Whether older readings were left out to keep to the cap.
         public var isCapped: Bool { matched > readings.count }
     }

@@ -132,6 +132,12 @@ public final class History: Sendable {
         public var count: Int
         public var spreads: [Series: Spread]
 
+        public init(start: Timestamp, count: Int, spreads: [Series: Spread]) {
+            self.start = start
+            self.count = count
+            self.spreads = spreads
+        }
+
         public subscript(series: Series) -> Spread? { spreads[series] }
         public var pm25: Spread? { spreads[.pm25] }
         public var pm10: Spread? { spreads[.pm10] }
@@ -290,13 +296,16 @@ public final class History: Sendable {
 public enum HistoryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No history yet: hubd has not recorded anything in this state directory.
     case missing(path: String)
-    /// SQLite said no.
+    /// SQLite (or PostgreSQL) said no.
     case database(path: String, String)
+    /// The history's database (`store:`) could not be reached.
+    case unavailable(location: String, String)
 
     public var description: String {
         switch self {
         case .missing(let path): "no history at \(path) yet: hubd records it while it runs"
         case .database(let path, let reason): "\(path): \(reason)"
+        case .unavailable(let location, let reason): "the history's database \(location) can't be reached: \(reason)"
         }
     }
 }

@@ -183,6 +183,15 @@ enum RemoteSchema {
                 )
                 """,
             ]),
+        Migration(
+            version: 6, description: "indexes for reading a hub's history back (store:, hubctl history and events)",
+            statements: [
+                "CREATE INDEX IF NOT EXISTS readings_sensor ON readings (hub, sensor, time)",
+                "CREATE INDEX IF NOT EXISTS readings_place ON readings (hub, lat, lon) WHERE lat IS NOT NULL",
+                "CREATE INDEX IF NOT EXISTS events_sensor ON events (hub, sensor, time)",
+                "CREATE INDEX IF NOT EXISTS events_hub_time ON events (hub, time)",
+                "CREATE INDEX IF NOT EXISTS events_session ON events (hub, value) WHERE kind = 'session'",
+            ]),
     ]
 
     /// The newest version.
