@@ -31,6 +31,8 @@ public struct Hub: Sendable {
     public let router: NotificationRouter
     public let store: any RegistryStore
     public let stateDirectory: String
+    /// What the history is read through: `history.sqlite`, or the store's database.
+    public let history: HistorySource
     /// Starts or stops a mobile sensor's recording session (the API's `POST /api/v1/sensors/{name}/session`).
     public let session: @Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome
 
@@ -68,7 +70,7 @@ public struct Hub: Sendable {
             configuration.store.map { server in
                 ClusterOutbox(
                     database: PostgresOutbox(
-                        server: server, hub: configuration.remote?.hub ?? cluster.group, agent: cluster.agent,
+                        server: server, hub: configuration.storeHub, agent: cluster.agent,
                         visibility: cluster.lease, logger: logger),
                     logger: logger)
             }
@@ -129,13 +131,35 @@ public struct Hub: Sendable {
                     outboxChanged: { router.sharedOutboxChanged() })
             }
         }
-        // The history is opened before ingest starts, so particulate sensors begin with their last 24 hours.
-        let history = HistoryWriter.open(state.path, for: document, seeding: &tracker, errors: errors).map {
-            HistoryWriter(
-                history: $0, journal: journal, flushInterval: configuration.flushInterval,
-                retention: { current.withLock { $0.historyRetention } }, errors: errors, logger: logger)
+        // The history: history.sqlite, or with store: the store's database, which a queue like remote:'s feeds. Read
+        // before ingest starts, so particulate sensors begin with their last 24 hours.
+        let retention: @Sendable () -> Duration = { current.withLock { $0.historyRetention } }
+        let history: HistoryWriter?
+        let storeHistory: RemoteWriter?
+        let historySource: HistorySource
+        if let settings = configuration.storeHistory {
+            let reader = PostgresHistory(
+                server: settings.server, hub: settings.hub, applicationName: "hubd history", logger: logger)
+            historySource = .reader(reader)
+            history = nil
+            await HistoryWriter.seed(&tracker, from: reader, for: document)
+            storeHistory = RemoteWriter(
+                name: HistoryWriter.consumerName, settings: settings, stateDirectory: state.path, journal: journal,
+                pruner: HistoryPruner(retention: retention, delete: reader.prune, errors: errors, logger: logger),
+                errors: errors, logger: logger)
+        } else {
+            historySource = .file(directory: state.path)
+            storeHistory = nil
+            if let file = HistoryWriter.open(state.path, errors: errors) {
+                await HistoryWriter.seed(&tracker, from: file, for: document)
+                history = HistoryWriter(
+                    history: file, journal: journal, flushInterval: configuration.flushInterval, retention: retention,
+                    errors: errors, logger: logger)
+            } else {
+                history = nil
+            }
         }
-        let remote = configuration.remote.map {
+        let remote = configuration.separateRemote.map {
             RemoteWriter(settings: $0, stateDirectory: state.path, journal: journal, errors: errors, logger: logger)
         }
         let discoverer =
@@ -161,6 +185,7 @@ public struct Hub: Sendable {
         if let homeAssistant { listeners.append(homeAssistant) }
         var readingSinks: [any ReadingSink] = []
         if let history { readingSinks.append(history) }
+        if let storeHistory { readingSinks.append(storeHistory) }
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
@@ -209,6 +234,7 @@ public struct Hub: Sendable {
             snapshot.counters.temis = uv?.statistics
             snapshot.counters.discovery = discoverer?.statistics
             snapshot.counters.remote = remote?.forwarder.statistics
+            snapshot.counters.history = storeHistory?.forwarder.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
             snapshot.topicTemplate = current.withLock { $0.topicTemplate }
@@ -230,15 +256,17 @@ public struct Hub: Sendable {
         var consumers: [(name: String, consumer: any JournalConsumer)] = [(StoreWriter.consumerName, storeWriter)]
         if shared == nil { consumers.append((NotificationRouter.consumerName, router)) }
         if let history { consumers.append((HistoryWriter.consumerName, history)) }
+        if let storeHistory { consumers.append((storeHistory.name, storeHistory)) }
         if let homeAssistant { consumers.append((HomeAssistantPublisher.consumerName, homeAssistant)) }
-        if let remote { consumers.append((RemoteWriter.consumerName, remote)) }
+        if let remote { consumers.append((remote.name, remote)) }
         journal.attach(consumers)
 
         var services: [any Service] = [journal, storeWriter]
         // Early, so it stops late: the last to give up the duties the others hold.
         if let keeper { services.append(keeper) }
         if let history { services.append(history) }
-        // Stops after ingest, so the last readings reach its queue.
+        // Stop after ingest, so the last readings reach their queues.
+        if let storeHistory { services.append(storeHistory) }
         if let remote { services.append(remote) }
         services.append(router)
         // Before ingest, which hands it devices, and after the journal and the store it writes to.
@@ -258,7 +286,7 @@ public struct Hub: Sendable {
         services += [reloader, SystemdWatchdog(notifier: notifier)]
         return Hub(
             services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path,
-            session: { try await ingest.session($0, sensor: $1) })
+            history: historySource, session: { try await ingest.session($0, sensor: $1) })
     }
 }
 

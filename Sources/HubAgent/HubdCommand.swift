@@ -155,7 +155,8 @@ extension HubdCommand {
             snapshot: hub.snapshot, store: hub.store, stateDirectory: hub.stateDirectory,
             token: configuration.httpToken, metrics: metrics, logger: logger,
             webPushKey: { [router = hub.router] in router.webPushPublicKey },
-            roads: configuration.routeRoads.flatMap { roads(from: $0, logger: logger) }, session: hub.session)
+            roads: configuration.routeRoads.flatMap { roads(from: $0, logger: logger) }, session: hub.session,
+            history: hub.history)
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(

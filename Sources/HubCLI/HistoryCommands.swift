@@ -12,7 +12,8 @@ extension HubctlCommand {
                 "Show a particulate or numeric sensor's readings: raw, or min/mean/max per hour, day, week or month.",
             discussion: """
                 Reads history.sqlite in the state directory, which hubd writes as readings arrive (kept for \
-                history.retention, 400 days by default). A numeric sensor's values are shown with the unit the \
+                history.retention, 400 days by default); with store: in the configuration, the store's database, \
+                where every agent of a cluster writes. A numeric sensor's values are shown with the unit the \
                 registry gives it. Periods are in UTC; weeks start on Monday. --csv prints the original air \
                 monitor's rows for a particulate sensor (PM2.5,<value>,<time> and PM10,<value>,<time>), \
                 time,value,unit rows for a numeric one, or for --every one row per period with a header. A status \
@@ -56,10 +57,10 @@ extension HubctlCommand {
                 throw ExitCode(Failure.invalidInput)
             }
             let start = startTime(since)
-            let history = try openHistory(directory)
+            let history = try StateOptions.history(configuration: configuration, state: directory)
             if let every, let period = History.Period(rawValue: every) {
-                let rows = try withHistoryErrors { () throws(HistoryError) in
-                    try history.aggregates(of: sensor.name, since: start, per: period)
+                let rows = try await withHistoryErrors { () async throws(HistoryError) in
+                    try await history.aggregates(of: sensor.name, since: start, per: period)
                 }
                 let text =
                     csv
@@ -68,8 +69,8 @@ extension HubctlCommand {
                         ? columns.aggregatesJSON(rows, period: period) : columns.aggregatesTable(rows, period: period)
                 print(text, terminator: "")
             } else {
-                let readings = try withHistoryErrors { () throws(HistoryError) in
-                    try history.readings(of: sensor.name, since: start)
+                let readings = try await withHistoryErrors { () async throws(HistoryError) in
+                    try await history.readings(of: sensor.name, since: start)
                 }
                 let text =
                     csv
@@ -85,6 +86,8 @@ extension HubctlCommand {
             commandName: "events",
             abstract: "Show status changes, silences, recoveries and air-quality alerts over time.",
             discussion: """
+                Reads the history as hubctl history does: history.sqlite, or with store: the store's database.
+
                 Examples:
                   hubctl events
                   hubctl events "front door" --since 7d
@@ -113,10 +116,10 @@ extension HubctlCommand {
                 }
                 sensorName = sensor.name
             }
-            let history = try openHistory(directory)
+            let history = try StateOptions.history(configuration: configuration, state: directory)
             let start = startTime(since)
-            let events = try withHistoryErrors { () throws(HistoryError) in
-                try history.events(of: sensorName, since: start)
+            let events = try await withHistoryErrors { () async throws(HistoryError) in
+                try await history.events(of: sensorName, since: start, limit: 10_000)
             }
             print(csv ? Output.eventsCSV(events) : Output.eventsTable(events), terminator: "")
         }
@@ -128,17 +131,28 @@ private func startTime(_ since: String) -> Timestamp {
     return Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - Int64(duration.seconds * 1000))
 }
 
-private func openHistory(_ directory: StateDirectory) throws -> History {
-    try withHistoryErrors { () throws(HistoryError) in try History(directory: directory.path, create: false) }
-}
-
 func withHistoryErrors<T>(_ body: () throws(HistoryError) -> T) throws -> T {
     do {
         return try body()
     } catch {
-        Failure.printError(error.description)
-        if case .missing = error { throw ExitCode(Failure.unavailable) }
-        throw ExitCode(Failure.ioError)
+        throw historyFailure(error)
+    }
+}
+
+func withHistoryErrors<T>(_ body: () async throws(HistoryError) -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw historyFailure(error)
+    }
+}
+
+/// Says what went wrong; the exit status: 69 no history yet or its database unreachable, 74 it can't be read.
+private func historyFailure(_ error: HistoryError) -> ExitCode {
+    Failure.printError(error.description)
+    switch error {
+    case .missing, .unavailable: return ExitCode(Failure.unavailable)
+    case .database: return ExitCode(Failure.ioError)
     }
 }
 

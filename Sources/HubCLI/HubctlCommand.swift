@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HubCore
+import HubHistory
 import HubRemote
 import HubSupport
 import Logging
@@ -92,6 +93,27 @@ struct StateOptions: ParsableArguments {
         logger.logLevel = .warning
         return PostgresRegistry(
             server: server, applicationName: "hubctl", limit: .seconds(15), keepsConnection: false, logger: logger)
+    }
+
+    /// The history this command reads: `history.sqlite` in the state directory, or with `store:` the store's
+    /// database (the readings and events of `HubConfiguration.storeHub`).
+    func history() async throws -> any HistoryReader {
+        let (configuration, state) = try await resolve()
+        return try Self.history(configuration: configuration, state: state)
+    }
+
+    /// The history `configuration` and `state` choose; hubctl's error when there is none yet.
+    static func history(configuration: HubConfiguration, state: StateDirectory) throws -> any HistoryReader {
+        guard let server = configuration.store else {
+            return try withHistoryErrors { () throws(HistoryError) in
+                try HistorySource.file(directory: state.path).open()
+            }
+        }
+        var logger = Logger(label: "hubctl")
+        logger.logLevel = .warning
+        return PostgresHistory(
+            server: server, hub: configuration.storeHub, applicationName: "hubctl", limit: .seconds(60),
+            keepsConnection: false, logger: logger)
     }
 
     /// The configuration and the state directory it (with --state-dir and $HUB_STATE_DIR) chooses.

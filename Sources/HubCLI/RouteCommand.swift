@@ -10,7 +10,8 @@ extension HubctlCommand {
             commandName: "route",
             abstract: "Plan the least-polluted route between two places from the PM2.5 readings mobile sensors took.",
             discussion: """
-                Takes the PM2.5 readings with a position in history.sqlite (mobile sensors' payloads with lat and \
+                Takes the PM2.5 readings with a position in the history (history.sqlite, or with store: the \
+                store's database; mobile sensors' payloads with lat and \
                 lon) inside the circle around the midpoint of start and end whose radius is half their distance \
                 plus --margin, spreads them over a grid of --cell m squares by inverse-distance weighting (each \
                 cell from the readings within --radius m), and finds with A* the path that minimises length × \
@@ -106,14 +107,14 @@ extension HubctlCommand {
                     return sensor.name
                 }
             }
-            let history = try withHistoryErrors { () throws(HistoryError) in
-                try History(directory: directory.path, create: false)
-            }
+            let history = try StateOptions.history(configuration: configuration, state: directory)
             let duration = DurationText.parse(since) ?? .seconds(30 * 86_400)
             let start = Timestamp(
                 millisecondsSince1970: Timestamp.now.millisecondsSince1970 - Int64(duration.seconds * 1000))
-            let found = try withHistoryErrors { () throws(HistoryError) in
-                try history.pollutionReadings(in: request.area.boundingBox, since: start, sensors: sensorNames)
+            let found = try await withHistoryErrors { () async throws(HistoryError) in
+                try await history.pollutionReadings(
+                    in: request.area.boundingBox, since: start, sensors: sensorNames, limit: History.maximumAreaReadings
+                )
             }
             let plan = try withRouteErrors { () throws(RouteError) in
                 try request.plan(readings: found.readings, roads: network)

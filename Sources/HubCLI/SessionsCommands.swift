@@ -58,18 +58,16 @@ extension HubctlCommand.Sessions {
                 }
                 sensor = found
             }
-            let history = try withHistoryErrors { () throws(HistoryError) in
-                try History(directory: directory.path, create: false)
-            }
+            let history = try await state.history()
             let start = Timestamp(
                 millisecondsSince1970: clock.current.millisecondsSince1970
                     - Int64((DurationText.parse(since) ?? .zero).seconds * 1000))
-            var sessions = try withHistoryErrors { () throws(HistoryError) in
-                try history.sessions(of: sensor?.name, since: start)
+            var sessions = try await withHistoryErrors { () async throws(HistoryError) in
+                try await history.sessions(of: sensor?.name, since: start, limit: 1000)
             }
             if let sensor, sessions.isEmpty,
-                let fixed = try withHistoryErrors({ () throws(HistoryError) in
-                    try history.session(SessionSummary.fixedID(of: sensor.name))
+                let fixed = try await withHistoryErrors({ () async throws(HistoryError) in
+                    try await history.session(SessionSummary.fixedID(of: sensor.name))
                 })
             {
                 sessions = [fixed]
@@ -226,13 +224,10 @@ extension HubctlCommand.Sessions {
 
 /// The session called `id` and its readings, or hubctl's error for an unknown one.
 private func read(_ id: String, _ state: StateOptions) async throws -> (SessionSummary, [TrackPoint]) {
-    let directory = try await state.state()
-    let history = try withHistoryErrors { () throws(HistoryError) in
-        try History(directory: directory.path, create: false)
-    }
-    let found = try withHistoryErrors { () throws(HistoryError) -> (SessionSummary, [TrackPoint])? in
-        guard let summary = try history.session(id) else { return nil }
-        return (summary, try history.track(of: id))
+    let history = try await state.history()
+    let found = try await withHistoryErrors { () async throws(HistoryError) -> (SessionSummary, [TrackPoint])? in
+        guard let summary = try await history.session(id) else { return nil }
+        return (summary, try await history.track(of: id, limit: 1_000_000))
     }
     guard let found else {
         Failure.printError("no session '\(Output.shown(id))' in the history (see hubctl sessions list)")

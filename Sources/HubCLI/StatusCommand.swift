@@ -120,15 +120,18 @@ extension Output {
                     discovery.overLimit > 0 ? ", \(discovery.overLimit) devices left out past max_auto_sensors" : ""
                 fields.append(("Discovery", "\(discovery.added) sensors added\(over)"))
             }
-            if let remote = status.counters.remote {
+            for (label, queue) in [
+                ("History (store)", status.counters.history), ("Remote store", status.counters.remote),
+            ] {
+                guard let queue else { continue }
                 var text =
-                    "\(remote.connected ? "connected" : "not connected"), \(remote.sent) sent, \(remote.queued) queued"
-                if remote.held > 0 { text += " (\(remote.held) held until their session ends)" }
-                text += ", \(remote.failures) failed attempts"
-                if remote.rejected > 0 { text += ", \(remote.rejected) refused and set aside" }
-                if remote.unreadable > 0 { text += ", \(remote.unreadable) unreadable queue lines skipped" }
-                if let error = remote.lastError { text += "; last error: \(error)" }
-                fields.append(("Remote store", text))
+                    "\(queue.connected ? "connected" : "not connected"), \(queue.sent) sent, \(queue.queued) queued"
+                if queue.held > 0 { text += " (\(queue.held) held until their session ends)" }
+                text += ", \(queue.failures) failed attempts"
+                if queue.rejected > 0 { text += ", \(queue.rejected) refused and set aside" }
+                if queue.unreadable > 0 { text += ", \(queue.unreadable) unreadable queue lines skipped" }
+                if let error = queue.lastError { text += "; last error: \(error)" }
+                fields.append((label, text))
             }
             if let notifications = status.notifications, !notifications.backends.isEmpty {
                 fields.append(
@@ -257,8 +260,9 @@ extension Output {
             }
             writer.raw("}")
         }
-        if let remote = status?.counters.remote {
-            writer.key("remote", first: &first)
+        for (name, queue) in [("history", status?.counters.history), ("remote", status?.counters.remote)] {
+            guard let remote = queue else { continue }
+            writer.key(name, first: &first)
             writer.raw("{")
             inner = true
             writer.key("connected", first: &inner)

@@ -51,7 +51,7 @@ extension HubctlCommand.Store {
 
         @Option(
             help: ArgumentHelp(
-                "The hub name the history's rows carry (default: the configuration's remote.hub, else this host's name).",
+                "The hub name the history's rows carry (default: the one hubd reads them back under: the configuration's cluster.group, else remote.hub, else this host's name).",
                 valueName: "name"))
         var hub: String?
 
@@ -69,7 +69,7 @@ extension HubctlCommand.Store {
 
         func run() async throws {
             let (configuration, directory) = try await state.resolve()
-            let hubName = hub ?? configuration.remote?.hub ?? RemoteSettings.hostName
+            let hubName = hub ?? configuration.storeHub
             guard RemoteSettings.isValidHubName(hubName) else {
                 throw ValidationError("this host's name '\(hubName)' can't be a hub name: give one with --hub")
             }

@@ -53,8 +53,11 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var journal: JournalCounters?
         /// What discovery did; `nil` when it is off.
         public var discovery: DiscoveryCounters?
-        /// What the remote store's queue holds and sent; `nil` when no `remote:` is configured.
+        /// What the remote store's queue holds and sent; `nil` when no `remote:` is configured (or it is the store's
+        /// database, whose writer is `history`'s).
         public var remote: RemoteCounters?
+        /// With `store:`, what the queue of the history bound for the store's database holds and sent.
+        public var history: RemoteCounters?
 
         public init() {}
     }

@@ -56,6 +56,32 @@ public struct HubConfiguration: Sendable, Hashable {
     public var store: DatabaseSettings?
     /// `cluster`: this agent shares the sensors and the store with others of its group; `nil`: it is the only one.
     public var cluster: ClusterSettings?
+
+    /// The hub name the rows in the store's database carry (the history, the events, a cluster's outbox): a
+    /// cluster's group, so that every agent writes and reads the same rows; otherwise `remote.hub`, or this host's
+    /// name.
+    public var storeHub: String { cluster?.group ?? remote?.hub ?? RemoteSettings.hostName }
+
+    /// With `store:`, how the history reaches the store's database: through a durable queue, as `remote:` sends it
+    /// (streamed, no PostGIS installed: that is `remote:`'s to ask for). `remote:` itself when it names the same
+    /// database (its rows then carry `storeHub`); `nil` without `store:`, when the history is `history.sqlite`.
+    public var storeHistory: RemoteSettings? {
+        guard let store else { return nil }
+        if var remote, remote.server == store {
+            remote.hub = storeHub
+            return remote
+        }
+        var settings = RemoteSettings(server: store, hub: storeHub)
+        settings.postgis = false
+        settings.maximumBackOff = .seconds(30)
+        return settings
+    }
+
+    /// `remote:`, unless it is the store's database, which `storeHistory` writes already.
+    public var separateRemote: RemoteSettings? {
+        guard let remote, remote.server != store else { return nil }
+        return remote
+    }
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
     /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when

@@ -160,7 +160,7 @@ public final class RemoteForwarder: Sendable {
     private func setAside(_ entry: RemoteEntry, error: any Error) async {
         let message = Self.describe(error)
         logger.error(
-            "the remote store refused an entry three times; it is set aside in \(RemoteQueue.rejectedFileName)",
+            "the remote store refused an entry three times; it is set aside in \(queue.rejectedFileName)",
             metadata: ["key": "\(entry.key)", "error": "\(message)"])
         await queue.setAside(entry, reason: message)
         counters.withLock { $0.rejected += 1 }

@@ -21,6 +21,8 @@ public final class RemoteQueue: Sendable {
     public static let rejectedFileName = "remote-rejected.jsonl"
 
     public let path: String
+    /// The file of refused entries' name: `remote-rejected.jsonl`, or `<name>-rejected.jsonl`.
+    public let rejectedFileName: String
     private let directory: String
     private let queue = DispatchQueue(label: "sensorhub.remote-queue")
     private let state: Locked<State>
@@ -43,9 +45,12 @@ public final class RemoteQueue: Sendable {
         var ended: [String]?
     }
 
-    public init(directory: String, mode: RemoteSettings.Mode, logger: Logger? = nil) {
+    /// - Parameter name: what the files are named after: `remote` (`remote-queue.jsonl`), or another queue's name
+    ///   (`history`: the store's history, `history-queue.jsonl`).
+    public init(directory: String, mode: RemoteSettings.Mode, name: String = "remote", logger: Logger? = nil) {
         self.directory = directory
-        self.path = directory + "/" + Self.fileName
+        self.path = directory + "/" + (name == "remote" ? Self.fileName : name + "-queue.jsonl")
+        self.rejectedFileName = name == "remote" ? Self.rejectedFileName : name + "-rejected.jsonl"
         self.state = Locked(State(backlog: RemoteBacklog(mode: mode)))
         self.logger = logger
     }
@@ -168,7 +173,7 @@ public final class RemoteQueue: Sendable {
             var time: String
         }
         let rejected = Rejected(entry: entry, reason: reason, time: Timestamp.now.iso8601)
-        let path = directory + "/" + Self.rejectedFileName
+        let path = directory + "/" + rejectedFileName
         let directory = self.directory
         do {
             let line = try JSONEncoder().encode(rejected) + [UInt8(ascii: "\n")]

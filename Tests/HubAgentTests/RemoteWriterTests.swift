@@ -51,7 +51,7 @@ import Testing
             let writer = RemoteWriter(
                 settings: settings, stateDirectory: state.path, journal: journal, errors: ErrorRecorder(logger: logger),
                 logger: logger)
-            journal.attach([(RemoteWriter.consumerName, writer)])
+            journal.attach([(writer.name, writer)])
             let running = Task { await writer.run() }
 
             let base: Int64 = 1_795_000_000_000

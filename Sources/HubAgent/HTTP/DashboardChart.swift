@@ -34,15 +34,15 @@ extension HubAPI {
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
         var points: [(Int64, Double)] = []
-        if !subject.sensor.isEmpty, let history = try? History(directory: stateDirectory, create: false) {
+        if !subject.sensor.isEmpty, let history = try? history.open() {
             let since = Timestamp(millisecondsSince1970: start)
             let series = subject.series
             if let period {
-                points = ((try? history.aggregates(of: subject.sensor, since: since, per: period)) ?? []).compactMap {
-                    row in row[series].map { (row.start.millisecondsSince1970, $0.mean) }
-                }
+                let rows = (try? await history.aggregates(of: subject.sensor, since: since, per: period)) ?? []
+                points = rows.compactMap { row in row[series].map { (row.start.millisecondsSince1970, $0.mean) } }
             } else {
-                points = ((try? history.readings(of: subject.sensor, since: since)) ?? []).compactMap { reading in
+                let readings = (try? await history.readings(of: subject.sensor, since: since)) ?? []
+                points = readings.compactMap { reading in
                     series.value(of: reading).map { (reading.time.millisecondsSince1970, $0) }
                 }
             }

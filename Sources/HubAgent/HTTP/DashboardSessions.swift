@@ -15,8 +15,10 @@ extension HubAPI {
         var sensor = request.uri.queryParameters.get("sensor")
         if let name = sensor, let found = try await readStore().sensor(named: name) { sensor = found.name }
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 30 * 86_400_000)
-        let history = try? History(directory: stateDirectory, create: false)
-        let sessions = (try? history?.sessions(of: sensor, since: since, limit: 200)) ?? []
+        var sessions: [SessionSummary] = []
+        if let history = try? history.open() {
+            sessions = (try? await history.sessions(of: sensor, since: since, limit: 200)) ?? []
+        }
         let title = sensor.map { "Sessions of \($0)" } ?? "Sessions"
         var html = Self.pageHead(title: title + " · SensorHub")
         html += "<nav><a href=\"/\">← Dashboard</a></nav>\n<h1>\(escape(title))</h1>\n"
@@ -28,14 +30,14 @@ extension HubAPI {
     /// One session: its figures, map, chart and downloads, then the sensor's other recent sessions.
     func sessionPage(_ context: BasicRequestContext) async throws -> Response {
         let id = pathName(context, "id")
-        let history = try? History(directory: stateDirectory, create: false)
-        guard let history, let summary = try? history.session(id) else {
+        let history = try? history.open()
+        guard let history, let summary = try? await history.session(id) else {
             var html = Self.pageHead(title: "No such session · SensorHub")
             html += "<nav><a href=\"/\">← Dashboard</a><a href=\"/sessions\">Sessions</a></nav>\n"
             html += "<h1>No such session</h1>\n<p>The history has no session <code>\(escape(id))</code>.</p>\n"
             return Self.page(html, status: .notFound)
         }
-        let points = (try? history.track(of: id)) ?? []
+        let points = (try? await history.track(of: id, limit: 1_000_000)) ?? []
         let statistics = SessionStatistics(points)
         let sensorLink = "/sessions?sensor=" + WebText.percentEncoded(summary.sensor)
         let title = "\(summary.sensor) · \(Self.dateTime(summary.started))"
@@ -61,7 +63,8 @@ extension HubAPI {
             + [("gpx", "GPX"), ("geojson", "GeoJSON"), ("csv", "CSV")].map { format, name in
                 "<a href=\"\(escape(track + format))\" download>\(name)</a>"
             }.joined(separator: " · ") + "</p>\n"
-        let others = (try? history.sessions(of: summary.sensor, since: Timestamp(millisecondsSince1970: 0), limit: 20))
+        let others = try? await history.sessions(
+            of: summary.sensor, since: Timestamp(millisecondsSince1970: 0), limit: 20)
         html += "<h2>Recent sessions of \(escape(summary.sensor))</h2>\n"
         html += Self.sessionTable(others ?? [], showSensor: false, current: summary.id)
         return Self.page(html)

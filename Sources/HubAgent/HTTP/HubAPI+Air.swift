@@ -24,8 +24,8 @@ extension HubAPI {
             }
             sensor = found.name
         }
-        let events = try historyCall { history throws(HistoryError) in
-            try history.events(of: sensor, since: since, limit: 1000)
+        let events = try await historyCall { history throws(HistoryError) in
+            try await history.events(of: sensor, since: since, limit: 1000)
         }
         return json(
             events.map {
@@ -127,8 +127,8 @@ extension HubAPI {
             throw HTTPError(.badRequest, message: "period is hour, day, week or month")
         }
         let name = try await particulateSensor(request.uri.queryParameters.get("sensor"))
-        let rows = try historyCall { history throws(HistoryError) in
-            try history.aggregates(of: name, since: since, per: period)
+        let rows = try await historyCall { history throws(HistoryError) in
+            try await history.aggregates(of: name, since: since, per: period)
         }
         func range(_ value: History.Spread?) -> Nullable<PeriodAnswer.Range> {
             Nullable(value.map { .init(max: $0.max, mean: ($0.mean * 10).rounded() / 10, min: $0.min) })

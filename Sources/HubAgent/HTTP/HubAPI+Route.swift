@@ -95,11 +95,12 @@ extension HubAPI {
         // Held until the work is done, even when the client has gone: the thread is busy until then.
         defer { routesPlanning.withLock { $0 -= 1 } }
         let roads = self.roads
+        let found = try await historyCall { history throws(HistoryError) in
+            try await history.pollutionReadings(
+                in: route.area.boundingBox, since: since, sensors: sensors, limit: History.maximumAreaReadings)
+        }
         let planned: Result<RoutePlan, any Error> = await DispatchQueue.global().run {
             Result {
-                let found = try self.historyCall { history throws(HistoryError) in
-                    try history.pollutionReadings(in: route.area.boundingBox, since: since, sensors: sensors)
-                }
                 do throws(RouteError) {
                     return try route.plan(readings: found.readings, roads: roads)
                 } catch {

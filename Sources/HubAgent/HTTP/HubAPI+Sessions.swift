@@ -76,24 +76,24 @@ extension HubAPI {
             }
             sensor = found.name
         }
-        let sessions = try historyCall { history throws(HistoryError) in
-            try history.sessions(of: sensor, since: since, limit: limit)
+        let sessions = try await historyCall { history throws(HistoryError) in
+            try await history.sessions(of: sensor, since: since, limit: limit)
         }
         return json(sessions.map { SessionAnswer($0) })
     }
 
-    func sessionDetail(_ context: BasicRequestContext) throws -> Response {
-        let (summary, points) = try recordedSession(pathName(context, "id"))
+    func sessionDetail(_ context: BasicRequestContext) async throws -> Response {
+        let (summary, points) = try await recordedSession(pathName(context, "id"))
         return json(SessionAnswer(summary, statistics: SessionStatistics(points)))
     }
 
     /// `?format=geojson|gpx|csv` (GeoJSON when absent), as a download named after the sensor and the start.
-    func sessionTrack(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    func sessionTrack(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let format = request.uri.queryParameters.get("format") ?? "geojson"
         guard let (type, fileExtension) = Self.trackFormats[format] else {
             throw HTTPError(.badRequest, message: "format is geojson, gpx or csv")
         }
-        let (summary, points) = try recordedSession(pathName(context, "id"))
+        let (summary, points) = try await recordedSession(pathName(context, "id"))
         let export = SessionExport(summary: summary, points: points)
         let body: String
         switch format {
@@ -127,10 +127,10 @@ extension HubAPI {
     }
 
     /// The session called `id` and its readings, oldest first; a 404 when the history has no such session.
-    func recordedSession(_ id: String) throws -> (SessionSummary, [TrackPoint]) {
-        let found = try historyCall { history throws(HistoryError) -> (SessionSummary, [TrackPoint])? in
-            guard let summary = try history.session(id) else { return nil }
-            return (summary, try history.track(of: id))
+    func recordedSession(_ id: String) async throws -> (SessionSummary, [TrackPoint]) {
+        let found = try await historyCall { history throws(HistoryError) -> (SessionSummary, [TrackPoint])? in
+            guard let summary = try await history.session(id) else { return nil }
+            return (summary, try await history.track(of: id, limit: 1_000_000))
         }
         guard let found else {
             throw HTTPError(

@@ -15,6 +15,9 @@ struct HubAPI: Sendable {
     let snapshot: HubSnapshot.Source
     let store: any RegistryStore
     let stateDirectory: String
+    /// The history: `history.sqlite` in the state directory (opened per request: it appears once hubd has written),
+    /// or with `store:` the store's database.
+    let history: HistorySource
     /// The dashboard polls every 2 s: the registry is decoded again only when its file was replaced.
     let registry = CachedDefaults()
     /// Required (as `Authorization: Bearer …`) for every write when set.
@@ -38,11 +41,13 @@ struct HubAPI: Sendable {
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
-        session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil
+        session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
+        history: HistorySource? = nil
     ) {
         self.snapshot = snapshot
         self.store = store
         self.stateDirectory = stateDirectory
+        self.history = history ?? .file(directory: stateDirectory)
         self.token = token
         self.metrics = metrics
         self.logger = logger
@@ -116,8 +121,8 @@ struct HubAPI: Sendable {
         api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
         api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
         api.get("/sessions") { request, _ in try await self.listSessions(request) }
-        api.get("/sessions/{id}") { _, context in try self.sessionDetail(context) }
-        api.get("/sessions/{id}/track") { request, context in try self.sessionTrack(request, context) }
+        api.get("/sessions/{id}") { _, context in try await self.sessionDetail(context) }
+        api.get("/sessions/{id}/track") { request, context in try await self.sessionTrack(request, context) }
         api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
         return router
     }
@@ -176,12 +181,13 @@ struct HubAPI: Sendable {
         }
     }
 
-    func historyCall<T>(_ body: (History) throws(HistoryError) -> T) throws -> T {
+    func historyCall<T>(_ body: (any HistoryReader) async throws(HistoryError) -> T) async throws -> T {
         do {
-            let history = try History(directory: stateDirectory, create: false)
-            return try body(history)
+            return try await body(try history.open())
         } catch .missing {
             throw HTTPError(.notFound, message: "no history yet: hubd records it as readings and events arrive")
+        } catch .unavailable(_, let reason) {
+            throw HTTPError(.serviceUnavailable, message: "the history's database can't be reached: \(reason)")
         } catch {
             throw HTTPError(.internalServerError, message: error.description)
         }

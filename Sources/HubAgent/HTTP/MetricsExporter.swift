@@ -113,17 +113,16 @@ final class MetricsExporter: Sendable {
                 ),
             ]
         }
-        if let remote = counters.remote {
+        for (name, what, queue) in Self.databaseQueues(counters) {
             totals += [
-                ("sensorhub_remote_sent_total", [], "Readings and events the remote database committed", remote.sent),
+                ("sensorhub_\(name)_sent_total", [], "Readings and events \(what) committed", queue.sent),
                 (
-                    "sensorhub_remote_failures_total", [],
-                    "Attempts to reach or write the remote database that failed", remote.failures
+                    "sensorhub_\(name)_failures_total", [],
+                    "Attempts to reach or write \(what) that failed", queue.failures
                 ),
                 (
-                    "sensorhub_remote_rejected_total", [],
-                    "Entries the remote database refused three times, set aside in remote-rejected.jsonl",
-                    remote.rejected
+                    "sensorhub_\(name)_rejected_total", [],
+                    "Entries \(what) refused three times, set aside in \(name)-rejected.jsonl", queue.rejected
                 ),
             ]
         }
@@ -167,17 +166,16 @@ final class MetricsExporter: Sendable {
                 help: "Notifications waiting or retrying per backend"
             ).set(Double(statistics.queued))
         }
-        if let remote = counters.remote {
+        for (name, what, queue) in Self.databaseQueues(counters) {
             registry.makeGauge(
-                name: "sensorhub_remote_queued",
-                help: "Readings and events in the remote queue, not yet in the database"
-            ).set(Double(remote.queued))
+                name: "sensorhub_\(name)_queued", help: "Readings and events queued for \(what), not yet in it"
+            ).set(Double(queue.queued))
             registry.makeGauge(
-                name: "sensorhub_remote_held", help: "Queued entries of recording sessions not ended yet (record mode)"
-            ).set(Double(remote.held))
+                name: "sensorhub_\(name)_held", help: "Queued entries of recording sessions not ended yet (record mode)"
+            ).set(Double(queue.held))
             registry.makeGauge(
-                name: "sensorhub_remote_connected", help: "1 while the last attempt reached the remote database"
-            ).set(remote.connected ? 1.0 : 0.0)
+                name: "sensorhub_\(name)_connected", help: "1 while the last attempt reached \(what)"
+            ).set(queue.connected ? 1.0 : 0.0)
         }
         if let fetched = snapshot.counters.temis?.lastGoodFetch {
             registry.makeGauge(
@@ -200,5 +198,12 @@ final class MetricsExporter: Sendable {
             }
         }
         return registry.emitToBuffer()
+    }
+
+    /// The queues that feed a PostgreSQL database, with their metrics' name and what they feed: `remote:`'s, and
+    /// with `store:` the history's.
+    static func databaseQueues(_ counters: AgentStatus.Counters) -> [(String, String, AgentStatus.RemoteCounters)] {
+        [("history", "the store's database", counters.history), ("remote", "the remote database", counters.remote)]
+            .compactMap { name, what, queue in queue.map { (name, what, $0) } }
     }
 }

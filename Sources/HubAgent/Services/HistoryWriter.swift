@@ -15,8 +15,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
 
     private let history: History
     private let flushInterval: Duration
-    /// Read at each prune: SIGHUP can change it.
-    private let retention: @Sendable () -> Duration
+    private let pruner: HistoryPruner
     private let errors: ErrorRecorder
     private let logger: Logger
     private let journal: Journal
@@ -36,32 +35,33 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         self.journal = journal
         self.history = history
         self.flushInterval = flushInterval
-        self.retention = retention
+        pruner = HistoryPruner(retention: retention, delete: history.prune, errors: errors, logger: logger)
         self.errors = errors
         self.logger = logger
     }
 
-    /// Opens the history in `directory` and gives each particulate sensor of `document` its last 24 hours, so
-    /// rolling means and alert state survive a restart. `nil` when it can't be opened (recorded; the hub runs on).
-    static func open(
-        _ directory: String, for document: DefaultsDocument, seeding tracker: inout SensorTracker,
-        errors: ErrorRecorder
-    ) -> History? {
-        let history: History
+    /// Opens the history in `directory`; `nil` when it can't be opened (recorded; the hub runs on).
+    static func open(_ directory: String, errors: ErrorRecorder) -> History? {
         do {
-            history = try History(directory: directory)
+            return try History(directory: directory)
         } catch {
             errors.record("the history can't be opened; readings and events are not kept: \(error)")
             return nil
         }
+    }
+
+    /// Gives each particulate sensor of `document` its last 24 hours from `history`, so rolling means and alert
+    /// state survive a restart.
+    static func seed(_ tracker: inout SensorTracker, from history: any HistoryReader, for document: DefaultsDocument)
+        async
+    {
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 86_400_000)
         for sensor in document.sensors where sensor.kind == .particulate {
-            guard let readings = try? history.readings(of: sensor.name, since: since).compactMap(\.particulate),
+            guard let readings = try? await history.readings(of: sensor.name, since: since).compactMap(\.particulate),
                 !readings.isEmpty
             else { continue }
             tracker.seed(topic: sensor.topic, readings: readings)
         }
-        return history
     }
 
     func accept(_ records: [JournalRecord], through position: Int) {
@@ -80,7 +80,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await every(self.flushInterval) { await self.write() } }
-                group.addTask { await every(.seconds(86_400)) { await self.prune() } }
+                group.addTask { await self.pruner.run() }
             }
         }
         // Ingest has stopped: the last readings and events are here.
@@ -103,12 +103,25 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
                 "could not write \(readings.count) readings and \(events.count) events to the history: \(error)")
         }
     }
+}
 
-    private func prune() async {
+/// Deletes what is older than `history.retention` from a history (the file, or the store's database), daily.
+struct HistoryPruner: Sendable {
+    /// Read at each prune: SIGHUP can change it.
+    let retention: @Sendable () -> Duration
+    let delete: @Sendable (Timestamp) async throws(HistoryError) -> Int
+    let errors: ErrorRecorder
+    let logger: Logger
+
+    func run() async {
+        await every(.seconds(86_400)) { await prune() }
+    }
+
+    func prune() async {
         let retention = Int64(retention().components.seconds * 1000)
         do {
-            let removed = try await history.prune(
-                before: Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - retention))
+            let removed = try await delete(
+                Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - retention))
             if removed > 0 { logger.info("pruned the history", metadata: ["rows": "\(removed)"]) }
         } catch {
             errors.record("could not prune the history: \(error)")

@@ -5,15 +5,16 @@ import HubSupport
 import Logging
 import ServiceLifecycle
 
-/// Sends readings, sessions and events to the remote PostgreSQL store (`remote:`): what arrives (readings from
-/// ingest, events from the journal) is written to the durable queue every `remote.interval`, flushed to disk, and
-/// only then acknowledged to the journal; the forwarder sends the queue to the database meanwhile, and what it can't
-/// send waits on disk, across restarts.
+/// Sends readings, sessions and events to a PostgreSQL database: `remote:`'s, or with `store:` the store's, where the
+/// history then is (`name` `history`). What arrives (readings from ingest, events from the journal) is written to
+/// the durable queue every `interval`, flushed to disk, and only then acknowledged to the journal; the forwarder sends
+/// the queue to the database meanwhile, and what it can't send waits on disk, across restarts.
 final class RemoteWriter: Service, JournalConsumer, ReadingSink, Sendable {
-    /// The name it acknowledges the journal's records under.
-    static let consumerName = "remote"
-
+    /// The name it acknowledges the journal's records under, and its queue's files are named after.
+    let name: String
     let forwarder: RemoteForwarder
+    /// The store's history's: prunes it daily.
+    private let pruner: HistoryPruner?
     private let journal: Journal
     private let errors: ErrorRecorder
     private let logger: Logger
@@ -25,8 +26,13 @@ final class RemoteWriter: Service, JournalConsumer, ReadingSink, Sendable {
         var through = 0
     }
 
-    init(settings: RemoteSettings, stateDirectory: String, journal: Journal, errors: ErrorRecorder, logger: Logger) {
-        let queue = RemoteQueue(directory: stateDirectory, mode: settings.mode, logger: logger)
+    init(
+        name: String = "remote", settings: RemoteSettings, stateDirectory: String, journal: Journal,
+        pruner: HistoryPruner? = nil, errors: ErrorRecorder, logger: Logger
+    ) {
+        self.name = name
+        self.pruner = pruner
+        let queue = RemoteQueue(directory: stateDirectory, mode: settings.mode, name: name, logger: logger)
         self.forwarder = RemoteForwarder(settings: settings, queue: queue, logger: logger)
         self.journal = journal
         self.errors = errors
@@ -62,6 +68,7 @@ final class RemoteWriter: Service, JournalConsumer, ReadingSink, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await every(self.forwarder.settings.interval) { await self.flush() } }
                 group.addTask { await self.forwarder.run() }
+                if let pruner = self.pruner { group.addTask { await pruner.run() } }
             }
         }
         // Ingest has stopped: the last readings and events go to the queue, which the next start sends.
@@ -78,7 +85,7 @@ final class RemoteWriter: Service, JournalConsumer, ReadingSink, Sendable {
         guard !entries.isEmpty || through > 0 else { return }
         do {
             if try await forwarder.queue.append(entries) > 0 { forwarder.wake() }
-            journal.acknowledge(Self.consumerName, through: through)
+            journal.acknowledge(name, through: through)
         } catch {
             // Kept for the next flush: the journal still has the events, and the readings are here.
             pending.withLock { $0.entries.insert(contentsOf: entries, at: 0) }
