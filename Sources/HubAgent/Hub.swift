@@ -92,6 +92,10 @@ public struct Hub: Sendable {
                 var duties: [LeaseKeeper.Duty] = [.silence]
                 if configuration.homeAssistant.enabled { duties.append(.homeAssistant) }
                 if configuration.discovery.enabled { duties.append(.discovery) }
+                // Sources: each done by one agent, those whose configuration has them taking turns.
+                if configuration.sds011.port != nil { duties.append(.sds011(configuration.sds011.name)) }
+                duties += configuration.feeds.map { .feed($0.name) }
+                if configuration.uv.place != nil { duties.append(.uv(configuration.uv.name)) }
                 return LeaseKeeper(
                     database: ClusterDatabase(server: server, settings: cluster, logger: logger), duties: duties,
                     logger: logger)
@@ -201,7 +205,7 @@ public struct Hub: Sendable {
             errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
-                settings: configuration.sds011, store: store, errors: errors, logger: logger,
+                settings: configuration.sds011, store: store, keeper: keeper, errors: errors, logger: logger,
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 })
@@ -210,14 +214,15 @@ public struct Hub: Sendable {
             configuration.feeds.isEmpty
             ? nil
             : FeedSource(
-                feeds: configuration.feeds, stateDirectory: state.path, store: store, errors: errors, logger: logger,
+                feeds: configuration.feeds, stateDirectory: state.path, store: store, keeper: keeper, errors: errors,
+                logger: logger,
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 })
         let uv = configuration.uv.place.map { place in
             UVSource(
-                settings: configuration.uv, place: place, store: store, stateDirectory: state.path, errors: errors,
-                logger: logger,
+                settings: configuration.uv, place: place, store: store, stateDirectory: state.path, keeper: keeper,
+                errors: errors, logger: logger,
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 })

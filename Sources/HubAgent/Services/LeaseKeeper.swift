@@ -11,14 +11,23 @@ import ServiceLifecycle
 /// out by its own clock, before the database could hand them on; a graceful stop gives them up at once, so another
 /// agent takes them at its next renewal. Takeover after a holder dies: within the lease plus one renewal.
 final class LeaseKeeper: Service, Sendable {
-    /// What must be done by one agent of the cluster.
-    enum Duty: String, Sendable, CaseIterable {
+    /// What must be done by one agent of the cluster, by the name its lease has.
+    struct Duty: Hashable, Sendable {
+        let rawValue: String
+
         /// Declaring sensors offline when they fall silent.
-        case silence
+        static let silence = Duty(rawValue: "silence")
         /// Home Assistant's discovery configs and the hub's availability for it.
-        case homeAssistant = "homeassistant"
+        static let homeAssistant = Duty(rawValue: "homeassistant")
         /// Adding the devices heard on the broker.
-        case discovery
+        static let discovery = Duty(rawValue: "discovery")
+
+        /// Driving the SDS011 that makes the sensor `name`, wherever it is plugged in.
+        static func sds011(_ name: String) -> Duty { Duty(rawValue: "sds011:" + name) }
+        /// Polling the feed `name`.
+        static func feed(_ name: String) -> Duty { Duty(rawValue: "feed:" + name) }
+        /// Publishing the UV index of the sensor `name`.
+        static func uv(_ name: String) -> Duty { Duty(rawValue: "uv:" + name) }
     }
 
     let database: ClusterDatabase

@@ -19,6 +19,8 @@ import ServiceLifecycle
 final class FeedSource: Service, Sendable {
     let feeds: [FeedSettings]
     let store: any RegistryStore
+    /// In a cluster, each feed is polled by the holder of its duty only.
+    let keeper: LeaseKeeper?
     let errors: ErrorRecorder
     let logger: Logger
     let ledgerPath: String
@@ -30,10 +32,11 @@ final class FeedSource: Service, Sendable {
     static let maximumDocument = 4 * 1024 * 1024
 
     init(
-        feeds: [FeedSettings], stateDirectory: String, store: any RegistryStore, errors: ErrorRecorder, logger: Logger,
-        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
+        feeds: [FeedSettings], stateDirectory: String, store: any RegistryStore, keeper: LeaseKeeper?,
+        errors: ErrorRecorder, logger: Logger, publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.feeds = feeds
+        self.keeper = keeper
         self.store = store
         self.errors = errors
         self.logger = logger
@@ -64,7 +67,9 @@ final class FeedSource: Service, Sendable {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for feed in self.feeds {
-                    group.addTask { await Poller(source: self, feed: feed, client: client).run() }
+                    // In a cluster, each feed is polled by the holder of `feed:<name>` only.
+                    let gate = DutyGate(keeper: self.keeper, duty: .feed(feed.name))
+                    group.addTask { await gate.run { await Poller(source: self, feed: feed, client: client).run() } }
                 }
             }
         }

@@ -18,12 +18,15 @@ final class SDS011Source: Service, Sendable {
     let publish: @Sendable (String, [UInt8]) async throws -> Void
     /// What the serial line carried that was not a frame, since start.
     private let line = Locked(AgentStatus.SerialLine())
+    /// In a cluster, only the holder of `sds011:<name>` opens the port.
+    private let gate: DutyGate
 
     init(
-        settings: HubConfiguration.SDS011Settings, store: any RegistryStore, errors: ErrorRecorder, logger: Logger,
-        publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
+        settings: HubConfiguration.SDS011Settings, store: any RegistryStore, keeper: LeaseKeeper?,
+        errors: ErrorRecorder, logger: Logger, publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.settings = settings
+        gate = DutyGate(keeper: keeper, duty: .sds011(settings.name))
         self.store = store
         self.errors = errors
         var logger = logger
@@ -37,7 +40,7 @@ final class SDS011Source: Service, Sendable {
     var serialLine: AgentStatus.SerialLine { line.withLock { $0 } }
 
     func run() async {
-        await cancelWhenGracefulShutdown { await self.readUntilCancelled() }
+        await cancelWhenGracefulShutdown { await self.gate.run { await self.readUntilCancelled() } }
     }
 
     private func readUntilCancelled() async {

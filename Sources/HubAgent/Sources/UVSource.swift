@@ -23,12 +23,15 @@ final class UVSource: Service, Sendable {
     /// Publishes retained at QoS 1 over the hub's connection.
     let publish: @Sendable (String, [UInt8]) async throws -> Void
     private let counters = Locked(AgentStatus.TEMISCounters())
+    /// In a cluster, only the holder of `uv:<name>` publishes.
+    private let gate: DutyGate
 
     init(
-        settings: UVSettings, place: GeoPoint, store: any RegistryStore, stateDirectory: String, errors: ErrorRecorder,
-        logger: Logger, publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
+        settings: UVSettings, place: GeoPoint, store: any RegistryStore, stateDirectory: String, keeper: LeaseKeeper?,
+        errors: ErrorRecorder, logger: Logger, publish: @escaping @Sendable (String, [UInt8]) async throws -> Void
     ) {
         self.settings = settings
+        gate = DutyGate(keeper: keeper, duty: .uv(settings.name))
         self.place = place
         self.store = store
         self.stateDirectory = stateDirectory
@@ -47,9 +50,13 @@ final class UVSource: Service, Sendable {
     }
 
     func run() async throws {
-        guard let topic = await register() else { return }
         let http = try settings.temisURL.map { _ in try HTTPDelivery(caFile: nil, timeout: .seconds(30)) }
-        await cancelWhenGracefulShutdown { await self.publishUntilCancelled(topic: topic, http: http) }
+        await cancelWhenGracefulShutdown {
+            await self.gate.run {
+                guard let topic = await self.register() else { return }
+                await self.publishUntilCancelled(topic: topic, http: http)
+            }
+        }
         await http?.shutdown()
     }
 
