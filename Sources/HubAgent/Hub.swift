@@ -127,12 +127,21 @@ public struct Hub: Sendable {
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox)
+        // A client of its own, with a clean session, to read retained statuses (Ingest+Reread.swift).
+        var reread: (@Sendable () -> MosquittoConfiguration)?
+        if let agent = configuration.cluster?.agent {
+            reread = {
+                var mqtt = connection.adoptionConfiguration(agent: agent + "-reread")
+                mqtt.cleanSession = true
+                return mqtt
+            }
+        }
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(
                     registry: registry, hub: outbox.database.hub,
                     notifications: { ClusterOutbox.rows(await router.notifications(for: $0)) },
-                    outboxChanged: { router.sharedOutboxChanged() })
+                    outboxChanged: { router.sharedOutboxChanged() }, rereadConfiguration: reread)
             }
         }
         // The history: history.sqlite, or with store: the store's database, which a queue like remote:'s feeds. Read

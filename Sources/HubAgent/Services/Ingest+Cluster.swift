@@ -9,13 +9,14 @@ import Mosquitto
 /// the events tagged `hub`, and their notifications in the cluster's outbox.
 struct SharedIngest: Sendable {
     let registry: PostgresRegistry
-    /// The hub name the cluster's events carry: `remote.hub` when set (so a `remote:` on the same database
-    /// inserts nothing twice), else the group's name.
+    /// The hub name the cluster's events carry (`HubConfiguration.storeHub`: the group's name), as the history's.
     let hub: String
     /// The outbox's rows for new events (the router's rules), written in the step that commits them.
     let notifications: @Sendable ([SensorEvent]) async -> [PostgresOutbox.Row]
     /// Told after a step committed new events: the router claims their notifications.
     let outboxChanged: @Sendable () -> Void
+    /// How a client of its own connects to read retained statuses (`Ingest+Reread.swift`); nil: never.
+    var rereadConfiguration: (@Sendable () -> MosquittoConfiguration)?
 }
 
 /// A cluster's shared ingest. A shared subscription hands one sensor's messages to different agents, so no agent's
@@ -60,7 +61,10 @@ extension Ingest {
                     return (results, results.flatMap(\.0.events))
                 }
                 let deliveries = Self.deliveries(applied, session: client.configuration.clientID ?? "")
-                guard let (results, fresh) = await commitUntilDone(topics, shared, deliveries, step) else {
+                // A batch of several is a queue this agent is working through: another agent may have committed
+                // newer messages of its sensors meanwhile.
+                let lagging = applied.count > 1
+                guard let (results, fresh) = await commitUntilDone(topics, shared, deliveries, lagging, step) else {
                     logger.error(
                         """
                         hubd is stopping before these messages could be committed; the broker sends them again \
@@ -89,13 +93,13 @@ extension Ingest {
 
     /// `commit`, tried again after 0.5 s, 1 s, … 5 s while it fails; nil when hubd stops first.
     private func commitUntilDone<T: Sendable>(
-        _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?,
+        _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?, _ lagging: Bool,
         _ step: @escaping @Sendable (inout SensorTracker, Set<Int>) -> (T, [SensorEvent])
     ) async -> (T, fresh: Set<String>)? {
         var pause = Duration.milliseconds(500)
         while true {
             do {
-                return try await commit(topics, shared, deliveries: deliveries, step)
+                return try await commit(topics, shared, deliveries: deliveries, lagging: lagging, step)
             } catch {
                 errors?.record("could not commit \(topics.count) sensors' statuses to the store: \(error)")
                 if Task.isShuttingDownGracefully || Task.isCancelled { return nil }
@@ -109,28 +113,41 @@ extension Ingest {
     /// rows it changed with the events it made; then journals the records here, with only the events the database
     /// did not have (a message applied twice makes none). Returns what `step` returned and the ids of those events.
     /// When it throws, nothing was committed, and the tracker's next step on these sensors takes their rows as they
-    /// are.
+    /// are. Sensors whose rows another agent had changed, a moment ago or, when `lagging`, at all, may have been
+    /// committed out of order: they are read again from the retained messages (`Ingest+Reread.swift`).
     func commit<T: Sendable>(
         _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries? = nil,
+        lagging: Bool = false,
         _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
     ) async throws(StoreError) -> (T, fresh: Set<String>) {
-        let taken = Locked<(T, [JournalRecord])?>(nil)
+        let taken = Locked<(T, [JournalRecord], contended: [String])?>(nil)
         let fresh = try await shared.registry.ingest(
             onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, notifications: shared.notifications
         ) { [tracker] document, committedBefore in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)
-                for sensor in document.sensors { tracker.catchUp(with: sensor, now: now, time: time) }
+                var contended: [String] = []
+                for sensor in document.sensors where tracker.catchUp(with: sensor, now: now, time: time) {
+                    // Another agent changed it while this one worked through a queue, or a moment ago: their messages
+                    // may be out of order.
+                    let ago = sensor.lastUpdated.map { last in
+                        time.millisecondsSince1970 - last.millisecondsSince1970
+                    }
+                    if lagging || (ago ?? Int64.max) < Self.contentionWindow {
+                        contended.append(sensor.topic)
+                    }
+                }
                 let (result, events) = step(&tracker, committedBefore)
                 let records = tracker.takeRecords(events: events)
                 for record in records { document.record(record) }
-                taken.withLock { $0 = (result, records) }
+                taken.withLock { $0 = (result, records, contended) }
                 return events
             }
         }
-        guard let (result, records) = taken.withLock({ $0 }) else {
+        guard let (result, records, contended) = taken.withLock({ $0 }) else {
             throw .unavailable(location: shared.registry.location, reason: "the database has no registry")
         }
+        noteContended(contended)
         if !fresh.isEmpty { shared.outboxChanged() }
         let ids = Set(fresh.map(\.id))
         journal.append(

@@ -41,6 +41,8 @@ final class Ingest: Service, Sendable {
     let shared: SharedIngest?
     /// In a cluster: sensors a silence check could not commit, looked at again by the next.
     let silenceRetries = Locked<Set<String>>([])
+    /// In a cluster: sensors whose order may be wrong, with when that was last seen (`Ingest+Reread.swift`).
+    let contended = Locked<[String: ContinuousClock.Instant]>([:])
     let errors: ErrorRecorder?
     let logger: Logger
 
@@ -76,6 +78,7 @@ final class Ingest: Service, Sendable {
                     if let shared = self.shared { await self.checkSilence(shared) } else { self.checkSilence() }
                 }
             }
+            if let shared { group.addTask { await self.rereadContended(shared) } }
             for await client in clients { await consume(client) }
             try? await gracefulShutdown()
             group.cancelAll()
