@@ -7,15 +7,17 @@ extension SensorTracker {
     /// Takes on what the cluster committed for `sensor` (read under its row's lock, before this agent applies its
     /// own messages of it): the status, its time, sequence, attributes, alerts, offline state and session. The row
     /// wins whether it is newer (another agent's message) or older (this agent's step that did not commit). What
-    /// only this agent keeps (particulate averages, threshold watches) stays; a silence deadline is armed again
-    /// from the row's last update, so a sensor another agent heard from is not declared silent here.
+    /// only this agent keeps (particulate averages, threshold watches) takes the row's alerts and value as if this
+    /// agent had seen them (`observeCommitted`), which may raise or clear an alert here; a silence deadline is armed
+    /// again from the row's last update, so a sensor another agent heard from is not declared silent here.
     ///
     /// - Parameters:
     ///   - now: the monotonic clock; `time`: the wall clock, to tell how long ago the row's last update was.
-    /// - Returns: whether anything changed.
+    /// - Returns: nil when nothing changed; otherwise the events seeing the row's value made (commit them with the
+    ///   step's).
     @discardableResult
-    public mutating func catchUp(with sensor: Sensor, now: ContinuousClock.Instant, time: Timestamp) -> Bool {
-        guard var tracked = sensors[sensor.topic], tracked.id == sensor.id else { return false }
+    public mutating func catchUp(with sensor: Sensor, now: ContinuousClock.Instant, time: Timestamp) -> [SensorEvent]? {
+        guard var tracked = sensors[sensor.topic], tracked.id == sensor.id else { return nil }
         let offline = sensor.status == Self.offline
         let statusBeforeOffline = offline ? sensor.statusBeforeOffline : nil
         guard
@@ -23,7 +25,8 @@ extension SensorTracker {
                 || tracked.lastUpdated != sensor.lastUpdated || tracked.isOffline != offline
                 || tracked.attributes != sensor.attributes || tracked.alerts != sensor.alerts
                 || tracked.session != sensor.session || tracked.statusBeforeOffline != statusBeforeOffline
-        else { return false }
+        else { return nil }
+        let observes = !offline && (tracked.lastUpdated != sensor.lastUpdated || tracked.alerts != sensor.alerts)
         // A new last update (another agent heard from it), or back online (a silence check of this agent's that
         // was not committed had taken its deadline).
         let heard = tracked.lastUpdated != sensor.lastUpdated || tracked.isOffline || tracked.silenceDeadline == nil
@@ -36,6 +39,11 @@ extension SensorTracker {
         tracked.attributes = sensor.attributes
         tracked.alerts = sensor.alerts
         tracked.session = sensor.session
+        var events: [SensorEvent] = []
+        if observes {
+            events = observeCommitted(&tracked, topic: sensor.topic, time: sensor.lastUpdated ?? time)
+            if !events.isEmpty { dirty.insert(sensor.topic) }
+        }
         sensors[sensor.topic] = tracked
         if offline {
             sensors[sensor.topic]?.silenceDeadline = nil
@@ -44,7 +52,7 @@ extension SensorTracker {
             armSilence(sensor.topic, from: now - ago)
         }
         followSession(sensor.topic)
-        return true
+        return events
     }
 
     /// The rows a message on `topic` changes: the sensor's, and those of the sensors it is the availability of; nil

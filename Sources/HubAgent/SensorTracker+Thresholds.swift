@@ -93,3 +93,64 @@ extension SensorTracker {
             value: rule.message(crossing, format: tracked.format))
     }
 }
+
+// Alerts in a cluster, where each agent takes some of a sensor's values (docs/cluster.md).
+extension SensorTracker {
+    /// The sensor's alerts say whether `monitor` is alerting.
+    static func follow(_ monitor: AirQualityMonitor, in tracked: inout Tracked) {
+        guard monitor.alerting != tracked.alerts.contains(AirQualityPolicy.alertName) else { return }
+        tracked.alerts =
+            monitor.alerting
+            ? (tracked.alerts + [AirQualityPolicy.alertName]).sorted()
+            : tracked.alerts.filter { $0 != AirQualityPolicy.alertName }
+    }
+
+    /// The air-quality event for `alert`.
+    func airEvent(_ alert: AirQualityMonitor.Alert, _ tracked: inout Tracked, topic: String, time: Timestamp)
+        -> SensorEvent
+    {
+        SensorEvent(
+            id: tracked.nextEventID(), kind: .airQuality, sensor: tracked.name, topic: topic,
+            oldStatus: alert.raised ? "clear" : "alert", newStatus: alert.raised ? "alert" : "clear", time: time,
+            value: alert.message)
+    }
+
+    /// A value another agent committed (its row, just caught up with), seen here as if this agent had taken it:
+    /// each alert first takes its state from the row (another agent may have raised or cleared it), then the value
+    /// goes into the watches and the particulate averages. So a `for:` alerts only when the breach held, whichever
+    /// agents took the values; no alert is raised or cleared twice; and the averages have the others' readings
+    /// this agent catches up with. A banded numeric sensor's row holds its band, not its number: its thresholds see
+    /// only this agent's values.
+    mutating func observeCommitted(_ tracked: inout Tracked, topic: String, time: Timestamp) -> [SensorEvent] {
+        for (name, watch) in tracked.watches where watch.alerting != tracked.alerts.contains(name) {
+            guard let rule = thresholds.first(where: { $0.name == name }) else { continue }
+            tracked.watches[name] = ThresholdWatch(limit: rule.limit, alerting: tracked.alerts.contains(name))
+        }
+        var events: [SensorEvent] = []
+        if var monitor = tracked.air {
+            monitor.take(alerting: tracked.alerts.contains(AirQualityPolicy.alertName))
+            func number(_ name: String) -> Double? {
+                if case .number(let value)? = tracked.attributes[name] { value } else { nil }
+            }
+            let reading = ParticulateReading(pm25: number("pm25"), pm10: number("pm10"), time: time)
+            if reading.pm25 != nil || reading.pm10 != nil, monitor.isNew(reading), let alert = monitor.add(reading) {
+                Self.follow(monitor, in: &tracked)
+                events.append(airEvent(alert, &tracked, topic: topic, time: time))
+            }
+            tracked.air = monitor
+        }
+        let number = tracked.kind == .numeric ? Double(tracked.status) : nil
+        return events + checkThresholds(&tracked, topic: topic, number: number, time: time)
+    }
+
+    /// The sensors with a breach whose `for:` (or least interval) is over now: a cluster's agents each tick their
+    /// own in a step, under the rows, rather than every pending one every check.
+    func dueThresholds(time: Timestamp) -> Set<String> {
+        pendingThresholds.filter { topic in
+            sensors[topic]?.watches.values.contains { watch in
+                var watch = watch
+                return watch.tick(at: time.millisecondsSince1970) != nil
+            } ?? false
+        }
+    }
+}

@@ -254,20 +254,9 @@ public struct SensorTracker: Sendable {
                     [("pm25", reading.pm25), ("pm10", reading.pm10)].compactMap { name, value in
                         value.map { SensorAttributes.Attribute(name: name, value: .number($0)) }
                     })
-                if monitor.alerting != tracked.alerts.contains(AirQualityPolicy.alertName) {
-                    tracked.alerts =
-                        monitor.alerting
-                        ? (tracked.alerts + [AirQualityPolicy.alertName]).sorted()
-                        : tracked.alerts.filter { $0 != AirQualityPolicy.alertName }
-                }
+                Self.follow(monitor, in: &tracked)
                 dirty.insert(topic)
-                if let alert {
-                    events.append(
-                        SensorEvent(
-                            id: tracked.nextEventID(), kind: .airQuality, sensor: tracked.name, topic: topic,
-                            oldStatus: alert.raised ? "clear" : "alert", newStatus: alert.raised ? "alert" : "clear",
-                            time: time, value: alert.message))
-                }
+                if let alert { events.append(airEvent(alert, &tracked, topic: topic, time: time)) }
                 return .reading(.particulate(reading), sensor: tracked.name, events: events)
             }
             if readsDevice {

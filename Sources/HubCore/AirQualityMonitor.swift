@@ -97,6 +97,13 @@ public struct AirQualityMonitor: Sendable {
     private var watch: ThresholdWatch
     public var alerting: Bool { watch.alerting }
 
+    /// Takes `alerting` as the alert's state (a cluster's row, where another agent raised or cleared it): the
+    /// watch starts again from it.
+    public mutating func take(alerting: Bool) {
+        guard alerting != watch.alerting else { return }
+        watch = ThresholdWatch(limit: policy.limit, alerting: alerting)
+    }
+
     public init(policy: AirQualityPolicy) {
         self.policy = policy
         watch = ThresholdWatch(limit: policy.limit)

@@ -35,7 +35,7 @@ import Testing
         let door = try #require(store.sensor(named: "door"))
         let caughtUp = second.catchUp(with: door, now: start, time: time)
         let again = second.catchUp(with: door, now: start, time: time)
-        #expect(caughtUp && !again)
+        #expect(caughtUp == [] && again == nil)
         guard case .event(let closed) = ingest(&second, "closed") else {
             Issue.record("no event for closed")
             return
@@ -61,7 +61,7 @@ import Testing
         _ = tracker.takeRecords(events: [lost])
         let door = try #require(store.sensor(named: "door"))
         let rolledBack = tracker.catchUp(with: door, now: start, time: time)
-        #expect(rolledBack)
+        #expect(rolledBack != nil)
         // Tried again, the same message makes the same transition under the same id.
         guard case .event(let again) = ingest(&tracker, "open") else {
             Issue.record("the retried message made no event")

@@ -120,14 +120,17 @@ extension Ingest {
         lagging: Bool = false,
         _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
     ) async throws(StoreError) -> (T, fresh: Set<String>) {
-        let taken = Locked<(T, [JournalRecord], contended: [String])?>(nil)
+        let taken = Locked<(T, [JournalRecord], contended: [String], observed: [SensorEvent])?>(nil)
         let fresh = try await shared.registry.ingest(
             onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, notifications: shared.notifications
         ) { [tracker] document, committedBefore in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)
                 var contended: [String] = []
-                for sensor in document.sensors where tracker.catchUp(with: sensor, now: now, time: time) {
+                var observed: [SensorEvent] = []
+                for sensor in document.sensors {
+                    guard let events = tracker.catchUp(with: sensor, now: now, time: time) else { continue }
+                    observed += events
                     // Another agent changed it while this one worked through a queue, or a moment ago: their messages
                     // may be out of order.
                     let ago = sensor.lastUpdated.map { last in
@@ -137,14 +140,15 @@ extension Ingest {
                         contended.append(sensor.topic)
                     }
                 }
-                let (result, events) = step(&tracker, committedBefore)
+                let (result, stepEvents) = step(&tracker, committedBefore)
+                let events = observed + stepEvents
                 let records = tracker.takeRecords(events: events)
                 for record in records { document.record(record) }
-                taken.withLock { $0 = (result, records, contended) }
+                taken.withLock { $0 = (result, records, contended, observed) }
                 return events
             }
         }
-        guard let (result, records, contended) = taken.withLock({ $0 }) else {
+        guard let (result, records, contended, observed) = taken.withLock({ $0 }) else {
             throw .unavailable(location: shared.registry.location, reason: "the database has no registry")
         }
         noteContended(contended)
@@ -156,14 +160,32 @@ extension Ingest {
                 record.events.removeAll { !ids.contains($0.id) }
                 return record
             })
+        // Alerts that seeing another agent's values raised or cleared here: counted and logged like a message's.
+        note(observed, fresh: ids)
         return (result, ids)
     }
 
     /// The silence check of the agent that holds the `silence` duty: the sensors whose deadline passed, looked at
-    /// again under their rows' locks (another agent may have heard from them), in one step.
+    /// again under their rows' locks (another agent may have heard from them), in one step. The other agents tick
+    /// the breaches they saw begin.
     func checkSilence(_ shared: SharedIngest) async {
         guard checksSilence() else {
-            tracker.withLock { $0.compactDeadlines() }
+            // Breaches this agent saw begin: it alerts on those whose `for:` is over, under their rows (another
+            // agent's value there may have ended the breach, or its alert be raised already).
+            let due = tracker.withLock { tracker in
+                tracker.compactDeadlines()
+                return tracker.dueThresholds(time: .now)
+            }
+            guard !due.isEmpty else { return }
+            do {
+                let (events, fresh) = try await commit(due, shared) { tracker, _ in
+                    let events = tracker.tickThresholds(time: .now, among: due)
+                    return (events, events)
+                }
+                note(events, fresh: fresh)
+            } catch {
+                errors?.record("could not commit \(due.count) sensors' threshold alerts to the store: \(error)")
+            }
             return
         }
         // Those a check that could not be committed left: their rows decide again.
