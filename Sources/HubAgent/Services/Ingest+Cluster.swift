@@ -113,8 +113,8 @@ extension Ingest {
     /// rows it changed with the events it made; then journals the records here, with only the events the database
     /// did not have (a message applied twice makes none). Returns what `step` returned and the ids of those events.
     /// When it throws, nothing was committed, and the tracker's next step on these sensors takes their rows as they
-    /// are. Sensors whose rows another agent had changed, a moment ago or, when `lagging`, at all, may have been
-    /// committed out of order: they are read again from the retained messages (`Ingest+Reread.swift`).
+    /// are. Sensors whose rows another agent had changed a moment ago (or, when `lagging`, in the last seconds) may
+    /// have been committed out of order: they are read again from the retained messages (`Ingest+Reread.swift`).
     func commit<T: Sendable>(
         _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries? = nil,
         lagging: Bool = false,
@@ -136,7 +136,7 @@ extension Ingest {
                     let ago = sensor.lastUpdated.map { last in
                         time.millisecondsSince1970 - last.millisecondsSince1970
                     }
-                    if lagging || (ago ?? Int64.max) < Self.contentionWindow {
+                    if (ago ?? Int64.max) < (lagging ? Self.laggingWindow : Self.contentionWindow) {
                         contended.append(sensor.topic)
                     }
                 }

@@ -12,8 +12,13 @@ import Mosquitto
 /// step like a message: a sensor committed out of order ends on its last status again. A retained status older than
 /// the row (a message committed after it was read) is left, and looked at again a second later.
 extension Ingest {
-    /// Sensors whose row another agent had changed less than `window` before this agent caught up with it.
+    /// Sensors whose row another agent had changed less than this (ms) before this agent caught up with it.
     static let contentionWindow: Int64 = 1000
+    /// The same while this agent works through a queue (a batch of several): it may have been held up for seconds
+    /// (a busy machine, a paused process). Sensors that report every minute are not read again in a steady flow.
+    static let laggingWindow: Int64 = 10_000
+    /// Sensors put right in one step, at most: a re-read after a mass reconnection may cover thousands.
+    static let rereadStep = 500
 
     /// Notes `topics` as sensors whose order may be wrong, from now.
     func noteContended(_ topics: [String]) {
@@ -45,7 +50,14 @@ extension Ingest {
             errors?.record("could not read the retained statuses of \(topics.count) sensors: \(error)")
             return
         }
-        guard !replays.isEmpty else { return }
+        for start in stride(from: 0, to: replays.count, by: Self.rereadStep) {
+            await apply(Array(replays[start..<min(start + Self.rereadStep, replays.count)]), shared)
+        }
+    }
+
+    /// Applies retained statuses in one step, each unless the row is newer than it.
+    private func apply(_ replays: [(message: MQTTMessage, read: Timestamp)], _ shared: SharedIngest) async {
+        let topics = replays.map(\.message.topic)
         let changed = tracker.withLock { tracker in
             Set(replays.flatMap { tracker.topicsChanged(byMessageOn: $0.message.topic) ?? [] })
         }
@@ -75,8 +87,7 @@ extension Ingest {
             logger.info(
                 "read the retained statuses of sensors two agents took messages of close together",
                 metadata: [
-                    "sensors": "\(topics.count)", "retained": "\(replays.count)", "corrected": "\(corrected)",
-                    "newer_in_store": "\(skipped.count)",
+                    "sensors": "\(topics.count)", "corrected": "\(corrected)", "newer_in_store": "\(skipped.count)",
                 ])
         } catch {
             errors?.record("could not commit the retained statuses of \(topics.count) sensors: \(error)")
