@@ -140,7 +140,15 @@ public struct Hub: Sendable {
             outbox.map { outbox in
                 SharedIngest(
                     registry: registry, hub: outbox.database.hub,
-                    notifications: { ClusterOutbox.rows(await router.notifications(for: $0)) },
+                    notifications: { events, limits in
+                        // The cluster's rate limits, in the step's transaction: one count for all agents.
+                        ClusterOutbox.rows(
+                            try await router.notifications(for: events) { rule, event in
+                                try await limits.allow(
+                                    rule: rule.name, sensor: event.sensor, limit: rule.rateLimit ?? .zero,
+                                    event: event.id)
+                            })
+                    },
                     outboxChanged: { router.sharedOutboxChanged() }, rereadConfiguration: reread)
             }
         }

@@ -346,14 +346,23 @@ public final class NotificationRouter: Service, Sendable {
     /// What `events` make: the rules that match each, their rate limits (suppressed ones logged and counted), the
     /// rendered text, and a notification per backend (and device) the rule names.
     public func notifications(for events: [SensorEvent]) async -> [Notification] {
+        await notifications(for: events) { rule, event in
+            self.inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor, event: event.id) }
+        }
+    }
+
+    /// `notifications(for:)` with the rate limits kept elsewhere: `allow` says whether a rule with a `rate_limit`
+    /// lets an event through (and records it when it does); a cluster's are in its database (`RateLimits`).
+    public func notifications(
+        for events: [SensorEvent], allow: (NotificationRule, SensorEvent) async throws -> Bool
+    ) async rethrows -> [Notification] {
         let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
         var batch: [(NotificationRule, SensorEvent)] = []
         var suppressed: [(NotificationRule, SensorEvent)] = []
         for event in events {
             for rule in configuration.rules where rule.matches(event) {
-                let allowed =
-                    event.kind == .test
-                    || inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor, event: event.id) }
+                var allowed = true
+                if event.kind != .test && rule.rateLimit != nil { allowed = try await allow(rule, event) }
                 if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
             }
         }

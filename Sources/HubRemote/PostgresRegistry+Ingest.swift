@@ -23,11 +23,12 @@ extension PostgresRegistry {
     /// `hub`), and commits. An event whose id the table has already (a message applied twice) is not written again;
     /// the events returned are the new ones. Changes of the sensor set wait for it, and it for them; agents' steps on
     /// other sensors run side by side. The statuses' revision is not moved: agents read statuses from their tracker.
-    /// `notifications` makes the outbox's rows for the new events, written in the same transaction. `apply` is told
+    /// `notifications` makes the outbox's rows for the new events, written in the same transaction, with the
+    /// cluster's rate limits checked and recorded there too (`RateLimits`). `apply` is told
     /// the packet ids of `deliveries` committed before (to skip), and `deliveries` are recorded with the step.
     public func ingest(
         onTopics topics: [String], hub: String, deliveries: Deliveries? = nil,
-        notifications: (@Sendable ([SensorEvent]) async -> [PostgresOutbox.Row])? = nil,
+        notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])? = nil,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> [SensorEvent] {
         let (logger, location) = (logger, location)
@@ -51,7 +52,7 @@ extension PostgresRegistry {
     /// `ingest`'s transaction; `check` throws (rolling it back) once the caller has given up on it.
     private func step(
         _ topics: [String], hub: String, deliveries: Deliveries?,
-        notifications: (@Sendable ([SensorEvent]) async -> [PostgresOutbox.Row])?,
+        notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])?,
         check: @escaping @Sendable () throws -> Void,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> Result<[SensorEvent], StoreError> {
@@ -90,8 +91,9 @@ extension PostgresRegistry {
                 }
                 let new = events.filter { fresh.contains($0.id) }
                 if let notifications, !new.isEmpty {
+                    let limits = RateLimits(connection: connection, hub: hub, logger: logger)
                     try await PostgresOutbox.insert(
-                        await notifications(new), hub: hub, on: connection, logger: logger)
+                        try await notifications(new, limits), hub: hub, on: connection, logger: logger)
                 }
                 try check()
                 return .success(new)

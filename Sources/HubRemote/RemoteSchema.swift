@@ -192,6 +192,21 @@ enum RemoteSchema {
                 "CREATE INDEX IF NOT EXISTS events_hub_time ON events (hub, time)",
                 "CREATE INDEX IF NOT EXISTS events_session ON events (hub, value) WHERE kind = 'session'",
             ]),
+        Migration(
+            version: 7, description: "a cluster's notification rate limits, shared by its agents",
+            statements: [
+                // A rule and sensor's last notification, by the server's clock (RateLimits).
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_rate_limits (
+                    hub text NOT NULL,
+                    rule text NOT NULL,
+                    sensor text NOT NULL,
+                    last timestamptz NOT NULL,
+                    event text NOT NULL,
+                    PRIMARY KEY (hub, rule, sensor)
+                )
+                """
+            ]),
     ]
 
     /// The newest version.

@@ -12,7 +12,7 @@ struct SharedIngest: Sendable {
     /// The hub name the cluster's events carry (`HubConfiguration.storeHub`: the group's name), as the history's.
     let hub: String
     /// The outbox's rows for new events (the router's rules), written in the step that commits them.
-    let notifications: @Sendable ([SensorEvent]) async -> [PostgresOutbox.Row]
+    let notifications: @Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row]
     /// Told after a step committed new events: the router claims their notifications.
     let outboxChanged: @Sendable () -> Void
     /// How a client of its own connects to read retained statuses (`Ingest+Reread.swift`); nil: never.
