@@ -25,10 +25,15 @@ struct ClusterOrderTests {
             }
             await client.disconnect()
             let count = ClusterIngestTests.sensors.count
-            // The other two commit their shares, then the paused one its own, older ones among them.
-            try await eventually("the others' shares are committed", within: .seconds(30)) {
+            // The other two commit their shares (or at least 4 s of them: a lagging agent's queue is looked at for
+            // rows changed in the last 10 s, and a pause past the 5 s lease would have its session adopted), then
+            // the paused one its own, older ones among them.
+            let resume = ContinuousClock.now + .seconds(4)
+            while ContinuousClock.now < resume,
                 try await server.count("SELECT count(*) FROM events WHERE hub = 'block-a'", database: "burst")
-                    >= 2 * count
+                    < 2 * count
+            {
+                try await Task.sleep(for: .milliseconds(100))
             }
             paused.send(SIGCONT)
             try await eventually("every status of the burst has its event", within: .seconds(90)) {
