@@ -20,11 +20,21 @@ extension Ingest {
     /// Sensors put right in one step, at most: a re-read after a mass reconnection may cover thousands.
     static let rereadStep = 500
 
-    /// Notes `topics` as sensors whose order may be wrong, from now.
-    func noteContended(_ topics: [String]) {
+    /// Re-reads that found no retained status for a sensor before it is left alone (it does not retain them).
+    static let rereadMisses = 3
+
+    /// Notes `topics` as sensors whose order may be wrong, from now; `missed`: a re-read found no retained status
+    /// for them (the broker was slow, or they retain none), counted up to `rereadMisses`.
+    func noteContended(_ topics: [String], missed: [String: Int] = [:]) {
         guard !topics.isEmpty else { return }
         let now = ContinuousClock.now
-        contended.withLock { for topic in topics { $0[topic] = now } }
+        contended.withLock { contended in
+            for topic in topics {
+                let misses = missed[topic].map { $0 + 1 } ?? 0
+                guard misses < Self.rereadMisses else { continue }
+                contended[topic] = (now, max(misses, contended[topic]?.misses ?? 0))
+            }
+        }
     }
 
     /// Every second: the sensors whose last contention is a second old, read from the retained messages and put right.
@@ -32,24 +42,31 @@ extension Ingest {
         guard let configuration = shared.rereadConfiguration else { return }
         await every(.seconds(1)) {
             let now = ContinuousClock.now
-            let topics = self.contended.withLock { contended -> [String] in
-                let settled = contended.filter { now - $0.value >= .seconds(1) }.map(\.key)
-                for topic in settled { contended[topic] = nil }
-                return settled.sorted()
+            let settled = self.contended.withLock { contended -> [String: Int] in
+                let settled = contended.filter { now - $0.value.since >= .seconds(1) }.mapValues(\.misses)
+                for topic in settled.keys { contended[topic] = nil }
+                return settled
             }
-            guard !topics.isEmpty else { return }
-            await self.reread(topics, shared, configuration: configuration())
+            guard !settled.isEmpty else { return }
+            await self.reread(settled, shared, configuration: configuration())
         }
     }
 
-    private func reread(_ topics: [String], _ shared: SharedIngest, configuration: MosquittoConfiguration) async {
+    private func reread(_ settled: [String: Int], _ shared: SharedIngest, configuration: MosquittoConfiguration)
+        async
+    {
+        let topics = settled.keys.sorted()
         let replays: [(message: MQTTMessage, read: Timestamp)]
         do {
             replays = try await Self.retained(of: topics, configuration: configuration, logger: logger)
         } catch {
             errors?.record("could not read the retained statuses of \(topics.count) sensors: \(error)")
+            noteContended(topics, missed: settled)
             return
         }
+        // Not answered: looked at again, a few times (a sensor that retains nothing is left alone then).
+        let answered = Set(replays.map(\.message.topic))
+        noteContended(topics.filter { !answered.contains($0) }, missed: settled)
         for start in stride(from: 0, to: replays.count, by: Self.rereadStep) {
             await apply(Array(replays[start..<min(start + Self.rereadStep, replays.count)]), shared)
         }

@@ -41,8 +41,9 @@ final class Ingest: Service, Sendable {
     let shared: SharedIngest?
     /// In a cluster: sensors a silence check could not commit, looked at again by the next.
     let silenceRetries = Locked<Set<String>>([])
-    /// In a cluster: sensors whose order may be wrong, with when that was last seen (`Ingest+Reread.swift`).
-    let contended = Locked<[String: ContinuousClock.Instant]>([:])
+    /// In a cluster: sensors whose order may be wrong, with when that was last seen and how many re-reads found
+    /// no retained status for them yet (`Ingest+Reread.swift`).
+    let contended = Locked<[String: (since: ContinuousClock.Instant, misses: Int)]>([:])
     let errors: ErrorRecorder?
     let logger: Logger
 
