@@ -1,4 +1,5 @@
 import Foundation
+import HubCore
 import Logging
 import PostgresNIO
 
@@ -14,13 +15,12 @@ public struct RateLimits: Sendable {
     /// Whether a notification of `event` for `sensor` under `rule` may go, at most one per `limit`; records it when
     /// it may. The event let through last is let through again (a step tried again makes the same notifications).
     public func allow(rule: String, sensor: String, limit: Duration, event: String) async throws -> Bool {
-        let milliseconds = limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000
         let rows = try await connection.query(
             """
             INSERT INTO sensorhub_rate_limits AS limits (hub, rule, sensor, last, event)
             VALUES (\(hub), \(rule), \(sensor), now(), \(event))
             ON CONFLICT (hub, rule, sensor) DO UPDATE SET last = now(), event = EXCLUDED.event
-            WHERE limits.last <= now() - \(milliseconds)::bigint * interval '1 millisecond'
+            WHERE limits.last <= now() - \(limit.milliseconds)::bigint * interval '1 millisecond'
                 OR limits.event = EXCLUDED.event
             RETURNING 1
             """, logger: logger)
