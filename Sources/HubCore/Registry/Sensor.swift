@@ -152,12 +152,11 @@ enum SensorID {
 
     /// The id of a sensor stored without one: from its topic (unique in a registry) and when it was added.
     static func derived(topic: String, added: Timestamp) -> String {
-        // FNV-1a, 64 bits: stable across runs and platforms, unlike Hasher.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in topic.utf8 + [0] + added.description.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        return hex(hash)
+        var hash = StableHash()
+        hash.add(topic.utf8)
+        hash.add(0)
+        hash.add(added.description.utf8)
+        return hex(hash.value)
     }
 
     private static func hex(_ value: UInt64) -> String {
