@@ -57,6 +57,10 @@ public struct MosquittoConfiguration: Sendable {
     public var holdsAcknowledgements = false
     /// How long the network thread waits for a confirmation before acknowledging anyway (logged).
     public var confirmationTimeout: Duration = .seconds(2)
+    /// With `holdsAcknowledgements`: on `disconnect()`, the messages not confirmed yet stay unacknowledged — the
+    /// connection is closed without a DISCONNECT, so the broker sends them again to the session's next connection
+    /// (which may be another process's, taking the session over) — rather than acknowledged on the way out.
+    public var leavesUnconfirmedOnStop = false
 
     /// A configuration with sensible defaults for a broker on this machine.
     public init(

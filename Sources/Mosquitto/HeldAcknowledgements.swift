@@ -91,12 +91,23 @@ extension ClientCore {
             if connackArrived.load(ordering: .acquiring) { return MOSQ_ERR_SUCCESS.rawValue }
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
             if !gate.wait(for: last, until: deadline) { noteUnconfirmed(last) }
+            // Released by a stop: what was not confirmed stays unacknowledged, for the session's next connection.
+            if configuration.leavesUnconfirmedOnStop && stopRequested.load(ordering: .acquiring)
+                && gate.confirmedNumber < last
+            {
+                return MOSQ_ERR_SUCCESS.rawValue
+            }
         }
         if mosquitto_want_write(m) {
             let rc = mosquitto_loop_write(m, 1)
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
         }
         return mosquitto_loop_misc(m)
+    }
+
+    /// Whether QoS 1/2 messages were handed over that the consumer has not confirmed (their acknowledgements held).
+    var hasUnconfirmedMessages: Bool {
+        configuration.holdsAcknowledgements && deliveredHeld.load(ordering: .relaxed) > gate.confirmedNumber
     }
 
     /// Logs, at most every ten seconds, that acknowledgements went out without the consumer's confirmation.

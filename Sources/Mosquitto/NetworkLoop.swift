@@ -32,7 +32,9 @@ extension ClientCore {
                 libraryLogging = wanted
             }
             if stopRequested.load(ordering: .acquiring) {
-                sendDisconnect(m)
+                // Closed without a word when acknowledgements of messages not confirmed are queued: DISCONNECT would
+                // write them out first (`mosquitto_destroy` closes the socket with them unsent).
+                if !(configuration.leavesUnconfirmedOnStop && hasUnconfirmedMessages) { sendDisconnect(m) }
                 break
             }
             // The common case, once per received packet.

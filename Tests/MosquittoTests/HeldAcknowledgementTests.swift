@@ -89,6 +89,49 @@ import Testing
         }
     }
 
+    /// `leavesUnconfirmedOnStop`: a client stopped with messages it had not confirmed leaves them unacknowledged, so
+    /// the broker sends them again, with their packet ids, to the session's next connection (a cluster partition's
+    /// next holder, which knows a message it committed by its id). The acknowledgements of one read go out together,
+    /// so those confirmed in the same read come again too. Without it, stopping acknowledged them all on the way out
+    /// (checked: the second connection then got nothing).
+    @Test func aStopLeavesWhatWasNotConfirmedToTheSessionsNextConnection() async throws {
+        try await withBroker { broker in
+            let held = MosquittoConfiguration.test(broker, clientID: "partition-07") {
+                $0.cleanSession = false
+                $0.holdsAcknowledgements = true
+                $0.leavesUnconfirmedOnStop = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            let taken = try await withClient(held) { receiver in
+                try await receiver.client.subscribe("door", qos: .atLeastOnce)
+                try await withClient(.test(broker)) { sender in
+                    for status in ["s1", "s2", "s3", "s4"] {
+                        try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                    }
+                }
+                let taken = try await receiver.messages.take(4)
+                #expect(taken.map(\.payloadString) == ["s1", "s2", "s3", "s4"])
+                receiver.client.confirm(through: taken[1].number)
+                try await Task.sleep(for: .milliseconds(300))
+                return taken
+            }
+            try await withClient(held) { next in
+                #expect(next.sessionPresent)
+                let again = try await next.messages.take(4, within: .seconds(5))
+                #expect(again.map(\.payloadString) == ["s1", "s2", "s3", "s4"])
+                #expect(again.map(\.packetID) == taken.map(\.packetID), "the same packet ids")
+                next.client.confirm(through: again[3].number)
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            // Confirmed whole and stopped: nothing comes again.
+            try await withClient(held) { last in
+                #expect(last.sessionPresent)
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(await last.messages.waiting == 0)
+            }
+        }
+    }
+
     /// A consumer that never confirms delays the acknowledgements by the timeout, not forever.
     @Test func anUnconfirmedMessageIsAcknowledgedAfterTheTimeout() async throws {
         try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
