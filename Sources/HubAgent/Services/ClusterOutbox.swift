@@ -61,6 +61,11 @@ final class ClusterOutbox: SharedOutbox {
     }
 
     func release() async {
+        // The router calls this as its task is cancelled (hubd stopping): the queries must not be.
+        await uncancelled { await self.releaseNow() }
+    }
+
+    private func releaseNow() async {
         // The marks still waiting are written first: a row released while delivered would be sent again.
         let flushing = done.withLock { done -> Task<Void, Never>? in
             done.stopping = true
@@ -74,6 +79,7 @@ final class ClusterOutbox: SharedOutbox {
             })
         do {
             try await database.release()
+            logger.info("released this agent's claims on notifications")
         } catch {
             logger.warning(
                 "could not release this agent's claims on notifications; others take them once they run out",
