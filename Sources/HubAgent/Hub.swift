@@ -89,7 +89,7 @@ public struct Hub: Sendable {
         let started = Date()
         let keeper = configuration.cluster.flatMap { cluster in
             configuration.store.map { server in
-                var duties: [LeaseKeeper.Duty] = [.silence]
+                var duties: [LeaseKeeper.Duty] = [.availability]
                 if configuration.homeAssistant.enabled { duties.append(.homeAssistant) }
                 if configuration.discovery.enabled { duties.append(.discovery) }
                 // Sources: each done by one agent, those whose configuration has them taking turns.
@@ -114,11 +114,17 @@ public struct Hub: Sendable {
         tracker.setSessionRules(configuration.sessions)
 
         let subscriptionInputs = Subscriptions.Inputs()
+        // In a cluster: the agent says it is ready once its first share of the partitions is connected (or a lease
+        // has passed without).
+        let firstShare = Latch()
+        var beforeReady: (@Sendable () async -> Void)?
+        if let lease = cluster?.lease { beforeReady = { _ = await firstShare.wait(until: .now + lease) } }
         let (clients, clientSink) = AsyncStream.makeStream(of: MosquittoClient.self)
         let connection = BrokerConnection(
             broker: document.broker, stateDirectory: state, configuration: configuration, clients: clientSink,
             subscribe: { await subscriptionInputs.attach($0) }, detach: { subscriptionInputs.detach() },
             restored: { subscriptionInputs.restored($0) },
+            beforeReady: beforeReady,
             statusChanged: statusChanged, errors: errors, notifier: notifier, logger: logger)
         let router = try NotificationRouter(
             configuration: notifiers, stateDirectory: state.path, logger: logger,
@@ -127,19 +133,11 @@ public struct Hub: Sendable {
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox)
-        // A client of its own, with a clean session, to read retained statuses (Ingest+Reread.swift).
-        var reread: (@Sendable () -> MosquittoConfiguration)?
-        if let agent = configuration.cluster?.agent {
-            reread = {
-                var mqtt = connection.adoptionConfiguration(agent: agent + "-reread")
-                mqtt.cleanSession = true
-                return mqtt
-            }
-        }
         let shared = registry.flatMap { registry in
-            outbox.map { outbox in
+            outbox.flatMap { outbox in
+                cluster.map { cluster in
                 SharedIngest(
-                    registry: registry, hub: outbox.database.hub,
+                    registry: registry, hub: outbox.database.hub, cluster: cluster,
                     notifications: { events, limits in
                         // The cluster's rate limits, in the step's transaction: one count for all agents.
                         ClusterOutbox.rows(
@@ -149,7 +147,8 @@ public struct Hub: Sendable {
                                     event: event.id)
                             })
                     },
-                    outboxChanged: { router.sharedOutboxChanged() }, rereadConfiguration: reread)
+                    outboxChanged: { router.sharedOutboxChanged() })
+                }
             }
         }
         // The history: history.sqlite, or with store: the store's database, which a queue like remote:'s feeds. Read
@@ -210,7 +209,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            checksSilence: { keeper?.holds(.silence) ?? true }, shared: shared, errors: errors, logger: logger)
+            shared: shared, errors: errors, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
@@ -218,7 +217,7 @@ public struct Hub: Sendable {
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: following,
-            statusChanged: statusChanged, followedVersion: followed, shareGroup: configuration.cluster?.group,
+            statusChanged: statusChanged, followedVersion: followed, partitions: shared?.partitions,
             errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
@@ -295,9 +294,13 @@ public struct Hub: Sendable {
         if let discoverer { services.append(discoverer) }
         if let homeAssistant { services.append(homeAssistant) }
         services += [ingest, subscriptions, connection]
-        // After the connection, so it stops first: what its adopted sessions took is committed while ingest runs.
-        if let keeper, shared != nil {
-            services.append(SessionAdopter(keeper: keeper, connection: connection, ingest: ingest, logger: logger))
+        // After the connection, so it stops first: what the partitions' sessions took is committed while ingest runs,
+        // and they are given up before the agent's own connection says `offline`.
+        if let keeper, let shared {
+            services.append(
+                PartitionKeeper(
+                    keeper: keeper, connection: connection, ingest: ingest, shared: shared,
+                    subscriptions: subscriptionInputs, firstShare: firstShare, logger: logger))
             services.append(
                 ClusterAvailability(
                     keeper: keeper, connection: connection, topic: configuration.availabilityTopic, logger: logger))

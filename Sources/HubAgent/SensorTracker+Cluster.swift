@@ -25,6 +25,8 @@ extension SensorTracker {
                 || tracked.lastUpdated != sensor.lastUpdated || tracked.isOffline != offline
                 || tracked.attributes != sensor.attributes || tracked.alerts != sensor.alerts
                 || tracked.session != sensor.session || tracked.statusBeforeOffline != statusBeforeOffline
+                // Not watched here until now (its partition was another agent's): armed from the row below.
+                || (tracked.silenceDeadline == nil && !offline && (tracked.silenceTimeout ?? defaultSilenceTimeout) != nil)
         else { return nil }
         let observes = !offline && (tracked.lastUpdated != sensor.lastUpdated || tracked.alerts != sensor.alerts)
         // A new last update (another agent heard from it), or back online (a silence check of this agent's that
@@ -55,21 +57,41 @@ extension SensorTracker {
         return events
     }
 
-    /// The rows a message on `topic` changes: the sensor's, and those of the sensors it is the availability of; nil
-    /// when no sensor uses the topic.
-    public func topicsChanged(byMessageOn topic: String) -> [String]? {
-        let dependents = availabilityTopics[topic] ?? []
-        guard sensors[topic] != nil || !dependents.isEmpty else { return nil }
-        return sensors[topic] == nil ? dependents : [topic] + dependents.filter { $0 != topic }
+    /// The rows a message on `topic` changes: the sensor's, and those of the sensors it is the availability of (of
+    /// those, the ones `owned` says: a partition's); nil when it changes none.
+    public func topicsChanged(byMessageOn topic: String, owned: ((String) -> Bool)? = nil) -> [String]? {
+        var changed = sensors[topic] == nil ? [] : [topic]
+        changed += (availabilityTopics[topic] ?? []).filter { $0 != topic }
+        if let owned { changed.removeAll { !owned($0) } }
+        return changed.isEmpty ? nil : changed
+    }
+
+    /// The topics each partition's session subscribes to (indexed by partition): its sensors' topics, and their
+    /// devices' availability topics (one several partitions' sensors use is in each of them).
+    public func topics(by partitions: ClusterPartitions) -> [Set<String>] {
+        var topics = [Set<String>](repeating: [], count: partitions.count)
+        for (topic, tracked) in sensors {
+            let partition = partitions.partition(ofSensorTopic: topic)
+            topics[partition].insert(topic)
+            if let availability = tracked.availability { topics[partition].insert(availability) }
+        }
+        return topics
     }
 
     /// What a cluster's silence check looks at: `due`, the sensors whose silence deadline has passed (taken off the
     /// deadlines: `silence` them, and look at them again when that cannot be committed); `topics`, those and the
     /// sensors with a threshold waiting for its `for:` or a session a gap may end.
-    public mutating func takeSilenceCandidates(now: ContinuousClock.Instant) -> (due: Set<String>, topics: Set<String>)
+    ///
+    /// - Parameter owned: the sensors this agent watches (those of the partitions it holds); the others' deadlines are
+    ///   dropped (the sensor is not watched here until a catch-up with its row arms it again, `catchUp`).
+    public mutating func takeSilenceCandidates(now: ContinuousClock.Instant, owned: (String) -> Bool = { _ in true })
+        -> (due: Set<String>, topics: Set<String>)
     {
-        let due = Set(takeDueSilences(now: now))
-        return (due, due.union(pendingThresholds).union(gapSessions))
+        var due = Set<String>()
+        for topic in takeDueSilences(now: now) {
+            if owned(topic) { due.insert(topic) } else { sensors[topic]?.silenceDeadline = nil }
+        }
+        return (due, due.union(pendingThresholds.filter(owned)).union(gapSessions.filter(owned)))
     }
 
     /// A cluster's silence check on `topics` (whose rows it holds, caught up): each of `due` whose deadline has still

@@ -143,15 +143,20 @@ public struct SensorTracker: Sendable {
     ///   - retained: a retained message the broker replays on (re)subscribing: when it repeats the status the hub
     ///     has, it is not news, and it does not prove the sensor is alive.
     ///   - time: the wall-clock time to record; `now`: the monotonic clock for silence.
+    /// - Parameter owned: in a cluster, the sensors (by topic) this message may change: those of the partition whose
+    ///   session it came through (an availability topic several partitions' sensors use reaches each of them).
     public mutating func ingest(
         topic: String,
         payload: [UInt8],
         retained: Bool,
         time: Timestamp,
-        now: ContinuousClock.Instant
+        now: ContinuousClock.Instant,
+        owned: ((String) -> Bool)? = nil
     ) -> Outcome {
-        guard sensors[topic] != nil else {
-            if let dependents = availabilityTopics[topic] {
+        guard sensors[topic] != nil, owned?(topic) ?? true else {
+            if var dependents = availabilityTopics[topic] {
+                if let owned { dependents.removeAll { !owned($0) } }
+                if dependents.isEmpty { return .rejected(.unknownTopic) }
                 return availability(payload, of: dependents, retained: retained, time: time, now: now)
             }
             return .rejected(.unknownTopic)
@@ -164,7 +169,9 @@ public struct SensorTracker: Sendable {
         if let control { outcome = outcome.after(control) }
         // A sensor's topic that is also other sensors' availability (an ESPHome node's status, tracked as a sensor
         // of its own) speaks for them too.
-        guard let dependents = availabilityTopics[topic]?.filter({ $0 != topic }), !dependents.isEmpty else {
+        guard let dependents = availabilityTopics[topic]?.filter({ $0 != topic && owned?($0) ?? true }),
+            !dependents.isEmpty
+        else {
             return outcome
         }
         return outcome.adding(availability(payload, of: dependents, retained: retained, time: time, now: now))

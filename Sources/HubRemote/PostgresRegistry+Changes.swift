@@ -9,15 +9,25 @@ extension PostgresRegistry {
     /// it was down is lost (PostgreSQL keeps nothing for a listener that is gone), so the caller reads the revision
     /// again. A server that stops answering without closing is noticed by a `SELECT 1` every 5 s.
     public func changes(logger: Logger) -> AsyncStream<Void> {
+        Self.notifications(on: Self.channel, server: server, as: applicationName + " listener", logger: logger)
+    }
+
+    /// A signal after each notification on `channel`, and one each time the listening connection is made (what was
+    /// announced while it was down is lost); the connection is made again, with back-off, whenever it fails.
+    static func notifications(on channel: String, server: DatabaseSettings, as name: String, logger: Logger)
+        -> AsyncStream<Void>
+    {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let (server, name, location) = (server, applicationName + " listener", location)
+        let location = server.url
         let follower = Task {
             var failures = 0
             while !Task.isCancelled {
                 do {
-                    try await Self.listen(to: server, as: name, logger: logger) {
+                    try await Self.listen(on: channel, to: server, as: name, logger: logger) {
                         if failures > 0 {
-                            logger.notice("following the registry's changes again", metadata: ["store": "\(location)"])
+                            logger.notice(
+                                "following the database's notifications again",
+                                metadata: ["store": "\(location)", "channel": "\(channel)"])
                         }
                         failures = 0
                         continuation.yield()
@@ -29,8 +39,8 @@ extension PostgresRegistry {
                     failures += 1
                     if failures == 1 {
                         logger.warning(
-                            "cannot follow the registry's changes; trying again",
-                            metadata: ["store": "\(location)", "error": "\(Self.reason(error))"])
+                            "cannot follow the database's notifications; trying again",
+                            metadata: ["store": "\(location)", "channel": "\(channel)", "error": "\(Self.reason(error))"])
                     }
                     try? await Task.sleep(for: RemoteForwarder.backOff(afterFailures: failures, maximum: .seconds(30)))
                 }
@@ -43,7 +53,7 @@ extension PostgresRegistry {
     /// Connects, LISTENs, calls `listening`, then `changed` for each notification, until the connection fails or
     /// stops answering (thrown) or the task is cancelled (returns).
     private static func listen(
-        to server: DatabaseSettings, as name: String, logger: Logger, listening: () -> Void,
+        on channel: String, to server: DatabaseSettings, as name: String, logger: Logger, listening: () -> Void,
         changed: @escaping @Sendable () -> Void
     ) async throws {
         let connection = try await bounded(.seconds(30), late: { try? await $0.close() }) {

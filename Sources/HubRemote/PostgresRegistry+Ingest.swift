@@ -10,10 +10,33 @@ extension PostgresRegistry {
     public struct Deliveries: Sendable {
         public var session: String
         public var messages: [(packet: Int, digest: String)]
+        /// The broker had no session for this client when it connected (CONNACK's session present flag clear): the
+        /// ids recorded for an earlier one are forgotten first, since the broker hands them out again from 1.
+        public var sessionIsNew: Bool
 
-        public init(session: String, messages: [(packet: Int, digest: String)]) {
+        public init(session: String, messages: [(packet: Int, digest: String)], sessionIsNew: Bool = false) {
             self.session = session
             self.messages = messages
+            self.sessionIsNew = sessionIsNew
+        }
+    }
+
+    /// The lease a step's messages came under (a cluster partition's, `ClusterPartitions`): the step commits only
+    /// while this agent holds it at this epoch, checked after the step has locked its sensors' rows. So a step of an
+    /// agent that lost the partition (paused past its lease, cut off from the database) commits nothing once another
+    /// agent has taken it, and one that passed the check commits before the new holder's first step on those
+    /// sensors, which waits for the rows.
+    public struct Fence: Sendable, Hashable {
+        public var cluster: String
+        public var duty: String
+        public var agent: String
+        public var epoch: Int64
+
+        public init(cluster: String, duty: String, agent: String, epoch: Int64) {
+            self.cluster = cluster
+            self.duty = duty
+            self.agent = agent
+            self.epoch = epoch
         }
     }
 
@@ -26,11 +49,12 @@ extension PostgresRegistry {
     /// `notifications` makes the outbox's rows for the new events, written in the same transaction, with the
     /// cluster's rate limits checked and recorded there too (`RateLimits`). `apply` is told
     /// the packet ids of `deliveries` committed before (to skip), and `deliveries` are recorded with the step.
+    /// Returns nil, having applied and committed nothing, when this agent no longer holds `fence`.
     public func ingest(
-        onTopics topics: [String], hub: String, deliveries: Deliveries? = nil,
+        onTopics topics: [String], hub: String, deliveries: Deliveries? = nil, fence: Fence? = nil,
         notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])? = nil,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
-    ) async throws(StoreError) -> [SensorEvent] {
+    ) async throws(StoreError) -> [SensorEvent]? {
         let (logger, location) = (logger, location)
         // A step holds up its messages' acknowledgements: one that hangs (seen on a connection to a database that
         // had just crashed and come back, for the registry's whole 30 s limit) is given up after 5 s and tried
@@ -38,10 +62,11 @@ extension PostgresRegistry {
         // stops): it applies nothing and commits nothing from then on, short of a COMMIT already sent.
         let abandoned = Locked(false)
         let check = { @Sendable in if abandoned.withLock({ $0 }) { throw StepAbandoned() } }
-        let outcome: Result<[SensorEvent], StoreError>
+        let outcome: Result<[SensorEvent]?, StoreError>
         do {
             outcome = try await step(
-                topics, hub: hub, deliveries: deliveries, notifications: notifications, check: check, apply)
+                topics, hub: hub, deliveries: deliveries, fence: fence, notifications: notifications, check: check,
+                apply)
         } catch {
             abandoned.withLock { $0 = true }
             throw error
@@ -51,18 +76,20 @@ extension PostgresRegistry {
 
     /// `ingest`'s transaction; `check` throws (rolling it back) once the caller has given up on it.
     private func step(
-        _ topics: [String], hub: String, deliveries: Deliveries?,
+        _ topics: [String], hub: String, deliveries: Deliveries?, fence: Fence?,
         notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])?,
         check: @escaping @Sendable () throws -> Void,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
-    ) async throws(StoreError) -> Result<[SensorEvent], StoreError> {
+    ) async throws(StoreError) -> Result<[SensorEvent]?, StoreError> {
         let (logger, location) = (logger, location)
-        return try await withConnection(within: .seconds(5)) { connection -> Result<[SensorEvent], StoreError> in
-            try await connection.withTransaction(logger: logger) { connection -> Result<[SensorEvent], StoreError> in
+        return try await withConnection(within: .seconds(5)) { connection -> Result<[SensorEvent]?, StoreError> in
+            try await connection.withTransaction(logger: logger) { connection -> Result<[SensorEvent]?, StoreError> in
                 guard let (_, header) = try await Self.header(connection, locking: .share, logger: logger) else {
                     return .success([])
                 }
                 let sensors = try await Self.rows(onTopics: topics, connection, logger: logger)
+                // After the rows are locked: a holder that took the lease since committed it first.
+                if let fence, try await !Self.holds(fence, connection, logger: logger) { return .success(nil) }
                 var document: DefaultsDocument
                 do throws(JSONSyntaxError) {
                     document = try DefaultsDocument.decode(header: header, sensors: sensors)
@@ -104,11 +131,23 @@ extension PostgresRegistry {
     /// A step its caller gave up on (it took too long): rolled back.
     struct StepAbandoned: Error {}
 
+    /// Whether the agent still holds `fence`'s lease at its epoch.
+    static func holds(_ fence: Fence, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            SELECT 1 FROM sensorhub_leases
+            WHERE cluster = \(fence.cluster) AND duty = \(fence.duty) AND holder = \(fence.agent)
+                AND epoch = \(fence.epoch)
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// The packet ids of `deliveries` whose message (the same digest) the session committed before.
     static func committedBefore(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger)
         async throws -> Set<Int>
     {
-        guard let deliveries, !deliveries.messages.isEmpty else { return [] }
+        guard let deliveries, !deliveries.sessionIsNew, !deliveries.messages.isEmpty else { return [] }
         let wanted = Dictionary(
             deliveries.messages.map { ($0.packet, $0.digest) }, uniquingKeysWith: { _, last in last })
         let rows = try await connection.query(
@@ -131,7 +170,12 @@ extension PostgresRegistry {
     /// broker hands out packet ids in turn and reuses one only after 65,535 others, so a reused id is never taken
     /// for a message sent again.
     static func record(_ deliveries: Deliveries?, _ connection: PostgresConnection, logger: Logger) async throws {
-        guard let deliveries, let newest = deliveries.messages.last?.packet else { return }
+        guard let deliveries else { return }
+        if deliveries.sessionIsNew {
+            try await connection.query(
+                "DELETE FROM sensorhub_deliveries WHERE session = \(deliveries.session)", logger: logger)
+        }
+        guard let newest = deliveries.messages.last?.packet else { return }
         try await connection.query(
             """
             DELETE FROM sensorhub_deliveries

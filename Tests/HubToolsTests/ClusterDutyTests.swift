@@ -4,7 +4,8 @@ import HubTestKit
 import Testing
 
 /// Two built hubd agents of one cluster on a real PostgreSQL 15 and Mosquitto: each says it is alive, exactly one
-/// holds each duty and only it does it (a silent sensor is declared offline once), `hubctl status` shows both, and
+/// holds each duty, one agent takes all of a sensor's messages (its partition's holder) and declares it offline once
+/// when it falls silent, `hubctl status` shows both, and
 /// the duty moves when its holder stops (at the other's next renewal) or is killed (within the lease and one
 /// renewal).
 @Suite(.timeLimit(.minutes(2)))
@@ -21,8 +22,8 @@ struct ClusterDutyTests {
             """
     }
 
-    /// The agents `hubctl status --json` lists, and which of them holds `silence`.
-    static func agents(_ hubctl: Hubctl, _ config: String) async throws -> (alive: [String], silence: [String]) {
+    /// The agents `hubctl status --json` lists, and which of them holds `availability`.
+    static func agents(_ hubctl: Hubctl, _ config: String) async throws -> (alive: [String], holder: [String]) {
         let status = try await hubctl.run("status", "--json", "--config", config)
         let object = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
         let cluster = object?["cluster"] as? [String: Any]
@@ -30,7 +31,7 @@ struct ClusterDutyTests {
         let alive = agents.filter { $0["alive"] as? Bool == true }
         return (
             alive.compactMap { $0["name"] as? String },
-            alive.filter { ($0["duties"] as? [String])?.contains("silence") == true }.compactMap {
+            alive.filter { ($0["duties"] as? [String])?.contains("availability") == true }.compactMap {
                 $0["name"] as? String
             }
         )
@@ -85,34 +86,33 @@ struct ClusterDutyTests {
                 let added = try await first.hubctl.run(["sensors", "add", "hall", "--config", config])
                 #expect(added.status == 0, "\(added.standardError)")
                 try await first.startAndWaitUntilReady()
-                try await first.waitForLog("took a cluster duty", "duty=silence", "agent=hub-1")
                 try await second.startAndWaitUntilReady()
-                try await eventually("both agents are alive, one holds silence") {
-                    let (alive, silence) = try await Self.agents(first.hubctl, config)
-                    return alive == ["hub-1", "hub-2"] && silence == ["hub-1"]
+                try await eventually("both agents are alive, one holds availability") {
+                    let (alive, holder) = try await Self.agents(first.hubctl, config)
+                    return alive == ["hub-1", "hub-2"] && holder == ["hub-1"]
                 }
-                // Shared subscriptions: each message reaches one agent, and both get some.
+                // Partitions: all of one sensor's messages reach the one agent that holds its partition.
                 for index in 1...10 { try await publish(broker, "hall", "status \(index)") }
-                let events = try await Self.count(10, "sensor event", "sensor=hall", in: [first, second])
-                #expect(events.reduce(0, +) == 10 && events.allSatisfy { $0 > 0 }, "\(events)")
-                // Silent for 3 s: declared offline once, by the holder of the silence duty.
+                let events = try await Self.count(10, "sensor event", "sensor=hall", "event=changed", in: [first, second])
+                #expect(events.sorted() == [0, 10], "\(events)")
+                // Silent for 3 s: declared offline once, by the agent that holds its partition (and took its messages).
                 let offline = try await Self.count(
                     1, "sensor event", "sensor=hall", "event=silent", in: [first, second])
-                #expect(offline == [1, 0])
+                #expect(offline == events.map { $0 == 10 ? 1 : 0 }, "\(offline)")
                 // A graceful stop hands the duty on at the other's next renewal.
                 #expect(await first.stop() == 0)
-                try await second.waitForLog("took a cluster duty", "duty=silence", "agent=hub-2", within: .seconds(5))
+                try await second.waitForLog("took a cluster duty", "duty=availability", "agent=hub-2", within: .seconds(5))
                 // Killed, it can't: the duty moves once its lease has run out (5 s) and the other renews.
                 try await first.startAndWaitUntilReady()
                 _ = await second.stop(SIGKILL)
                 let killed = ContinuousClock.now
-                try await first.waitForLog("took a cluster duty", "duty=silence", "agent=hub-1", within: .seconds(10))
+                try await first.waitForLog("took a cluster duty", "duty=availability", "agent=hub-1", within: .seconds(10))
                 let moved = ContinuousClock.now - killed
                 // The stated bound, lease + renewal, with 3 s for two processes' start-up on a loaded machine.
                 #expect(moved < .seconds(5) + .seconds(5) / 3 + .seconds(3), "took \(moved)")
-                try await eventually("hub-2 is gone, hub-1 holds silence") {
-                    let (alive, silence) = try await Self.agents(first.hubctl, config)
-                    return alive == ["hub-1"] && silence == ["hub-1"]
+                try await eventually("hub-2 is gone, hub-1 holds availability") {
+                    let (alive, holder) = try await Self.agents(first.hubctl, config)
+                    return alive == ["hub-1"] && holder == ["hub-1"]
                 }
                 // hub-2's will said the hub is offline; hub-1 runs, and says online again within a renewal.
                 try await withListener(broker, subscribing: "sensorhub/availability") { inbox in

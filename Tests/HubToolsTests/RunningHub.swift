@@ -83,7 +83,22 @@ final class RunningHub: Sendable {
             hubd, arguments, environment: environment.merging(extraEnvironment) { $1 },
             standardError: errors.write.fileDescriptor)
         try errors.write.close()
-        let inbox = Inbox.consuming(lines(of: errors.read))
+        // HUB_TEST_LOG_DIR: each hubd's log also goes to a file there, named after its configuration's directory, to
+        // read after a failure (or a chaos run).
+        let keep = ProcessInfo.processInfo.environment["HUB_TEST_LOG_DIR"].map { directory in
+            FileHandle.appending(to: "\(directory)/hubd-\(hubctl.state.path.split(separator: "/").last ?? "hub").log")
+        }
+        let inbox = Inbox.consuming(
+            lines(of: errors.read).map { line in
+                // When the test read it, to the millisecond (hubd's own stamps are whole seconds).
+                if let keep, let keep {
+                    let now = Date().timeIntervalSince1970
+                    let stamp = String(format: "%02d:%02d:%06.3f", Int(now / 3600) % 24, Int(now / 60) % 60,
+                        now.truncatingRemainder(dividingBy: 60))
+                    keep.write(Data((stamp + " " + line + "\n").utf8))
+                }
+                return line
+            })
         process.withLock { $0 = child }
         logs.withLock { $0 = inbox }
         return inbox
@@ -204,4 +219,14 @@ func testLogger() -> Logger {
     var logger = Logger(label: "test")
     logger.logLevel = .critical
     return logger
+}
+
+extension FileHandle {
+    /// A handle that appends to `path` (made if missing); nil when it can't be opened.
+    static func appending(to path: String) -> FileHandle? {
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
+        handle.seekToEndOfFile()
+        return handle
+    }
 }

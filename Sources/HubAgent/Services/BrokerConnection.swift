@@ -23,6 +23,9 @@ final class BrokerConnection: Service, Sendable {
     private let detach: @Sendable () -> Void
     /// Says the client reconnected and has its subscriptions back.
     private let restored: @Sendable (MosquittoClient) -> Void
+    /// Waited for once the client has subscribed, before the hub says it is online (a cluster agent: its first
+    /// share of the partitions connected).
+    private let beforeReady: (@Sendable () async -> Void)?
     private let statusChanged: Doorbell
     private let errors: ErrorRecorder
     private let notifier: SystemdNotifier
@@ -46,9 +49,10 @@ final class BrokerConnection: Service, Sendable {
         broker: BrokerSettings, stateDirectory: StateDirectory, configuration: HubConfiguration,
         clients: AsyncStream<MosquittoClient>.Continuation,
         subscribe: @escaping @Sendable (MosquittoClient) async -> Void, detach: @escaping @Sendable () -> Void,
-        restored: @escaping @Sendable (MosquittoClient) -> Void, statusChanged: Doorbell, errors: ErrorRecorder,
-        notifier: SystemdNotifier, logger: Logger
+        restored: @escaping @Sendable (MosquittoClient) -> Void, beforeReady: (@Sendable () async -> Void)? = nil,
+        statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
     ) {
+        self.beforeReady = beforeReady
         self.state = Locked(State(broker: broker))
         self.stateDirectory = stateDirectory
         self.configuration = configuration
@@ -104,6 +108,7 @@ final class BrokerConnection: Service, Sendable {
             guard let client = await connectUntilReady(broker) else { continue }
             clients.yield(client)
             await subscribe(client)
+            await beforeReady?()
             // Connected means following: the status file says so only once a status published now would arrive.
             state.withLock {
                 $0.client = client
@@ -184,27 +189,45 @@ final class BrokerConnection: Service, Sendable {
             password = nil
         }
         var mqtt = broker.mosquittoConfiguration(password: password)
-        // Agents of a cluster share the registry's broker settings, but each has a session of its own.
-        if let cluster = configuration.cluster { mqtt.clientID = "\(broker.clientID)-\(cluster.agent)" }
         mqtt.will = .init(topic: configuration.availabilityTopic, payload: "offline", qos: .atLeastOnce, retain: true)
         // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
         mqtt.messageBufferLimit = 1_000_000
         // A status acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
-        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`). Always in a
-        // cluster: there a batch is acknowledged once PostgreSQL has committed it.
-        mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled || configuration.cluster != nil
+        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`).
+        mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
+        if let cluster = configuration.cluster {
+            // An agent's own connection publishes (availability, Home Assistant, notifications) and hears the
+            // listeners' topics; the sensors' messages come through the partitions' sessions. Clean: an older
+            // version's shared subscriptions must not live on in a kept session and bring sensors' messages here.
+            mqtt.clientID = "\(broker.clientID)-\(cluster.agent)"
+            mqtt.cleanSession = true
+            mqtt.holdsAcknowledgements = false
+        }
         return mqtt
     }
 
-    /// A client for `agent`'s session (a cluster's agent that stopped or died, which keeps its turn of the shared
-    /// subscriptions): its client id, with this agent's broker settings, acknowledgements held until committed, and
-    /// no will (the hub's availability is this agent's own connection's to say).
-    func adoptionConfiguration(agent: String) -> MosquittoConfiguration {
+    /// A client for a cluster partition's session (`ClusterPartitions`): its own client id, kept by the broker while
+    /// nobody holds the partition (clean session off), acknowledgements held until a step has committed what the
+    /// messages changed, and no will (the hub's availability is each agent's own connection's to say). Never
+    /// acknowledged without a commit: while the database is away the broker keeps the partition's messages (up to its
+    /// `max_queued_messages`), and a client closed (its lease ran out, or given up) leaves what it had not committed
+    /// to the partition's next holder.
+    func partitionConfiguration(_ partition: Int) -> MosquittoConfiguration? {
+        guard let cluster = configuration.cluster else { return nil }
         let broker = state.withLock { $0.broker }
         var mqtt = mosquittoConfiguration(broker)
-        mqtt.clientID = "\(broker.clientID)-\(agent)"
+        mqtt.clientID = Self.partitionClientID(broker.clientID, group: cluster.group, partition: partition)
+        mqtt.cleanSession = false
         mqtt.will = nil
+        mqtt.holdsAcknowledgements = true
+        mqtt.leavesUnconfirmedOnStop = true
+        mqtt.confirmationTimeout = .seconds(24 * 3600)
         return mqtt
+    }
+
+    /// `<client id>-<group>-p07`: the same at every agent of the group, whichever holds the partition.
+    static func partitionClientID(_ clientID: String, group: String, partition: Int) -> String {
+        "\(clientID)-\(group)-p" + (partition < 10 ? "0" : "") + "\(partition)"
     }
 
     private func announce(_ client: MosquittoClient, _ availability: String) async {

@@ -3,7 +3,7 @@ import Logging
 import ServiceLifecycle
 
 /// In a cluster: each agent's will says the hub is offline when that agent dies, though the others still run. The
-/// holder of the `silence` duty (held while any agent runs) says `online` again every renewal, so the hub's
+/// holder of the `availability` duty (held while any agent runs) says `online` again every renewal, so the hub's
 /// availability means "some agent is alive": `offline` for at most a renewal after an agent dies, or the lease and a
 /// renewal when the holder itself died; `offline` for good once the last one is gone.
 final class ClusterAvailability: Service, Sendable {
@@ -23,7 +23,7 @@ final class ClusterAvailability: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try? await Task.sleep(for: self.keeper.database.settings.renewal)
-                guard !Task.isCancelled, self.keeper.holds(.silence) else { continue }
+                guard !Task.isCancelled, self.keeper.holds(.availability) else { continue }
                 do {
                     try await self.connection.publish(
                         topic: self.topic, payload: Array("online".utf8), qos: .atLeastOnce, retain: true)

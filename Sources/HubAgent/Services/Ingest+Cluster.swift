@@ -11,31 +11,58 @@ struct SharedIngest: Sendable {
     let registry: PostgresRegistry
     /// The hub name the cluster's events carry (`HubConfiguration.storeHub`: the group's name), as the history's.
     let hub: String
+    /// The group and this agent: whose leases fence a partition's steps.
+    let cluster: ClusterSettings
     /// The outbox's rows for new events (the router's rules), written in the step that commits them.
     let notifications: @Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row]
     /// Told after a step committed new events: the router claims their notifications.
     let outboxChanged: @Sendable () -> Void
-    /// How a client of its own connects to read retained statuses (`Ingest+Reread.swift`); nil: never.
-    var rereadConfiguration: (@Sendable () -> MosquittoConfiguration)?
+    let partitions = ClusterPartitions.standard
+    /// The partitions this agent holds and has caught up with (`PartitionKeeper`): it watches their sensors' silence.
+    let held = Locked<Set<Int>>([])
+
+    /// Whether the sensor on a topic is in a partition this agent holds now.
+    func owned() -> @Sendable (String) -> Bool {
+        let (held, partitions) = (held.withLock { $0 }, partitions)
+        return { held.contains(partitions.partition(ofSensorTopic: $0)) }
+    }
 }
 
-/// A cluster's shared ingest. A shared subscription hands one sensor's messages to different agents, so no agent's
-/// tracker has a sensor's whole story: every change is made in a step that locks the sensors' rows, catches the
-/// tracker up with them, applies the messages, and commits the rows and the new events in one transaction. Only
-/// then are the records journaled here (for the history, Home Assistant and `remote:`) and the messages
-/// acknowledged to the broker.
+/// A partition's session as this agent holds it (`PartitionKeeper`).
+struct HeldPartition: Sendable {
+    let index: Int
+    let client: MosquittoClient
+    /// The partition's lease at the epoch this agent was granted it: a step commits only while it still holds that.
+    let fence: PostgresRegistry.Fence
+    /// The broker had no session for the partition's client when it connected.
+    let sessionIsNew: Bool
+    /// Whether this agent may still work on it (its lease not run out by this agent's clock, not given up).
+    let isHeld: @Sendable () -> Bool
+}
+
+/// A cluster's ingest. Each partition's session brings its sensors' messages to the one agent that holds it, in the
+/// broker's order; the agent applies them a batch at a time in a step that locks their rows, catches the tracker up
+/// with them (another agent held the partition before, or the silence holder marked a sensor offline), checks that
+/// it still holds the partition, and commits the rows and the new events in one transaction. Only then are the
+/// records journaled here (for the history, Home Assistant and `remote:`) and the messages acknowledged to the
+/// broker.
 extension Ingest {
-    /// Takes a client's messages a batch at a time (what arrived while the last batch was being committed: a group
-    /// commit). A batch that cannot be committed is tried again, with back-off, until it is or hubd stops.
-    func consumeShared(_ client: MosquittoClient, _ shared: SharedIngest) async {
-        let confirms = client.holdsAcknowledgements
+    /// Applies a partition's messages a batch at a time (what arrived while the last batch was being committed: a
+    /// group commit) until its client closes. A batch that can't be committed is tried again, with back-off, while
+    /// the partition is held. Returns false when a step found that another agent holds the partition now: the
+    /// caller closes the client, and the broker sends what was not acknowledged to that agent.
+    func consumePartition(_ partition: HeldPartition, _ shared: SharedIngest) async -> Bool {
+        let (client, partitions, index) = (partition.client, shared.partitions, partition.index)
+        let owned: @Sendable (String) -> Bool = { partitions.partition(ofSensorTopic: $0) == index }
+        let session = client.configuration.clientID ?? ""
+        var sessionIsNew = partition.sessionIsNew
         var messages = client.messages.makeAsyncIterator()
         while let batch = await messages.nextBatch() {
             var topics = Set<String>()
             var (applied, others): ([MQTTMessage], [MQTTMessage]) = ([], [])
             tracker.withLock { tracker in
                 for message in batch {
-                    guard let changed = tracker.topicsChanged(byMessageOn: message.topic) else {
+                    guard let changed = tracker.topicsChanged(byMessageOn: message.topic, owned: owned) else {
                         others.append(message)
                         continue
                     }
@@ -43,11 +70,12 @@ extension Ingest {
                     applied.append(message)
                 }
             }
-            // A device discovery listens for, Home Assistant's birth, or a topic nobody uses.
-            for message in others { account(.rejected(.unknownTopic), of: message, recorded: nil) }
+            // A sensor removed, or moved to another partition's topics, since the session subscribed.
+            for message in others { rejectUnknown(message) }
             if !applied.isEmpty {
                 let applied = applied
-                // A message the broker sends again (its agent died before acknowledging it) is not applied twice.
+                // A message the broker sends again (the last holder died before acknowledging it) is not applied
+                // twice.
                 let step = { @Sendable (tracker: inout SensorTracker, committedBefore: Set<Int>) in
                     let results = applied.map { message -> (SensorTracker.Outcome, RecordedReading?) in
                         if message.qos != .atMostOnce && committedBefore.contains(message.packetID) {
@@ -55,103 +83,119 @@ extension Ingest {
                         }
                         let outcome = tracker.ingest(
                             topic: message.topic, payload: message.payload, retained: message.retain, time: .now,
-                            now: .now)
+                            now: .now, owned: owned)
                         return (outcome, outcome.reading.map { tracker.recorded($0, topic: message.topic) })
                     }
                     return (results, results.flatMap(\.0.events))
                 }
-                let deliveries = Self.deliveries(applied, session: client.configuration.clientID ?? "")
-                // A batch of several is a queue this agent is working through: another agent may have committed
-                // newer messages of its sensors meanwhile.
-                let lagging = applied.count > 1
-                guard let (results, fresh) = await commitUntilDone(topics, shared, deliveries, lagging, step) else {
-                    logger.error(
+                var deliveries = Self.deliveries(applied, session: session)
+                deliveries?.sessionIsNew = sessionIsNew
+                switch await commitUntilDone(
+                    topics, shared, deliveries, partition.fence, keepTrying: partition.isHeld, step)
+                {
+                case .committed(let results, let fresh):
+                    if deliveries != nil { sessionIsNew = false }
+                    for (message, (outcome, recorded)) in zip(applied, results) {
+                        account(outcome, of: message, recorded: recorded, fresh: fresh)
+                    }
+                case .notHeld:
+                    logger.notice(
+                        "another agent holds this partition now; its messages not acknowledged here go to it",
+                        metadata: ["partition": "\(index)", "messages": "\(applied.count)"])
+                    return false
+                case .stopped:
+                    logger.notice(
                         """
-                        hubd is stopping before these messages could be committed; the broker sends them again \
-                        unless it had their acknowledgements (after confirmation_timeout)
+                        stopped before these messages could be committed; the broker sends them to the partition's \
+                        next holder
                         """,
-                        metadata: ["messages": "\(applied.count)"])
-                    return
-                }
-                for (message, (outcome, recorded)) in zip(applied, results) {
-                    account(outcome, of: message, recorded: recorded, fresh: fresh)
+                        metadata: ["partition": "\(index)", "messages": "\(applied.count)"])
+                    return true
                 }
             }
             // The client acknowledges the batch to the broker once it is committed and journaled here.
-            if confirms, let last = batch.last {
+            if let last = batch.last {
                 let number = last.number
                 journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
             }
         }
+        return true
     }
 
-    /// Takes an adopted session's messages (`SessionAdopter`) until its client closes.
-    func consumeAdopted(_ client: MosquittoClient) async {
-        guard let shared else { return }
-        await consumeShared(client, shared)
+    /// Counts and logs a message no sensor (of this partition) takes, without offering it to the listeners: they
+    /// hear their topics on the agent's own connection.
+    private func rejectUnknown(_ message: MQTTMessage) {
+        counters.withLock {
+            $0.messages += 1
+            $0.rejected[Rejection.unknownTopic.rawValue, default: 0] += 1
+        }
+        noteRejection(.unknownTopic, topic: message.topic, size: message.payload.count)
     }
 
-    /// `commit`, tried again after 0.5 s, 1 s, … 5 s while it fails; nil when hubd stops first.
+    enum StepResult<T: Sendable>: Sendable {
+        case committed(T, fresh: Set<String>)
+        /// Another agent holds the fence's lease now: nothing was committed.
+        case notHeld
+        /// hubd is stopping, or `keepTrying` said no, before it could be committed.
+        case stopped
+    }
+
+    /// `commit`, tried again after 0.5 s, 1 s, … 5 s while it fails and `keepTrying` says so.
     private func commitUntilDone<T: Sendable>(
-        _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?, _ lagging: Bool,
+        _ topics: Set<String>, _ shared: SharedIngest, _ deliveries: PostgresRegistry.Deliveries?,
+        _ fence: PostgresRegistry.Fence?, keepTrying: @Sendable () -> Bool,
         _ step: @escaping @Sendable (inout SensorTracker, Set<Int>) -> (T, [SensorEvent])
-    ) async -> (T, fresh: Set<String>)? {
+    ) async -> StepResult<T> {
         var pause = Duration.milliseconds(500)
         while true {
             do {
-                return try await commit(topics, shared, deliveries: deliveries, lagging: lagging, step)
+                guard let (result, fresh) = try await commit(topics, shared, deliveries: deliveries, fence: fence, step)
+                else { return .notHeld }
+                return .committed(result, fresh: fresh)
             } catch {
                 errors?.record("could not commit \(topics.count) sensors' statuses to the store: \(error)")
-                if Task.isShuttingDownGracefully || Task.isCancelled { return nil }
+                if Task.isShuttingDownGracefully || Task.isCancelled || !keepTrying() { return .stopped }
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(5))
+                if !keepTrying() { return .stopped }
             }
         }
     }
 
     /// One step: locks the rows of `topics`, catches the tracker up with them, runs `step` on it, and commits the
     /// rows it changed with the events it made; then journals the records here, with only the events the database
-    /// did not have (a message applied twice makes none). Returns what `step` returned and the ids of those events.
-    /// When it throws, nothing was committed, and the tracker's next step on these sensors takes their rows as they
-    /// are. Sensors whose rows another agent had changed a moment ago (or, when `lagging`, in the last seconds) may
-    /// have been committed out of order: they are read again from the retained messages (`Ingest+Reread.swift`).
+    /// did not have (a message applied twice makes none). Returns what `step` returned and the ids of those events;
+    /// nil, with nothing applied or committed, when this agent no longer holds `fence`. When it throws, nothing was
+    /// committed, and the tracker's next step on these sensors takes their rows as they are.
     func commit<T: Sendable>(
-        _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries? = nil,
-        lagging: Bool = false,
+        _ topics: Set<String>, _ shared: SharedIngest, deliveries: PostgresRegistry.Deliveries?,
+        fence: PostgresRegistry.Fence?,
         _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
-    ) async throws(StoreError) -> (T, fresh: Set<String>) {
-        let taken = Locked<(T, [JournalRecord], contended: [String], observed: [SensorEvent])?>(nil)
-        let fresh = try await shared.registry.ingest(
-            onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, notifications: shared.notifications
+    ) async throws(StoreError) -> (T, fresh: Set<String>)? {
+        let taken = Locked<(T, [JournalRecord], observed: [SensorEvent])?>(nil)
+        let committed = try await shared.registry.ingest(
+            onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, fence: fence,
+            notifications: shared.notifications
         ) { [tracker] document, committedBefore in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)
-                var contended: [String] = []
                 var observed: [SensorEvent] = []
                 for sensor in document.sensors {
                     guard let events = tracker.catchUp(with: sensor, now: now, time: time) else { continue }
                     observed += events
-                    // Another agent changed it while this one worked through a queue, or a moment ago: their messages
-                    // may be out of order.
-                    let ago = sensor.lastUpdated.map { last in
-                        time.millisecondsSince1970 - last.millisecondsSince1970
-                    }
-                    if (ago ?? Int64.max) < (lagging ? Self.laggingWindow : Self.contentionWindow) {
-                        contended.append(sensor.topic)
-                    }
                 }
                 let (result, stepEvents) = step(&tracker, committedBefore)
                 let events = observed + stepEvents
                 let records = tracker.takeRecords(events: events)
                 for record in records { document.record(record) }
-                taken.withLock { $0 = (result, records, contended, observed) }
+                taken.withLock { $0 = (result, records, observed) }
                 return events
             }
         }
-        guard let (result, records, contended, observed) = taken.withLock({ $0 }) else {
+        guard let fresh = committed else { return nil }
+        guard let (result, records, observed) = taken.withLock({ $0 }) else {
             throw .unavailable(location: shared.registry.location, reason: "the database has no registry")
         }
-        noteContended(contended)
         if !fresh.isEmpty { shared.outboxChanged() }
         let ids = Set(fresh.map(\.id))
         journal.append(
@@ -165,32 +209,46 @@ extension Ingest {
         return (result, ids)
     }
 
-    /// The silence check of the agent that holds the `silence` duty: the sensors whose deadline passed, looked at
-    /// again under their rows' locks (another agent may have heard from them), in one step. The other agents tick
-    /// the breaches they saw begin.
-    func checkSilence(_ shared: SharedIngest) async {
-        guard checksSilence() else {
-            // Breaches this agent saw begin: it alerts on those whose `for:` is over, under their rows (another
-            // agent's value there may have ended the breach, or its alert be raised already).
-            let due = tracker.withLock { tracker in
-                tracker.compactDeadlines()
-                return tracker.dueThresholds(time: .now)
-            }
-            guard !due.isEmpty else { return }
+    /// Takes on what the store holds for a partition's sensors, in steps of 500: the agent that held the partition
+    /// before committed their statuses, and their silence deadlines are armed from their last updates. Returns
+    /// whether it could (the database answered).
+    func catchUp(partition: Int, _ shared: SharedIngest) async -> Bool {
+        let topics = tracker.withLock { $0.topics(by: shared.partitions)[partition] }.sorted()
+        for start in stride(from: 0, to: topics.count, by: 500) {
+            let chunk = Set(topics[start..<min(start + 500, topics.count)])
             do {
-                let (events, fresh) = try await commit(due, shared) { tracker, _ in
-                    let events = tracker.tickThresholds(time: .now, among: due)
-                    return (events, events)
-                }
-                note(events, fresh: fresh)
+                _ = try await commit(chunk, shared) { _, _ in ((), []) }
             } catch {
-                errors?.record("could not commit \(due.count) sensors' threshold alerts to the store: \(error)")
+                errors?.record("could not read partition \(partition)'s sensors from the store: \(error)")
+                return false
             }
-            return
         }
+        return true
+    }
+
+    /// `commit` for work that is not a partition's messages (a silence check, thresholds, a session from the API):
+    /// under the rows' locks only, whichever agent holds the sensors' partition.
+    func commit<T: Sendable>(
+        _ topics: Set<String>, _ shared: SharedIngest,
+        _ step: @escaping @Sendable (inout SensorTracker, _ committedBefore: Set<Int>) -> (T, [SensorEvent])
+    ) async throws(StoreError) -> (T, fresh: Set<String>) {
+        guard let committed = try await commit(topics, shared, deliveries: nil, fence: nil, step) else {
+            throw .database(location: shared.registry.location, reason: "a step without a lease was refused")
+        }
+        return committed
+    }
+
+    /// A cluster's silence check: the sensors of the partitions this agent holds whose deadline passed (and those
+    /// with a threshold waiting for its `for:` or a session a gap may end), looked at again under their rows' locks, in
+    /// one step. Each partition's holder checks its own sensors: its tracker has their every message.
+    func checkSilence(_ shared: SharedIngest) async {
+        let owned = shared.owned()
         // Those a check that could not be committed left: their rows decide again.
-        let retried = silenceRetries.withLock { $0 }
-        let (candidates, candidateTopics) = tracker.withLock { $0.takeSilenceCandidates(now: .now) }
+        let retried = silenceRetries.withLock { retries in
+            retries = retries.filter(owned)
+            return retries
+        }
+        let (candidates, candidateTopics) = tracker.withLock { $0.takeSilenceCandidates(now: .now, owned: owned) }
         let due = candidates.union(retried)
         let topics = candidateTopics.union(retried)
         guard !topics.isEmpty else { return }
@@ -229,12 +287,11 @@ extension Ingest {
         for (index, message) in batch.enumerated() where message.qos != .atMostOnce { last[message.packetID] = index }
         let messages = batch.indices.filter { last[batch[$0].packetID] == $0 }.map { index -> (Int, String) in
             let message = batch[index]
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            for byte in message.topic.utf8 { add(byte) }
-            add(0)
-            for byte in message.payload { add(byte) }
-            return (message.packetID, String(hash, radix: 16))
+            var hash = StableHash()
+            hash.add(message.topic.utf8)
+            hash.add(0)
+            hash.add(message.payload)
+            return (message.packetID, String(hash.value, radix: 16))
         }
         guard !messages.isEmpty else { return nil }
         return PostgresRegistry.Deliveries(session: session, messages: messages)

@@ -35,15 +35,10 @@ final class Ingest: Service, Sendable {
     private let readings: [any ReadingSink]
     /// Take the messages on topics no sensor uses (`discovery:`, Home Assistant's birth).
     private let listeners: [any TopicListener]
-    /// Whether this hub declares silent sensors offline: in a cluster, only the holder of the `silence` duty does.
-    let checksSilence: @Sendable () -> Bool
     /// In a cluster: where every change is committed before it is journaled here (`Ingest+Cluster.swift`).
     let shared: SharedIngest?
     /// In a cluster: sensors a silence check could not commit, looked at again by the next.
     let silenceRetries = Locked<Set<String>>([])
-    /// In a cluster: sensors whose order may be wrong, with when that was last seen and how many re-reads found
-    /// no retained status for them yet (`Ingest+Reread.swift`).
-    let contended = Locked<[String: (since: ContinuousClock.Instant, misses: Int)]>([:])
     let errors: ErrorRecorder?
     let logger: Logger
 
@@ -56,12 +51,11 @@ final class Ingest: Service, Sendable {
     /// - Parameter clients: each client the connection makes, in turn; it finishes the stream when it stops.
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
-        listeners: [any TopicListener] = [], checksSilence: @escaping @Sendable () -> Bool = { true },
+        listeners: [any TopicListener] = [],
         shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, logger: Logger
     ) {
         self.shared = shared
         self.errors = errors
-        self.checksSilence = checksSilence
         self.tracker = Locked(tracker)
         self.clients = clients
         self.journal = journal
@@ -79,7 +73,6 @@ final class Ingest: Service, Sendable {
                     if let shared = self.shared { await self.checkSilence(shared) } else { self.checkSilence() }
                 }
             }
-            if let shared { group.addTask { await self.rereadContended(shared) } }
             for await client in clients { await consume(client) }
             try? await gracefulShutdown()
             group.cancelAll()
@@ -88,7 +81,12 @@ final class Ingest: Service, Sendable {
     }
 
     private func consume(_ client: MosquittoClient) async {
-        if let shared { return await consumeShared(client, shared) }
+        // In a cluster the sensors' messages come through the partitions' sessions (`consumePartition`); this
+        // agent's own connection hears the listeners' topics only.
+        if shared != nil {
+            for await message in client.messages { account(.rejected(.unknownTopic), of: message, recorded: nil) }
+            return
+        }
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
             let (outcome, recorded, records) = tracker.withLock { tracker in
@@ -157,7 +155,7 @@ final class Ingest: Service, Sendable {
     }
 
     /// Logs a rejected message: the first of each kind, then at most one line every ten seconds with a count.
-    private func noteRejection(_ reason: Rejection, topic: String, size: Int) {
+    func noteRejection(_ reason: Rejection, topic: String, size: Int) {
         guard let report = rejections.withLock({ $0[reason, default: LogThrottle()].note() }) else { return }
         logger.warning(
             "rejected a message",
@@ -177,11 +175,6 @@ final class Ingest: Service, Sendable {
     }
 
     private func checkSilence() {
-        guard checksSilence() else {
-            // Another agent of the cluster holds the duty; the deadlines this one arms must not pile up meanwhile.
-            tracker.withLock { $0.compactDeadlines() }
-            return
-        }
         let (events, records) = tracker.withLock { tracker in
             let events = tracker.checkSilence(now: .now, time: .now)
             return (events, tracker.takeRecords(events: events))
@@ -214,6 +207,9 @@ final class Ingest: Service, Sendable {
 
     /// Every topic the hub must be subscribed to.
     var topics: [String] { tracker.withLock { $0.topics } }
+
+    /// In a cluster: the topics each partition's session must be subscribed to.
+    func topics(by partitions: ClusterPartitions) -> [Set<String>] { tracker.withLock { $0.topics(by: partitions) } }
 
     var sensorCount: Int { tracker.withLock { $0.count } }
 

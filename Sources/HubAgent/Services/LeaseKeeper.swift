@@ -15,8 +15,8 @@ final class LeaseKeeper: Service, Sendable {
     struct Duty: Hashable, Sendable {
         let rawValue: String
 
-        /// Declaring sensors offline when they fall silent.
-        static let silence = Duty(rawValue: "silence")
+        /// Saying the hub is `online` (each agent's will says `offline` when it dies, though the others run).
+        static let availability = Duty(rawValue: "availability")
         /// Home Assistant's discovery configs and the hub's availability for it.
         static let homeAssistant = Duty(rawValue: "homeassistant")
         /// Adding the devices heard on the broker.
@@ -35,6 +35,10 @@ final class LeaseKeeper: Service, Sendable {
     /// When this agent started, as its renewals say.
     let started = Timestamp.now
     private let leases: Locked<[Duty: LeaseState]>
+    /// Rung to renew now rather than at the next renewal (another agent announced a change).
+    private let soon = Doorbell()
+    /// Stopping: it keeps its duties until it gives them up, but is no longer counted among the live agents.
+    private let leaving = Locked(false)
     private let logger: Logger
 
     init(database: ClusterDatabase, duties: [Duty], logger: Logger) {
@@ -57,6 +61,25 @@ final class LeaseKeeper: Service, Sendable {
         return leases.withLock { leases in leases.filter { $0.value.isHeld(at: now) }.map(\.key.rawValue).sorted() }
     }
 
+    /// Renews at once: another agent joined, is leaving or gave up leases.
+    func renewSoon() { soon.ring() }
+
+    /// Says at once, and at each renewal until it stops, that this agent is leaving: the others stop counting it among
+    /// the agents that share the partitions, and take those it gives up.
+    func markLeaving() async {
+        leaving.withLock { $0 = true }
+        do {
+            _ = try await database.renew(wanted: [], started: started, leaving: true)
+        } catch {
+            logger.warning(
+                "could not tell the cluster this agent is leaving; the others see it when its lease runs out",
+                metadata: ["error": "\(PostgresRegistry.reason(error))"])
+        }
+    }
+
+    /// Whether `markLeaving()` was called.
+    var isLeaving: Bool { leaving.withLock { $0 } }
+
     func run() async {
         await cancelWhenGracefulShutdown { await self.renewUntilCancelled() }
         let before = held
@@ -78,7 +101,8 @@ final class LeaseKeeper: Service, Sendable {
             let before = held
             let sent = ContinuousClock.now
             do {
-                let granted = try await database.renew(wanted: wanted.map(\.rawValue), started: started)
+                let granted = try await database.renew(
+                    wanted: wanted.map(\.rawValue), started: started, leaving: isLeaving)
                 leases.withLock { leases in
                     for duty in wanted { leases[duty]?.renewed(sentAt: sent, epoch: granted[duty.rawValue] ?? nil) }
                 }
@@ -93,7 +117,7 @@ final class LeaseKeeper: Service, Sendable {
                 }
             }
             report(from: before)
-            try? await Task.sleep(for: database.settings.renewal)
+            await soon.wait(until: .now + database.settings.renewal)
         }
     }
 

@@ -23,6 +23,10 @@ final class Subscriptions: Service, Sendable {
         case restored(MosquittoClient)
         /// The backlog after `client` connected has drained: time for the second pass.
         case settled(MosquittoClient)
+        /// In a cluster: a partition's newly connected client; subscribe it to its sensors' topics, then say so.
+        case attachPartition(Int, MosquittoClient, ResumeOnce)
+        /// In a cluster: a partition's client closed.
+        case detachPartition(Int, MosquittoClient)
     }
 
     /// Where the connection (and the registry watcher) send their inputs; made before either service.
@@ -37,11 +41,25 @@ final class Subscriptions: Service, Sendable {
         /// Has `client` subscribed to every sensor; returns once it is, or at once if the service is gone or the
         /// caller cancelled (a continuation that nobody resumes would hang the connection loop).
         func attach(_ client: MosquittoClient) async {
+            await send { .attach(client, $0) }
+        }
+
+        /// Has a partition's `client` subscribed to the partition's sensors' topics; returns once it is, or at once
+        /// if the service is gone or the caller cancelled.
+        func attachPartition(_ partition: Int, _ client: MosquittoClient) async {
+            await send { .attachPartition(partition, client, $0) }
+        }
+
+        func detachPartition(_ partition: Int, _ client: MosquittoClient) {
+            continuation.yield(.detachPartition(partition, client))
+        }
+
+        private func send(_ input: (ResumeOnce) -> Input) async {
             let subscribed = ResumeOnce()
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     subscribed.set(continuation)
-                    if case .terminated = self.continuation.yield(.attach(client, subscribed)) { subscribed.resume() }
+                    if case .terminated = self.continuation.yield(input(subscribed)) { subscribed.resume() }
                 }
             } onCancel: {
                 subscribed.resume()
@@ -69,17 +87,18 @@ final class Subscriptions: Service, Sendable {
     private let followedVersion: Locked<RegistryVersion?>
     private let errors: ErrorRecorder
     private let logger: Logger
-    /// The cluster's group, whose agents share the sensors' topics; `nil` for a hub on its own.
-    private let shareGroup: String?
+    /// In a cluster, how the sensors are shared out: their topics are subscribed on the partitions' clients, not on
+    /// the agent's own connection. `nil` for a hub on its own.
+    private let partitions: ClusterPartitions?
 
     init(
         inputs: Inputs, store: any RegistryStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
         listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
         statusChanged: Doorbell, followedVersion: Locked<RegistryVersion?> = Locked(nil),
-        shareGroup: String? = nil, errors: ErrorRecorder,
+        partitions: ClusterPartitions? = nil, errors: ErrorRecorder,
         logger: Logger
     ) {
-        self.shareGroup = shareGroup
+        self.partitions = partitions
         self.followedVersion = followedVersion
         self.listenerFilters = listenerFilters
         self.followed = followed
@@ -101,6 +120,7 @@ final class Subscriptions: Service, Sendable {
                 for await _ in changes { continuation.yield(.storeChanged) }
             }
             var client: MosquittoClient?
+            var partitionClients: [Int: MosquittoClient] = [:]
             for await input in inputs.stream.cancelOnGracefulShutdown() {
                 switch input {
                 case .storeChanged:
@@ -109,7 +129,15 @@ final class Subscriptions: Service, Sendable {
                     // ingest's lock through a follow of every sensor (a 100,000-sensor registry, each flush).
                     guard await !isFollowed() else { break }
                     await applyStore(to: client)
+                    await reconcile(partitionClients)
                     releaseIfLarge()
+                case .attachPartition(let partition, let newClient, let done):
+                    partitionClients[partition] = newClient
+                    await reconcile([partition: newClient])
+                    done.resume()
+                    group.addTask { await self.settle(newClient) }
+                case .detachPartition(let partition, let closed):
+                    if partitionClients[partition] === closed { partitionClients[partition] = nil }
                 case .attach(let newClient, let done):
                     client = newClient
                     // Changes made while there was no client are in the store: read it first (unless it is the file
@@ -125,8 +153,21 @@ final class Subscriptions: Service, Sendable {
                 case .restored(let restoredClient):
                     group.addTask { await self.settle(restoredClient) }
                 case .settled(let settledClient):
+                    if let (partition, partitionClient) = partitionClients.first(where: { $0.value === settledClient }),
+                        partitionClient.isConnected, let partitions
+                    {
+                        // After the backlog the broker kept for the session: every topic once more, so each retained
+                        // status the broker dropped (its queue for the session full) comes after it.
+                        let topics = ingest.topics(by: partitions)[partition].sorted()
+                        guard !topics.isEmpty else { break }
+                        await subscribe(topics, on: partitionClient)
+                        logger.info(
+                            "subscribed a partition again for the newest retained statuses",
+                            metadata: ["partition": "\(partition)", "topics": "\(topics.count)"])
+                        break
+                    }
                     // Disconnected since (quiet because the broker is gone): the reconnect's own pass follows.
-                    guard let client, client === settledClient, client.isConnected else { break }
+                    guard partitions == nil, let client, client === settledClient, client.isConnected else { break }
                     let topics = ingest.topics
                     await subscribe(sensorFilters(topics), on: client)
                     logger.info(
@@ -209,11 +250,29 @@ final class Subscriptions: Service, Sendable {
         inputs.continuation.yield(.settled(client))
     }
 
-    /// The filters for sensors' topics: the topics themselves, or in a cluster `$share/<group>/<topic>`, so that each
-    /// message reaches one agent of the group.
+    /// The filters for sensors' topics on the agent's own connection: the topics themselves; none in a cluster, where
+    /// the partitions' clients subscribe to them (`reconcile`).
     private func sensorFilters(_ topics: [String]) -> [String] {
-        guard let group = shareGroup else { return topics }
-        return topics.map { "$share/\(group)/\($0)" }
+        partitions == nil ? topics : []
+    }
+
+    /// Makes each partition client's subscriptions the topics of the partition's sensors: subscribes the new ones
+    /// (the broker sends their retained statuses) and unsubscribes the ones no sensor of the partition uses.
+    private func reconcile(_ clients: [Int: MosquittoClient]) async {
+        guard let partitions, !clients.isEmpty else { return }
+        let wanted = ingest.topics(by: partitions)
+        for (partition, client) in clients.sorted(by: { $0.key < $1.key }) {
+            let have = Set(client.subscriptions.keys)
+            let added = wanted[partition].subtracting(have)
+            let removed = have.subtracting(wanted[partition])
+            await subscribe(added.sorted(), on: client)
+            guard !removed.isEmpty else { continue }
+            do {
+                try await client.unsubscribe(removed.sorted())
+            } catch {
+                errors.record("could not unsubscribe partition \(partition) from \(removed.count) topics: \(error)")
+            }
+        }
     }
 
     private func subscribe(_ topics: [String], on client: MosquittoClient) async {

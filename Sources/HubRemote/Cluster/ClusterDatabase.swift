@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 import Logging
 import PostgresNIO
 
@@ -11,6 +12,8 @@ public final class ClusterDatabase: Sendable {
     private let session: DatabaseSession
     /// This process: a second hubd under the same agent name is told apart by it.
     private let instance = UUID().uuidString
+    /// Whether the others were told this agent is here.
+    private let announced = Locked(false)
 
     public init(server: DatabaseSettings, settings: ClusterSettings, logger: Logger) {
         self.settings = settings
@@ -30,12 +33,25 @@ public final class ClusterDatabase: Sendable {
         public var duties: [String]
     }
 
+    /// The channel agents announce a change of the cluster's membership or leases on (an agent joined, is leaving,
+    /// gave up leases): the others look again at once rather than at their next renewal.
+    static let channel = "sensorhub_cluster"
+
+    /// A signal after each announcement on the cluster's channel (any group's), and each time the listening
+    /// connection is made.
+    public func changes(logger: Logger) -> AsyncStream<Void> {
+        PostgresRegistry.notifications(
+            on: Self.channel, server: session.server, as: "hubd \(settings.agent) cluster listener", logger: logger)
+    }
+
     /// Says this agent is alive, and asks for `wanted` (renewing those it holds, taking those whose lease expired);
     /// returns each wanted duty's epoch, `nil` for one another agent holds. One transaction, which also records the
-    /// duties the agent holds after it.
-    public func renew(wanted: [String], started: Timestamp) async throws -> [String: Int64?] {
+    /// duties the agent holds after it. An agent's first renewal is announced to the others.
+    /// - Parameter leaving: the agent is stopping: it keeps its leases until it gives them up, but the others no
+    ///   longer count it among the live agents that share the partitions (announced).
+    public func renew(wanted: [String], started: Timestamp, leaving: Bool = false) async throws -> [String: Int64?] {
         do {
-            return try await renewNow(wanted: wanted, started: started)
+            return try await renewNow(wanted: wanted.sorted(), started: started, leaving: leaving)
         } catch let error as PostgresTransactionError {
             // The name in use is the agent's problem, not the transaction's.
             if let inUse = error.closureError as? AgentNameInUse { throw inUse }
@@ -43,16 +59,20 @@ public final class ClusterDatabase: Sendable {
         }
     }
 
-    private func renewNow(wanted: [String], started: Timestamp) async throws -> [String: Int64?] {
-        let (settings, seconds, instance) = (settings, Double(settings.lease.components.seconds), instance)
-        return try await session.run { connection in
+    private func renewNow(wanted: [String], started: Timestamp, leaving: Bool) async throws -> [String: Int64?] {
+        let (settings, instance) = (settings, instance)
+        let seconds = Double(settings.lease.components.seconds)
+        // Leaving: alive no more, as of now.
+        let lasts = leaving ? 0 : seconds
+        let announce = leaving || !announced.withLock { $0 }
+        let granted = try await session.run { connection in
             try await connection.withTransaction(logger: connection.logger) { connection in
                 let registered = try await connection.query(
                     """
                     INSERT INTO sensorhub_agents AS a (cluster, agent, instance, version, started, last_seen, expires)
                     VALUES (\(settings.group), \(settings.agent), \(instance), \(SensorHubVersion.current),
                         'epoch'::timestamptz + \(started.millisecondsSince1970)::bigint * interval '1 millisecond',
-                        now(), now() + \(seconds) * interval '1 second')
+                        now(), now() + \(lasts) * interval '1 second')
                     ON CONFLICT (cluster, agent) DO UPDATE SET instance = EXCLUDED.instance,
                         version = EXCLUDED.version, started = EXCLUDED.started, last_seen = now(),
                         expires = EXCLUDED.expires
@@ -80,9 +100,17 @@ public final class ClusterDatabase: Sendable {
                          WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND expires > now()), '{}')
                     WHERE cluster = \(settings.group) AND agent = \(settings.agent)
                     """, logger: connection.logger)
+                if announce { try await Self.announce(settings.group, connection) }
                 return granted
             }
         }
+        if announce { announced.withLock { $0 = true } }
+        return granted
+    }
+
+    /// Tells the agents listening that the group's membership or leases changed (delivered at commit).
+    private static func announce(_ group: String, _ connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), \(group))", logger: connection.logger)
     }
 
     /// Gives up every lease this agent holds and says it stopped: the others take its duties at their next renewal.
@@ -101,6 +129,7 @@ public final class ClusterDatabase: Sendable {
                 UPDATE sensorhub_agents SET expires = now(), duties = '{}'
                 WHERE cluster = \(settings.group) AND agent = \(settings.agent) AND instance = \(instance)
                 """, logger: connection.logger)
+            try await Self.announce(settings.group, connection)
         }
         await session.close()
     }
@@ -115,6 +144,7 @@ public final class ClusterDatabase: Sendable {
                 UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
                 WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND duty = ANY(\(duties)::text[])
                 """, logger: connection.logger)
+            try await Self.announce(settings.group, connection)
         }
     }
 
