@@ -33,13 +33,24 @@ struct ClusterView {
         for agent in agents {
             let text =
                 agent.alive
-                ? "alive since \(Output.absolute(agent.started)), holds "
-                    + (agent.duties.isEmpty ? "no duty" : agent.duties.joined(separator: ", "))
+                ? "alive since \(Output.absolute(agent.started)), holds \(Self.held(agent.duties))"
                     + " (version \(agent.version))"
                 : "gone (last seen \(Output.absolute(agent.lastSeen)))"
             fields.append(("  " + Output.shown(agent.name), text))
         }
         return fields
+    }
+
+    /// `availability, homeassistant; partitions 0, 3, 7 (3 of 24)`: the duties, then the partitions in one phrase.
+    static func held(_ duties: [String]) -> String {
+        let partitions = duties.compactMap(ClusterPartitions.partition(ofDuty:)).sorted()
+        var parts = duties.filter { ClusterPartitions.partition(ofDuty: $0) == nil }
+        if !partitions.isEmpty {
+            parts.append(
+                "partitions \(partitions.map(String.init).joined(separator: ", ")) "
+                    + "(\(partitions.count) of \(ClusterPartitions.standard.count))")
+        }
+        return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
     }
 
     /// `"cluster": {"group": …, "agents": [{"name", "alive", "duties", "lastSeen", "version"}]}` members.

@@ -91,6 +91,11 @@ struct ClusterDutyTests {
                     let (alive, holder) = try await Self.agents(first.hubctl, config)
                     return alive == ["hub-1", "hub-2"] && holder == ["hub-1"]
                 }
+                // hubctl status names each agent's partitions, twelve each.
+                try await eventually("each agent holds twelve partitions") {
+                    let status = try await first.hubctl.run("status", "--config", config)
+                    return status.standardOutput.components(separatedBy: "(12 of 24)").count == 3
+                }
                 // Partitions: all of one sensor's messages reach the one agent that holds its partition.
                 for index in 1...10 { try await publish(broker, "hall", "status \(index)") }
                 let events = try await Self.count(10, "sensor event", "sensor=hall", "event=changed", in: [first, second])

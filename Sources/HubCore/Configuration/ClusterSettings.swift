@@ -1,11 +1,11 @@
-/// hubd.yaml's `cluster` section: this agent is one of several that share the sensors' topics (MQTT shared
-/// subscriptions, `$share/<group>/…`) and the registry (`store:`, which it needs), and take turns at what must be
-/// done once (silence checks, Home Assistant's configs, discovery) through leases in that database.
+/// hubd.yaml's `cluster` section: this agent is one of several that share the sensors out (each holds some of the
+/// partitions, `ClusterPartitions`) and the registry (`store:`, which it needs), and take turns at what must be done
+/// once (the hub's availability, Home Assistant's configs, discovery) through leases in that database.
 ///
 /// ```yaml
 /// store: postgres://sensorhub@db.lan/building
 /// cluster:
-///   group: building-a       # the shared subscriptions' group, and the cluster's name in the agents' tables
+///   group: building-a       # the cluster's name in the agents' tables and its partitions' MQTT client ids
 ///   agent: hub-1            # this agent, unique in the group; the machine's host name by default
 ///   lease: 15s              # a duty of an agent that stops renewing moves after this (5 s to 5 min)
 /// ```
