@@ -136,18 +136,18 @@ public struct Hub: Sendable {
         let shared = registry.flatMap { registry in
             outbox.flatMap { outbox in
                 cluster.map { cluster in
-                SharedIngest(
-                    registry: registry, hub: outbox.database.hub, cluster: cluster,
-                    notifications: { events, limits in
-                        // The cluster's rate limits, in the step's transaction: one count for all agents.
-                        ClusterOutbox.rows(
-                            try await router.notifications(for: events) { rule, event in
-                                try await limits.allow(
-                                    rule: rule.name, sensor: event.sensor, limit: rule.rateLimit ?? .zero,
-                                    event: event.id)
-                            })
-                    },
-                    outboxChanged: { router.sharedOutboxChanged() })
+                    SharedIngest(
+                        registry: registry, hub: outbox.database.hub, cluster: cluster,
+                        notifications: { events, limits in
+                            // The cluster's rate limits, in the step's transaction: one count for all agents.
+                            ClusterOutbox.rows(
+                                try await router.notifications(for: events) { rule, event in
+                                    try await limits.allow(
+                                        rule: rule.name, sensor: event.sensor, limit: rule.rateLimit ?? .zero,
+                                        event: event.id)
+                                })
+                        },
+                        outboxChanged: { router.sharedOutboxChanged() })
                 }
             }
         }

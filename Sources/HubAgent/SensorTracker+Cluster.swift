@@ -26,7 +26,8 @@ extension SensorTracker {
                 || tracked.attributes != sensor.attributes || tracked.alerts != sensor.alerts
                 || tracked.session != sensor.session || tracked.statusBeforeOffline != statusBeforeOffline
                 // Not watched here until now (its partition was another agent's): armed from the row below.
-                || (tracked.silenceDeadline == nil && !offline && (tracked.silenceTimeout ?? defaultSilenceTimeout) != nil)
+                || (tracked.silenceDeadline == nil && !offline
+                    && (tracked.silenceTimeout ?? defaultSilenceTimeout) != nil)
         else { return nil }
         let observes = !offline && (tracked.lastUpdated != sensor.lastUpdated || tracked.alerts != sensor.alerts)
         // A new last update (another agent heard from it), or back online (a silence check of this agent's that

@@ -40,7 +40,9 @@ extension PostgresRegistry {
                     if failures == 1 {
                         logger.warning(
                             "cannot follow the database's notifications; trying again",
-                            metadata: ["store": "\(location)", "channel": "\(channel)", "error": "\(Self.reason(error))"])
+                            metadata: [
+                                "store": "\(location)", "channel": "\(channel)", "error": "\(Self.reason(error))",
+                            ])
                     }
                     try? await Task.sleep(for: RemoteForwarder.backOff(afterFailures: failures, maximum: .seconds(30)))
                 }

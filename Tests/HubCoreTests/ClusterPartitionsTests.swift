@@ -10,7 +10,8 @@ struct ClusterPartitionsTests {
         // Written down once, from an independent Python rendering of FNV-1a + MurmurHash3's finaliser modulo 24: a
         // change here would send one sensor's messages through two sessions while a cluster is being upgraded.
         let pinned = ["kitchen": 7, "s0001": 21, "zigbee2mqtt/hall door": 11, "": 3]
-        let computed = Dictionary(uniqueKeysWithValues: pinned.keys.map { ($0, partitions.partition(ofSensorTopic: $0)) })
+        let computed = Dictionary(
+            uniqueKeysWithValues: pinned.keys.map { ($0, partitions.partition(ofSensorTopic: $0)) })
         #expect(computed == pinned)
     }
 

@@ -291,7 +291,8 @@ struct PostgresRegistryTests {
             }
             #expect(held?.count == 1)
             _ = try await server.psql(
-                "UPDATE sensorhub_leases SET holder = 'hub-2', epoch = 5 WHERE duty = 'partition:03'", database: "fence")
+                "UPDATE sensorhub_leases SET holder = 'hub-2', epoch = 5 WHERE duty = 'partition:03'", database: "fence"
+            )
             let ran = Locked(false)
             let lost = try await store.ingest(onTopics: ["door"], hub: "block-a", fence: fence) { document, _ in
                 ran.withLock { $0 = true }
@@ -302,7 +303,8 @@ struct PostgresRegistryTests {
             #expect(try await store.read().sensor(named: "door")?.sequence == 1)
             // The same agent holding it again at a later epoch (given back) does not pass the old epoch either.
             _ = try await server.psql(
-                "UPDATE sensorhub_leases SET holder = 'hub-1', epoch = 6 WHERE duty = 'partition:03'", database: "fence")
+                "UPDATE sensorhub_leases SET holder = 'hub-1', epoch = 6 WHERE duty = 'partition:03'", database: "fence"
+            )
             #expect(try await store.ingest(onTopics: ["door"], hub: "block-a", fence: fence) { _, _ in [] } == nil)
             await store.close()
         }

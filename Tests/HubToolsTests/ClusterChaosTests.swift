@@ -187,7 +187,8 @@ struct ClusterChaosTests {
                 ["broker", "set", "--host", broker.host, "--port", "\(broker.port)", "--config", config])
             guard set.status == 0 else { throw TestKitError("hubctl broker set: \(set.standardError)") }
             let csv = "\(logs)/sensors-\(database).csv"
-            try ("name\n" + sensors.joined(separator: "\n") + "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+            try ("name\n" + sensors.joined(separator: "\n") + "\n").write(
+                toFile: csv, atomically: true, encoding: .utf8)
             let imported = try await hubs[0].hubctl.run(["sensors", "import", csv, "--config", config])
             guard imported.status == 0 else { throw TestKitError("hubctl sensors import: \(imported.standardError)") }
             for hub in hubs { try await hub.startAndWaitUntilReady() }
@@ -255,8 +256,7 @@ struct ClusterChaosTests {
                     "SELECT count(*) FROM sensorhub_sensors WHERE document::json->>'status' = 'v\(rounds)'",
                     database: database)
                 let waiting = try? await server.count("SELECT count(*) FROM sensorhub_outbox", database: database)
-                if newest == sensors.count && waiting == 0 && Set(notifications(receiver).map(\.id)).count >= expected
-                {
+                if newest == sensors.count && waiting == 0 && Set(notifications(receiver).map(\.id)).count >= expected {
                     break
                 }
                 try await Task.sleep(for: .milliseconds(250))
@@ -271,7 +271,9 @@ struct ClusterChaosTests {
                 let file = "\(logs)/hubd-\(hub.hubctl.state.path.split(separator: "/").last ?? "hub").log"
                 return ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
             }
-            outcome.applied = lines.map { $0.filter { $0.contains("sensor event") && $0.contains("event=changed") }.count }
+            outcome.applied = lines.map {
+                $0.filter { $0.contains("sensor event") && $0.contains("event=changed") }.count
+            }
             // Every stop (the victim's SIGTERM, and each agent's at the end) gives up what it holds at once.
             let failures = lines.flatMap { $0 }.filter {
                 $0.contains("could not release this agent's claims") || $0.contains("could not give up partitions")
@@ -302,7 +304,9 @@ struct ClusterChaosTests {
     }
 
     /// Whether each of `partitions` is held by an agent that is alive: another, or hub-2 again as a new process.
-    static func liveHolders(of partitions: Set<Int>, instead instance: String?, server: PostgresServer, database: String)
+    static func liveHolders(
+        of partitions: Set<Int>, instead instance: String?, server: PostgresServer, database: String
+    )
         async throws -> Bool
     {
         let rows = try await server.psql(
@@ -358,7 +362,8 @@ struct ClusterChaosTests {
                     after < before
                 else { continue }
                 outcome.olderAfterNewer += 1
-                outcome.examples.append("\(sensor): \(previous.status) (\(previous.id)) then \(next.status) (\(next.id))")
+                outcome.examples.append(
+                    "\(sensor): \(previous.status) (\(previous.id)) then \(next.status) (\(next.id))")
             }
         }
     }

@@ -98,7 +98,8 @@ struct ClusterDutyTests {
                 }
                 // Partitions: all of one sensor's messages reach the one agent that holds its partition.
                 for index in 1...10 { try await publish(broker, "hall", "status \(index)") }
-                let events = try await Self.count(10, "sensor event", "sensor=hall", "event=changed", in: [first, second])
+                let events = try await Self.count(
+                    10, "sensor event", "sensor=hall", "event=changed", in: [first, second])
                 #expect(events.sorted() == [0, 10], "\(events)")
                 // Silent for 3 s: declared offline once, by the agent that holds its partition (and took its messages).
                 let offline = try await Self.count(
@@ -106,12 +107,14 @@ struct ClusterDutyTests {
                 #expect(offline == events.map { $0 == 10 ? 1 : 0 }, "\(offline)")
                 // A graceful stop hands the duty on at the other's next renewal.
                 #expect(await first.stop() == 0)
-                try await second.waitForLog("took a cluster duty", "duty=availability", "agent=hub-2", within: .seconds(5))
+                try await second.waitForLog(
+                    "took a cluster duty", "duty=availability", "agent=hub-2", within: .seconds(5))
                 // Killed, it can't: the duty moves once its lease has run out (5 s) and the other renews.
                 try await first.startAndWaitUntilReady()
                 _ = await second.stop(SIGKILL)
                 let killed = ContinuousClock.now
-                try await first.waitForLog("took a cluster duty", "duty=availability", "agent=hub-1", within: .seconds(10))
+                try await first.waitForLog(
+                    "took a cluster duty", "duty=availability", "agent=hub-1", within: .seconds(10))
                 let moved = ContinuousClock.now - killed
                 // The stated bound, lease + renewal, with 3 s for two processes' start-up on a loaded machine.
                 #expect(moved < .seconds(5) + .seconds(5) / 3 + .seconds(3), "took \(moved)")

@@ -93,7 +93,8 @@ final class RunningHub: Sendable {
                 // When the test read it, to the millisecond (hubd's own stamps are whole seconds).
                 if let keep, let keep {
                     let now = Date().timeIntervalSince1970
-                    let stamp = String(format: "%02d:%02d:%06.3f", Int(now / 3600) % 24, Int(now / 60) % 60,
+                    let stamp = String(
+                        format: "%02d:%02d:%06.3f", Int(now / 3600) % 24, Int(now / 60) % 60,
                         now.truncatingRemainder(dividingBy: 60))
                     keep.write(Data((stamp + " " + line + "\n").utf8))
                 }
