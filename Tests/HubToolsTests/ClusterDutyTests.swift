@@ -105,6 +105,14 @@ struct ClusterDutyTests {
                 let offline = try await Self.count(
                     1, "sensor event", "sensor=hall", "event=silent", in: [first, second])
                 #expect(offline == events.map { $0 == 10 ? 1 : 0 }, "\(offline)")
+                // A sensor added while both run: the agent holding its partition subscribes to it and takes its status.
+                let porch = try await first.hubctl.run(["sensors", "add", "porch", "--config", config])
+                #expect(porch.status == 0, "\(porch.standardError)")
+                try await eventually("the new sensor's status in the store", within: .seconds(15)) {
+                    try await publish(broker, "porch", "light on")
+                    return try await first.hubctl.run(["sensors", "show", "porch", "--config", config])
+                        .standardOutput.contains("light on")
+                }
                 // A graceful stop hands the duty on at the other's next renewal.
                 #expect(await first.stop() == 0)
                 try await second.waitForLog(
