@@ -134,21 +134,19 @@ public struct Hub: Sendable {
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox)
         let shared = registry.flatMap { registry in
-            outbox.flatMap { outbox in
-                cluster.map { cluster in
-                    SharedIngest(
-                        registry: registry, hub: outbox.database.hub, cluster: cluster,
-                        notifications: { events, limits in
-                            // The cluster's rate limits, in the step's transaction: one count for all agents.
-                            ClusterOutbox.rows(
-                                try await router.notifications(for: events) { rule, event in
-                                    try await limits.allow(
-                                        rule: rule.name, sensor: event.sensor, limit: rule.rateLimit ?? .zero,
-                                        event: event.id)
-                                })
-                        },
-                        outboxChanged: { router.sharedOutboxChanged() })
-                }
+            outbox.map { outbox in
+                SharedIngest(
+                    registry: registry, hub: outbox.database.hub,
+                    notifications: { events, limits in
+                        // The cluster's rate limits, in the step's transaction: one count for all agents.
+                        ClusterOutbox.rows(
+                            try await router.notifications(for: events) { rule, event in
+                                try await limits.allow(
+                                    rule: rule.name, sensor: event.sensor, limit: rule.rateLimit ?? .zero,
+                                    event: event.id)
+                            })
+                    },
+                    outboxChanged: { router.sharedOutboxChanged() })
             }
         }
         // The history: history.sqlite, or with store: the store's database, which a queue like remote:'s feeds. Read

@@ -11,8 +11,6 @@ struct SharedIngest: Sendable {
     let registry: PostgresRegistry
     /// The hub name the cluster's events carry (`HubConfiguration.storeHub`: the group's name), as the history's.
     let hub: String
-    /// The group and this agent: whose leases fence a partition's steps.
-    let cluster: ClusterSettings
     /// The outbox's rows for new events (the router's rules), written in the step that commits them.
     let notifications: @Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row]
     /// Told after a step committed new events: the router claims their notifications.
@@ -42,8 +40,7 @@ struct HeldPartition: Sendable {
 
 /// A cluster's ingest. Each partition's session brings its sensors' messages to the one agent that holds it, in the
 /// broker's order; the agent applies them a batch at a time in a step that locks their rows, catches the tracker up
-/// with them (another agent held the partition before, or the silence holder marked a sensor offline), checks that
-/// it still holds the partition, and commits the rows and the new events in one transaction. Only then are the
+/// with them (another agent held the partition before), checks that it still holds the partition, and commits the rows and the new events in one transaction. Only then are the
 /// records journaled here (for the history, Home Assistant and `remote:`) and the messages acknowledged to the
 /// broker.
 extension Ingest {
