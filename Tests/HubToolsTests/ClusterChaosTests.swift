@@ -191,7 +191,7 @@ struct ClusterChaosTests {
                 toFile: csv, atomically: true, encoding: .utf8)
             let imported = try await hubs[0].hubctl.run(["sensors", "import", csv, "--config", config])
             guard imported.status == 0 else { throw TestKitError("hubctl sensors import: \(imported.standardError)") }
-            for hub in hubs { try await hub.startAndWaitUntilReady() }
+            for hub in hubs { try await hub.startAndWaitUntilReady(within: .seconds(30)) }
             defer { Task { for hub in hubs { await hub.stop(SIGKILL) } } }
 
             let victim = hubs[1]

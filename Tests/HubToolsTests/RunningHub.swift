@@ -123,9 +123,13 @@ final class RunningHub: Sendable {
     }
 
     /// Starts hubd and waits until it has subscribed and announced itself.
-    func startAndWaitUntilReady(_ extraEnvironment: [String: String] = [:]) async throws {
+    /// - Parameter limit: a cluster's agent is ready once its share of the partitions is connected, which the
+    ///   others give up as they notice it (or after its lease).
+    func startAndWaitUntilReady(_ extraEnvironment: [String: String] = [:], within limit: Duration = .seconds(15))
+        async throws
+    {
         try start(extraEnvironment)
-        try await waitForLog("published availability", "status=online")
+        try await waitForLog("published availability", "status=online", within: limit)
     }
 
     /// Starts hubd and waits until it is ready and its HTTP API listens, in either order; returns the API's
