@@ -6,7 +6,7 @@ import Testing
 
 /// Leases and heartbeats on a real PostgreSQL 15: one holder a duty, a lease that runs out moves with a new epoch,
 /// a graceful leave hands everything on at once, and every agent is listed with what it holds.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterDatabaseTests {
     /// A duty another agent holds.
     static let none: Int64? = nil

@@ -6,7 +6,7 @@ import Testing
 
 /// A cluster's outbox on a real PostgreSQL 15: agents claiming at once never hold one row together, a claim is
 /// taken over only after it ran out unrenewed or was released, and only its holder deletes a row.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct PostgresOutboxTests {
     func outbox(_ server: PostgresServer, _ agent: String, visibility: Duration = .seconds(30)) -> PostgresOutbox {
         PostgresOutbox(

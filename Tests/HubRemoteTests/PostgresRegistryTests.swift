@@ -7,7 +7,7 @@ import Testing
 
 /// The registry in a real PostgreSQL 15: the same document and rules as the file, several writers at once, only the
 /// touched rows written, and every change announced to whoever follows it, even across a lost connection.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct PostgresRegistryTests {
     func registry(_ server: PostgresServer, _ database: String) -> PostgresRegistry {
         PostgresRegistry(server: server.settings(database: database), applicationName: "test", logger: testLogger)

@@ -19,7 +19,7 @@ import Testing
 /// - the takeover: from the fault until every partition the agent held is held by a live agent again;
 /// - the changes each agent applied (the load spread), from their logs.
 ///
-/// `make test` runs one run of a few scenarios; `make chaos` (`CLUSTER_CHAOS_RUNS=20 CLUSTER_CHAOS_ALL=1`) every
+/// `make test` runs three scenarios once; `make chaos` (`CLUSTER_CHAOS_RUNS=20 CLUSTER_CHAOS_ALL=1`) every
 /// combination 20 times. The first four figures must be 0 in every run.
 @Suite(.serialized, .timeLimit(.minutes(600)))
 struct ClusterChaosTests {
@@ -80,10 +80,10 @@ struct ClusterChaosTests {
     /// Every combination, or (in `make test`) the issue's own scenario and a few that cover each path once.
     static var scenarios: [Scenario] {
         guard ProcessInfo.processInfo.environment["CLUSTER_CHAOS_ALL"] == "1" else {
+            // (PostgreSQL killed mid-burst: ClusterIngestTests.aDatabaseRestartedUnderLoadLosesNothing.)
             return [
                 Scenario(retained: true, paced: false, fault: .kill, restart: true),
                 Scenario(retained: false, paced: false, fault: .term),
-                Scenario(retained: true, paced: false, fault: .database),
                 Scenario(retained: false, paced: false, fault: .broker),
             ]
         }

@@ -8,7 +8,7 @@ import Testing
 /// when it falls silent, `hubctl status` shows both, and
 /// the duty moves when its holder stops (at the other's next renewal) or is killed (within the lease and one
 /// renewal).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterDutyTests {
     static func configuration(_ server: PostgresServer, agent: String) -> String {
         PostgresStoreTests.configuration(server, database: "cluster") + """

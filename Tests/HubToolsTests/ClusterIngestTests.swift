@@ -8,7 +8,7 @@ import Testing
 /// statuses spread over the agents by their partitions: every status is applied once in the store (each
 /// sensor's sequence counts its statuses, one event each), and a webhook on every agent gets each event once, from
 /// the cluster's outbox in PostgreSQL.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterIngestTests {
     static let sensors = (1...1_000).map { String(format: "s%04d", $0) }
     static let rounds = 3

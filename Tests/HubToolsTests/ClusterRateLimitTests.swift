@@ -7,7 +7,7 @@ import Testing
 /// the agent holding a sensor's partition takes its first five changes, then stops, and the other takes the
 /// partition and the last five; a rule allowing one notification an hour sends one, the other nine held back,
 /// whichever agent committed them. Without the shared limit each agent would let its first through.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterRateLimitTests {
     @Test func aRateLimitHoldsAcrossAgents() async throws {
         try await withPostgres { server in

@@ -7,7 +7,7 @@ import Testing
 /// A source in a cluster is driven by one agent: two built hubd agents configured with the same SDS011 (a simulated
 /// one on a pseudo-terminal), on a real PostgreSQL 15 and Mosquitto. Only the holder of `sds011:<name>` opens the
 /// port; killed, the other takes it over within the lease and a renewal, and the readings go on.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterSourceTests {
     @Test func oneAgentDrivesTheSDS011AndAnotherTakesItOverWhenItDies() async throws {
         try await withPostgres { server in

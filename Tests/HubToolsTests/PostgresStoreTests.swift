@@ -5,7 +5,7 @@ import Testing
 
 /// `store: postgres://…`: the built hubd and hubctl on a real PostgreSQL 15 and a real Mosquitto. hubctl works the
 /// same against it, from any machine; hubd follows every change as it is committed, and writes statuses back there.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct PostgresStoreTests {
     static func configuration(_ server: PostgresServer, database: String) -> String {
         """

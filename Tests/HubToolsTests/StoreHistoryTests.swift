@@ -9,7 +9,7 @@ import Testing
 /// PostgreSQL 15 and Mosquitto, one taking a numeric sensor's readings and the other a sensor's status changes (each
 /// holds its sensor's partition), and `hubctl history`, `hubctl events` (on a machine of their own) and either
 /// agent's API answer with all of them. No agent keeps a `history.sqlite`.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct StoreHistoryTests {
     @Test func everyAgentsReadingsAndEventsAreReadBackFromTheStore() async throws {
         try await withPostgres { server in

@@ -6,7 +6,7 @@ import Testing
 
 /// `hubctl store migrate`: a registry and a history made by the built hubctl and the history's own writer, copied
 /// into a real PostgreSQL 15, checked by reading back, and copied again without a second copy.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct StoreMigrateTests {
     @Test func theRegistryAndTheHistoryAreCopiedAndChecked() async throws {
         try await withPostgres { server in
