@@ -193,7 +193,11 @@ struct ClusterIngestTests {
                     let id = body["id"] as? String
                 else { continue }
                 if let first = firsts[id] {
-                    #expect(first <= killed && request.received > killed, "\(id) delivered twice, not across the kill")
+                    // A request hub-1 sent just before it died is received a moment after (seen under load on CI):
+                    // a second late. The second delivery is a survivor's, once hub-1's claim ran out.
+                    #expect(
+                        first <= killed + .seconds(1) && request.received > killed,
+                        "\(id) delivered twice, not across the kill")
                     twice.append(id)
                 } else {
                     firsts[id] = request.received
