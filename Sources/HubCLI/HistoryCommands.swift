@@ -91,18 +91,22 @@ extension HubctlCommand {
                 Examples:
                   hubctl events
                   hubctl events "front door" --since 7d
-                  hubctl events --csv > events.csv
+                  hubctl events --csv --limit 0 > events.csv
+                At most --limit events are shown (the oldest first); hubctl says on standard error when there
+                were more.
                 """)
 
         @OptionGroup var state: StateOptions
         @Argument(help: "One sensor's name; all sensors when left out.") var name: String?
         @Option(help: "How far back: a duration like 24h, 7d.") var since = "24h"
         @Flag(help: "CSV instead of a table.") var csv = false
+        @Option(help: "Show at most this many events, the oldest first; 0 shows all.") var limit = 10_000
 
         func validate() throws {
             guard DurationText.parse(since) != nil else {
                 throw ValidationError("--since is a duration, like 24h or 7d")
             }
+            guard limit >= 0 else { throw ValidationError("--limit is a count of events, 0 for all") }
         }
 
         func run() async throws {
@@ -118,10 +122,18 @@ extension HubctlCommand {
             }
             let history = try StateOptions.history(configuration: configuration, state: directory)
             let start = startTime(since)
-            let events = try await withHistoryErrors { () async throws(HistoryError) in
-                try await history.events(of: sensorName, since: start, limit: 10_000)
+            // One more than shown, to say when there were more.
+            let wanted = limit == 0 ? 1 << 62 : limit + 1
+            var events = try await withHistoryErrors { () async throws(HistoryError) in
+                try await history.events(of: sensorName, since: start, limit: wanted)
             }
+            let more = events.count == wanted
+            if more { events.removeLast() }
             print(csv ? Output.eventsCSV(events) : Output.eventsTable(events), terminator: "")
+            if more {
+                Failure.printError(
+                    "showing the first \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since")
+            }
         }
     }
 }
