@@ -117,10 +117,14 @@ extension ClientCore {
         received.add(1, ordering: .relaxed)
         let number = delivered.add(1, ordering: .relaxed).newValue
         if message.qos > 0 { deliveredHeld.store(number, ordering: .relaxed) }
+        // A load first: the exchange (a write) only once per new session.
+        let sessionIsNew =
+            sessionStartedAnew.load(ordering: .relaxed)
+            && sessionStartedAnew.exchange(false, ordering: .acquiringAndReleasing)
         let kept = messageBuffer.push(
             MQTTMessage(
                 topic: topic, payload: payload, qos: MQTTQoS(rawValue: message.qos) ?? .atMostOnce,
-                retain: message.retain, number: number, packetID: Int(message.mid)))
+                retain: message.retain, number: number, packetID: Int(message.mid), sessionIsNew: sessionIsNew))
         if !kept { noteDrop() }
     }
 

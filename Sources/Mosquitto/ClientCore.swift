@@ -46,6 +46,9 @@ final class ClientCore: Sendable {
     let wake = WakeDescriptor()
     /// Set once the client is asked to stop; read by the network thread after every packet.
     let stopRequested = Atomic<Bool>(false)
+    /// Set by a CONNACK that found no session at the broker; the next message received takes it
+    /// (`MQTTMessage.sessionIsNew`).
+    let sessionStartedAnew = Atomic<Bool>(false)
     /// Set by the CONNACK callback; the network thread then runs `connectionAccepted` outside the callback.
     let connackArrived = Atomic<Bool>(false)
     /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.

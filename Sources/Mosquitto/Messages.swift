@@ -10,8 +10,16 @@ public struct MQTTMessage: Sendable, Hashable {
     /// The broker's packet id for a QoS 1/2 message (0 for QoS 0): a message the broker sends again to the session
     /// (it had no acknowledgement) comes with the same one, to whichever connection holds the session then.
     public var packetID: Int
+    /// The first message since the client connected to a session the broker had just made (CONNACK's session
+    /// present flag clear: the first connection of a clean or forgotten session, a broker restarted without
+    /// persistence): packet ids start again, so those recorded for an earlier session mean nothing now.
+    public var sessionIsNew: Bool
 
-    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, number: Int = 0, packetID: Int = 0) {
+    public init(
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, number: Int = 0, packetID: Int = 0,
+        sessionIsNew: Bool = false
+    ) {
+        self.sessionIsNew = sessionIsNew
         self.topic = topic
         self.payload = payload
         self.qos = qos

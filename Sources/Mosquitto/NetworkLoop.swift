@@ -210,6 +210,8 @@ extension ClientCore {
         // The rest (restoring subscriptions, completing connect()) happens on the network thread once
         // mosquitto_loop returns, in `connectionAccepted`: callbacks call nothing back in libmosquitto.
         state.withLock { $0.acceptedConnack = flags & 1 == 1 }
+        // Before any message of this connection (callbacks run in the order the packets came).
+        if flags & 1 == 0 { sessionStartedAnew.store(true, ordering: .releasing) }
         connackArrived.store(true, ordering: .releasing)
     }
 

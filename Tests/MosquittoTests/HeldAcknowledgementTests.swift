@@ -145,6 +145,51 @@ import Testing
         }
     }
 
+    /// `MQTTMessage.sessionIsNew` marks the first message after a CONNACK that found no session (its packet ids start
+    /// again): a new client id's first connection, and a broker restarted without persistence (which forgot the
+    /// session while the client reconnected by itself); not a connection to the session the broker kept.
+    @Test func theFirstMessageOfASessionTheBrokerMadeAnewSaysSo() async throws {
+        try await withBroker { broker in
+            let kept = MosquittoConfiguration.test(broker, clientID: "session-\(UUID().uuidString.prefix(6))") {
+                $0.cleanSession = false
+                $0.reconnectDelay = .milliseconds(100)...(.milliseconds(200))
+            }
+            func send(_ statuses: [String]) async throws {
+                try await withClient(.test(broker)) { sender in
+                    for status in statuses {
+                        try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                    }
+                }
+            }
+            try await withClient(kept) { receiver in
+                #expect(!receiver.sessionPresent)
+                try await receiver.client.subscribe("door", qos: .atLeastOnce)
+                try await send(["s1", "s2"])
+                let first = try await receiver.messages.take(2)
+                #expect(first.map(\.sessionIsNew) == [true, false])
+            }
+            try await withClient(kept) { receiver in
+                #expect(receiver.sessionPresent)
+                // In the client's own set too (the broker kept it), for the restore after the restart below.
+                try await receiver.client.subscribe("door", qos: .atLeastOnce)
+                try await send(["s3"])
+                #expect(try await receiver.messages.take(1).map(\.sessionIsNew) == [false])
+                // Restarted without persistence: the client reconnects by itself to a session made anew, and its
+                // subscriptions are restored.
+                await broker.stop()
+                try await broker.start()
+                while true {
+                    let event = try #require(try await receiver.events.take(1, within: .seconds(10)).first)
+                    if case .subscriptionsRestored = event { break }
+                }
+                try await send(["s4", "s5"])
+                let after = try await receiver.messages.take(2, within: .seconds(10))
+                #expect(after.map(\.payloadString) == ["s4", "s5"])
+                #expect(after.map(\.sessionIsNew) == [true, false])
+            }
+        }
+    }
+
     /// A consumer that never confirms delays the acknowledgements by the timeout, not forever.
     @Test func anUnconfirmedMessageIsAcknowledgedAfterTheTimeout() async throws {
         try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
