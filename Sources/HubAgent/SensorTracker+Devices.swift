@@ -34,6 +34,12 @@ extension SensorTracker {
             tracked.attributes = decoded.attributes
             return .unchanged
         }
+        // Nor is a replay of the state it had before it went silent.
+        if retained && tracked.isOffline && decoded.status == tracked.statusBeforeOffline
+            && decoded.attributes == tracked.attributes
+        {
+            return .unchanged
+        }
         let old = tracked.status
         // A retained replay of what the hub has is no news; a live repeat is (the sensor is alive; a numeric
         // sensor's chart gets the point).

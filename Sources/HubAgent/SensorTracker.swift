@@ -270,6 +270,10 @@ public struct SensorTracker: Sendable {
                 return device(&tracked, topic: topic, payload: status, retained: retained, time: time)
             }
             if tracked.isOffline {
+                // The broker replaying, on a (re)subscription, the status the sensor had before it went silent or
+                // offline is no sign of life: no recovery, no last-updated time, the silence stands. (A status the
+                // sensor publishes while hubd is away comes live too, queued for hubd's session.)
+                if retained && status == tracked.statusBeforeOffline { return .unchanged }
                 tracked.isOffline = false
                 tracked.statusBeforeOffline = nil
                 tracked.status = status

@@ -120,6 +120,54 @@ import Testing
         #expect(tracker.checkSilence(now: start + .seconds(61), time: time).count == 1)
     }
 
+    /// Issue 36: a sensor silent past its timeout, whose device publishes retained, stays silent when the broker
+    /// replays its old status (hubd restarted, or reconnected): no `recovered`, no last-updated time, and no second
+    /// `silent` one timeout later. A different status, or a live message, is news.
+    @Test func aReplayOfTheStatusBeforeASilenceIsNoRecovery() throws {
+        var tracker = try tracker(silence: .seconds(60))
+        _ = ingest(&tracker, "open", after: 0)
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: time).map(\.kind) == [.silent])
+        _ = tracker.takeRecords(events: [])
+        #expect(ingest(&tracker, "open", retained: true, after: 100) == .unchanged)
+        #expect(tracker.takeRecords(events: []).isEmpty)
+        #expect(tracker.status(onTopic: "kitchen")?.status == "offline")
+        #expect(tracker.checkSilence(now: start + .seconds(500), time: time).isEmpty)
+        // A retained status the hub has not seen is news.
+        guard case .event(let back) = ingest(&tracker, "closed", retained: true, after: 501) else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(back.kind == .recovered && back.newStatus == "closed")
+        // And a live message, even of the same status as before the silence.
+        #expect(tracker.checkSilence(now: start + .seconds(600), time: time).map(\.kind) == [.silent])
+        guard case .event(let live) = ingest(&tracker, "closed", after: 601) else {
+            Issue.record("expected an event")
+            return
+        }
+        #expect(live.kind == .recovered && live.newStatus == "closed")
+    }
+
+    /// The same for a device's JSON payload (no availability topic): the replay of its last payload is no recovery.
+    @Test func aReplayOfADevicesPayloadBeforeASilenceIsNoRecovery() throws {
+        var document = DefaultsDocument()
+        try document.addSensor(
+            named: "front door", topic: "zigbee2mqtt/front door",
+            format: ValueFormat(path: try ValuePath("contact"), map: try ValueMap("true=closed,false=open")), at: time)
+        var tracker = SensorTracker(defaultSilenceTimeout: .seconds(60), maximumStatusLength: 100)
+        _ = tracker.follow(document, now: start)
+        let payload = Array(#"{"battery":97,"contact":true}"#.utf8)
+        func take(_ retained: Bool, after seconds: Int) -> SensorTracker.Outcome {
+            tracker.ingest(
+                topic: "zigbee2mqtt/front door", payload: payload, retained: retained, time: time,
+                now: start + .seconds(seconds))
+        }
+        #expect(take(false, after: 0).events.map(\.newStatus) == ["closed"])
+        #expect(tracker.checkSilence(now: start + .seconds(61), time: time).map(\.kind) == [.silent])
+        #expect(take(true, after: 100) == .unchanged)
+        #expect(tracker.checkSilence(now: start + .seconds(500), time: time).isEmpty)
+        #expect(take(false, after: 501).events.map(\.kind) == [.recovered])
+    }
+
     @Test func followingTheRegistrySubscribesUnsubscribesAndRenames() throws {
         var document = try registry()
         var tracker = try tracker(following: document)

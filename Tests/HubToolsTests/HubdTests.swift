@@ -130,6 +130,34 @@ struct HubdTests {
         }
     }
 
+    /// Issue 36: a sensor silent past its timeout, whose firmware publishes retained, stays silent when hubd
+    /// restarts and the broker replays its old status: no `recovered`, no second `silent` a timeout later, its
+    /// last-updated time untouched. (It was two false notifications on the phone.)
+    @Test func aSilentSensorStaysSilentWhenTheBrokerReplaysItsOldStatusAtARestart() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(configuration: Self.fastFlush + "sensors:\n  silence_timeout: 1s\n")
+            try await hub.prepare(broker, sensors: ["kitchen"])
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, "kitchen", "open", retain: true)
+            try await hub.waitForLog("sensor event", "event=silent", "from=open", "to=offline")
+            try await eventually("kitchen shows offline") { try hub.sensor("kitchen")?.status == "offline" }
+            let silentSince = try hub.sensor("kitchen")?.lastUpdated
+            #expect(await hub.stop() == 0)
+            try await hub.startAndWaitUntilReady()
+            // The broker replays the retained "open" to hubd's subscription: taken, and no news.
+            try await eventually("the replay arrived") { (hub.status?.counters.messages ?? 0) >= 1 }
+            try await Task.sleep(for: .seconds(2.5))  // the timeout, twice over
+            #expect(await hub.stop() == 0)
+            let kitchen = try #require(try hub.sensor("kitchen"))
+            #expect(kitchen.status == "offline" && kitchen.lastUpdated == silentSince)
+            let events = try await hub.hubctl.run("events", "kitchen", "--csv")
+            let kinds = events.standardOutput.split(separator: "\n").dropFirst().map {
+                $0.split(separator: ",", omittingEmptySubsequences: false)[2]
+            }
+            #expect(kinds == ["changed", "silent"], "\(events.standardOutput)")
+        }
+    }
+
     @Test func hostilePayloadsAreCountedAndChangeNothing() async throws {
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.fastFlush)
