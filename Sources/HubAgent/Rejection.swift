@@ -15,8 +15,9 @@ public enum Rejection: Sendable, Hashable {
     case notMobile
     /// A device's payload that gave no value: the format says why (not JSON, the path missing, …).
     case value(ValueFormat.Problem)
-    /// In a cluster: a message the broker sent again (its agent died before acknowledging it) that was committed.
-    case committedBefore
+    /// A QoS 1/2 message the broker sent again (no acknowledgement reached it: the hub, or the cluster agent that had
+    /// it, died after applying it) that was applied already (`RecentDeliveries`).
+    case redelivered
 
     init(_ problem: ValueFormat.Problem) {
         self = problem == .controlCharacters ? .controlCharacters : .value(problem)
@@ -36,7 +37,7 @@ public enum Rejection: Sendable, Hashable {
         case .notMobile: "a session control message to a sensor sessions: in hubd.yaml does not name"
         case .invalidAvailability: "not an availability (online/offline, true/false or {\"state\":…})"
         case .value(let problem): problem.rawValue
-        case .committedBefore: "sent again by the broker, and committed already by the agent that had it first"
+        case .redelivered: "sent again by the broker (no acknowledgement reached it), and applied already"
         }
     }
 }

@@ -176,11 +176,13 @@ extension PostgresRegistry {
                 "DELETE FROM sensorhub_deliveries WHERE session = \(deliveries.session)", logger: logger)
         }
         guard let newest = deliveries.messages.last?.packet else { return }
+        // `RecentDeliveries`' rule, which one hub keeps in its journal.
+        let span = RecentDeliveries.span
         try await connection.query(
             """
             DELETE FROM sensorhub_deliveries
             WHERE session = \(deliveries.session)
-                AND ((\(newest) - packet) % 65535 + 65535) % 65535 BETWEEN 4097 AND 65535 - 4097
+                AND ((\(newest) - packet) % 65535 + 65535) % 65535 BETWEEN \(span + 1) AND \(65535 - span - 1)
             """, logger: logger)
         try await connection.query(
             """

@@ -64,7 +64,7 @@ import Testing
         #expect(replay.acknowledged == ["store": 3, "router": 1])
         // Everything read back is durable: nothing waits on it.
         let ran = Locked(false)
-        again.whenDurable(again.lastPosition) { ran.withLock { $0 = true } }
+        again.afterCommit { ran.withLock { $0 = true } }
         #expect(ran.withLock { $0 })
         let (store2, router2) = (Consumer(), Consumer())
         again.attach([("store", store2), ("router", router2)])
@@ -123,6 +123,64 @@ import Testing
         let replay = try Journal(directory: directory, logger: logger).open()
         #expect(replay.records.map(\.sequence) == Array(count - 9...count))
         #expect(replay.acknowledged["router"] == count)
+    }
+
+    /// The packet ids of the messages applied come back after a crash and through compactions, so a message the
+    /// broker sends again is known; a delivery that changed nothing is committed before it may be acknowledged; a
+    /// session the broker made anew forgets them.
+    @Test func appliedMessagesAreKnownAfterACrashAndACompaction() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func delivery(_ packet: Int, _ payload: String, anew: Bool = false) -> Journal.Delivery {
+            Journal.Delivery(
+                packet: packet, digest: RecentDeliveries.digest(topic: "door", payload: Array(payload.utf8)),
+                sessionIsNew: anew)
+        }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        let store = Consumer()
+        journal.attach([("store", store)])
+        journal.append([record("door", "s1", sequence: 1)], delivery: delivery(7, "s1"))
+        // Known while it is still pending, and only with its own payload.
+        #expect(journal.wasApplied(delivery(7, "s1")) && !journal.wasApplied(delivery(7, "s2")))
+        await journal.flushed()
+        // An unchanged status: no record, but its id is committed before the acknowledgement.
+        journal.append([], delivery: delivery(8, "s1"))
+        let confirmed = Locked(false)
+        journal.afterCommit { confirmed.withLock { $0 = true } }
+        await journal.flushed()
+        #expect(confirmed.withLock { $0 })
+
+        // A crash: both are known to the next start; the first message of a new session is never a repeat.
+        var again = Journal(directory: directory, logger: logger)
+        #expect(try again.open().deliveries.digests.count == 2)
+        #expect(again.wasApplied(delivery(7, "s1")) && again.wasApplied(delivery(8, "s1")))
+        #expect(!again.wasApplied(delivery(9, "s1")) && !again.wasApplied(delivery(7, "s1", anew: true)))
+
+        // Past the compaction threshold, everything acknowledged: the file is rewritten with the ids alone.
+        again.attach([("store", store)])
+        let count = 6000
+        for sequence in 2...count {
+            again.append([record("door", "s\(sequence)", sequence: sequence)], delivery: delivery(sequence + 7, "s\(sequence)"))
+        }
+        await again.flushed()
+        again.acknowledge("store", through: count)
+        await again.flushed()
+        #expect(fileSize < Journal.compactionThreshold / 4)
+        again = Journal(directory: directory, logger: logger)
+        let replay = try again.open()
+        #expect(replay.records.isEmpty)
+        #expect(replay.deliveries.digests.count == RecentDeliveries.span + 1)
+        #expect(again.wasApplied(delivery(count + 7, "s\(count)")))
+        #expect(!again.wasApplied(delivery(8, "s1")), "more than 4,096 behind the newest: forgotten")
+
+        // A new session: its first message forgets the ids of the last one, durably.
+        again.attach([("store", store)])
+        again.append([], delivery: delivery(1, "s1", anew: true))
+        #expect(!again.wasApplied(delivery(count + 7, "s\(count)")))
+        await again.close()
+        let last = Journal(directory: directory, logger: logger)
+        #expect(try last.open().deliveries.digests.count == 1)
+        #expect(last.wasApplied(delivery(1, "s1")) && !last.wasApplied(delivery(count + 7, "s\(count)")))
     }
 
     /// What a compaction would keep is counted as records come and are acknowledged (the compaction's test above

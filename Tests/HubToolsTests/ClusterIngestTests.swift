@@ -210,7 +210,7 @@ struct ClusterIngestTests {
                 let status = try await hub.hubctl.run("status", "--json", "--config", hub.configFile)
                 let object = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
                 let rejected = object?["rejected"] as? [String: Int] ?? [:]
-                again += rejected.filter { $0.key.contains("committed already") }.values.reduce(0, +)
+                again += rejected.filter { $0.key.contains("applied already") }.values.reduce(0, +)
             }
             // Every partition's session is held by a survivor: hub-1's were taken over when its lease ran out.
             let taken = try await server.count(

@@ -12,8 +12,10 @@ import ServiceLifecycle
 /// message the broker sends again, is the same event, never a second one.
 ///
 /// The file (`journal.jsonl` in the state directory) is JSON lines: records (`{"at":…,"topic":…,"status":…,
-/// "seq":…,"events":[…]}`) and acknowledgements (`{"ack":"router","through":41}`), which say up to where a
-/// consumer has made the records durable itself.
+/// "seq":…,"events":[…]}`), acknowledgements (`{"ack":"router","through":41}`), which say up to where a
+/// consumer has made the records durable itself, and the packet ids of the messages applied
+/// (`{"delivered":[812,813],"digests":["9f…","2c…"]}`, `"anew":true` when the broker's session was new): a message
+/// the broker sends again after a crash is known by them and not applied twice (`RecentDeliveries`).
 ///
 /// **Group commit.** `append` returns at once; one `write` and one `fsync` take everything appended meanwhile,
 /// on the journal's own serial queue (never a cooperative thread). While one batch is being flushed the next one
@@ -45,8 +47,8 @@ public final class Journal: Sendable {
         var commitScheduled = false
         /// The last position written and flushed (or handed on after a failed write).
         var durable = 0
-        /// What waits for a position to be durable, in order.
-        var waiting = Deque<(position: Int, action: @Sendable () -> Void)>()
+        /// What waits for an append to be durable, in order (`appended` when it was asked).
+        var waiting = Deque<(append: Int, action: @Sendable () -> Void)>()
         var acknowledgementsScheduled = false
         var consumers: [(name: String, consumer: any JournalConsumer)] = []
         var acknowledged: [String: Int] = [:]
@@ -57,6 +59,14 @@ public final class Journal: Sendable {
         /// Bytes in the file.
         var size = 0
         var replay: [JournalRecord] = []
+        /// The packet ids of the messages whose changes are in the file (committed).
+        var deliveries = RecentDeliveries()
+        /// Those appended since the last commit, and whether the broker's session was new before them.
+        var pendingDeliveries: [(packet: Int, digest: UInt64)] = []
+        var pendingAnew = false
+        /// Counts the appends (records or a delivery): what `afterCommit` waits for.
+        var appended = 0
+        var committed = 0
         var statistics = AgentStatus.JournalCounters()
         var closed = false
     }
@@ -68,6 +78,22 @@ public final class Journal: Sendable {
         /// Up to where each consumer had acknowledged them.
         public var acknowledged: [String: Int] = [:]
         public var unreadable = 0
+        /// The packet ids of the messages applied lately.
+        public var deliveries = RecentDeliveries()
+    }
+
+    /// A QoS 1/2 message as the journal keeps it: its packet id and digest (`RecentDeliveries`).
+    public struct Delivery: Sendable, Hashable {
+        public var packet: Int
+        public var digest: UInt64
+        /// The first message of a session the broker made anew: the ids kept before are forgotten first.
+        public var sessionIsNew: Bool
+
+        public init(packet: Int, digest: UInt64, sessionIsNew: Bool = false) {
+            self.packet = packet
+            self.digest = digest
+            self.sessionIsNew = sessionIsNew
+        }
     }
 
     public init(directory: String, logger: Logger) {
@@ -107,6 +133,12 @@ public final class Journal: Sendable {
             }
             if let record = entry.record {
                 replay.records.append(record)
+            } else if let packets = entry.delivered, let digests = entry.digests, packets.count == digests.count {
+                if entry.anew == true { replay.deliveries.forgetAll() }
+                for (packet, digest) in zip(packets, digests) {
+                    guard let digest = UInt64(digest, radix: 16) else { continue }
+                    replay.deliveries.record(packet: packet, digest: digest)
+                }
             } else if let consumer = entry.ack, let through = entry.through {
                 replay.acknowledged[consumer] = max(replay.acknowledged[consumer] ?? 0, through)
             } else {
@@ -126,6 +158,7 @@ public final class Journal: Sendable {
             $0.acknowledged = replay.acknowledged
             $0.acknowledgementsWritten = replay.acknowledged
             $0.replay = replay.records
+            $0.deliveries = replay.deliveries
             $0.statistics.replayed = replay.records.count
             $0.statistics.unreadable = replay.unreadable
         }
@@ -154,9 +187,11 @@ public final class Journal: Sendable {
 
     // MARK: - Records
 
-    /// Takes `records` for the next commit and returns at once; their positions are given here.
-    public func append(_ records: [JournalRecord]) {
-        guard !records.isEmpty else { return }
+    /// Takes `records` for the next commit and returns at once; their positions are given here. `delivery`: the
+    /// message they came from, kept with them so that the broker sending it again is known (`wasApplied`); a message
+    /// that changed nothing is kept too (it may come again after a newer one).
+    public func append(_ records: [JournalRecord], delivery: Delivery? = nil) {
+        guard !records.isEmpty || delivery != nil else { return }
         let now = ContinuousClock.now
         let schedule = state.withLock { state -> Bool in
             for var record in records {
@@ -164,6 +199,14 @@ public final class Journal: Sendable {
                 state.nextPosition += 1
                 state.pending.append(record)
             }
+            if let delivery {
+                if delivery.sessionIsNew {
+                    state.pendingDeliveries = []
+                    state.pendingAnew = true
+                }
+                state.pendingDeliveries.append((delivery.packet, delivery.digest))
+            }
+            state.appended += 1
             if state.oldestPending == nil { state.oldestPending = now }
             defer { state.commitScheduled = true }
             return !state.commitScheduled
@@ -171,13 +214,23 @@ public final class Journal: Sendable {
         if schedule { queue.async { self.commit() } }
     }
 
-    /// Runs `action` once every record up to `position` is durable: at once when they are, else on the journal's
-    /// queue after the commit that makes them so. Ingest confirms messages to the MQTT client this way, which only
-    /// then acknowledges them to the broker.
-    public func whenDurable(_ position: Int, _ action: @escaping @Sendable () -> Void) {
+    /// Whether the message `delivery` describes was applied before: the broker sends it again because no
+    /// acknowledgement reached it (hubd died after journaling it, or the connection dropped with the PUBACK).
+    public func wasApplied(_ delivery: Delivery) -> Bool {
+        guard !delivery.sessionIsNew else { return false }
+        return state.withLock { state in
+            if state.pendingDeliveries.contains(where: { $0 == (delivery.packet, delivery.digest) }) { return true }
+            return !state.pendingAnew && state.deliveries.contains(packet: delivery.packet, digest: delivery.digest)
+        }
+    }
+
+    /// Runs `action` once everything appended so far is durable: at once when it is, else on the journal's queue
+    /// after the commit that makes it so. Ingest confirms messages to the MQTT client this way, which only then
+    /// acknowledges them to the broker.
+    public func afterCommit(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
-            guard position > state.durable else { return true }
-            state.waiting.append((position, action))
+            guard state.appended > state.committed else { return true }
+            state.waiting.append((state.appended, action))
             return false
         }
         if now { action() }
@@ -244,17 +297,19 @@ public final class Journal: Sendable {
     // MARK: - On the journal's queue
 
     private func commit() {
-        let (batch, oldest) = state.withLock { state in
+        let (batch, delivered, anew, appended, oldest) = state.withLock { state in
             defer {
                 state.pending = []
+                state.pendingDeliveries = []
+                state.pendingAnew = false
                 state.oldestPending = nil
                 state.commitScheduled = false
             }
-            return (state.pending, state.oldestPending)
+            return (state.pending, state.pendingDeliveries, state.pendingAnew, state.appended, state.oldestPending)
         }
-        guard let through = batch.last?.position else { return }
+        guard !batch.isEmpty || !delivered.isEmpty else { return }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(batch.count * 300)
+        bytes.reserveCapacity(batch.count * 300 + delivered.count * 24)
         var lines: [(position: Int, line: [UInt8])] = []
         lines.reserveCapacity(batch.count)
         for record in batch {
@@ -263,13 +318,18 @@ public final class Journal: Sendable {
             bytes.append(UInt8(ascii: "\n"))
             lines.append((record.position, line))
         }
+        // After the records: a crash that tore the write leaves no id of a message whose change is missing.
+        if !delivered.isEmpty || anew { bytes += Self.deliveriesLine(delivered, anew: anew) }
         bytes += acknowledgementLines()
         let durable = write(bytes, sync: true)
         let waited = oldest.map { .now - $0 } ?? .zero
         let (consumers, ready) = state.withLock { state in
-            state.durable = through
+            if let through = batch.last?.position { state.durable = through }
+            if anew { state.deliveries.forgetAll() }
+            for (packet, digest) in delivered { state.deliveries.record(packet: packet, digest: digest) }
+            state.committed = appended
             var ready: [@Sendable () -> Void] = []
-            while let first = state.waiting.first, first.position <= through {
+            while let first = state.waiting.first, first.append <= appended {
                 ready.append(state.waiting.removeFirst().action)
             }
             for (position, line) in lines { state.retained.append(position, line) }
@@ -280,8 +340,32 @@ public final class Journal: Sendable {
         }
         for action in ready { action() }
         // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
-        for (_, consumer) in consumers { consumer.accept(batch, through: through) }
+        if let through = batch.last?.position {
+            for (_, consumer) in consumers { consumer.accept(batch, through: through) }
+        }
         compactIfWorthIt()
+    }
+
+    /// `{"delivered":[812,813],"digests":["9f…","2c…"]}` and a newline.
+    static func deliveriesLine(_ deliveries: [(packet: Int, digest: UInt64)], anew: Bool = false) -> [UInt8] {
+        var writer = JSONWriter(capacity: 40 + deliveries.count * 26)
+        var first = true
+        writer.raw("{")
+        writer.key("delivered", first: &first)
+        writer.raw("[")
+        for (index, delivery) in deliveries.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.number(delivery.packet)
+        }
+        writer.raw("]")
+        writer.key("digests", first: &first)
+        writer.strings(deliveries.map { String($0.digest, radix: 16) })
+        if anew {
+            writer.key("anew", first: &first)
+            writer.raw("true")
+        }
+        writer.raw("}\n")
+        return writer.bytes
     }
 
     /// Acknowledgements not in the file yet, as lines.
@@ -330,13 +414,15 @@ public final class Journal: Sendable {
             guard state.size > (force ? 0 : Self.compactionThreshold) else {
                 return (false, nil, state.fd)
             }
-            if state.retained.isEmpty { return (true, nil, state.fd) }
+            // The packet ids of the messages committed are kept (those pending are not in the file yet either).
+            if state.retained.isEmpty && state.deliveries.isEmpty { return (true, nil, state.fd) }
             // Rewriting most of the file gains nothing.
             guard state.retained.byteCount < state.size / 2 else { return (false, nil, state.fd) }
             var bytes: [UInt8] = []
             for (consumer, position) in state.acknowledged {
                 bytes += JournalRecord.ackLine(consumer, through: position)
             }
+            if !state.deliveries.isEmpty { bytes += Self.deliveriesLine(state.deliveries.inOrder) }
             for (_, line) in state.retained { bytes += line + [UInt8(ascii: "\n")] }
             return (true, bytes, state.fd)
         }

@@ -105,6 +105,9 @@ public struct JournalRecord: Sendable, Hashable {
         var session: OpenSession?
         var ack: String?
         var through: Int?
+        var delivered: [Int]?
+        var digests: [String]?
+        var anew: Bool?
 
         var record: JournalRecord? {
             guard let at, let topic, let sensor, let status, let seq else { return nil }

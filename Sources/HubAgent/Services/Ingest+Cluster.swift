@@ -76,7 +76,7 @@ extension Ingest {
                 let step = { @Sendable (tracker: inout SensorTracker, committedBefore: Set<Int>) in
                     let results = applied.map { message -> (SensorTracker.Outcome, RecordedReading?) in
                         if message.qos != .atMostOnce && committedBefore.contains(message.packetID) {
-                            return (.rejected(.committedBefore), nil)
+                            return (.rejected(.redelivered), nil)
                         }
                         let outcome = tracker.ingest(
                             topic: message.topic, payload: message.payload, retained: message.retain, time: .now,
@@ -113,7 +113,7 @@ extension Ingest {
             // The client acknowledges the batch to the broker once it is committed and journaled here.
             if let last = batch.last {
                 let number = last.number
-                journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
+                journal.afterCommit { client.confirm(through: number) }
             }
         }
         return true
@@ -284,11 +284,8 @@ extension Ingest {
         for (index, message) in batch.enumerated() where message.qos != .atMostOnce { last[message.packetID] = index }
         let messages = batch.indices.filter { last[batch[$0].packetID] == $0 }.map { index -> (Int, String) in
             let message = batch[index]
-            var hash = StableHash()
-            hash.add(message.topic.utf8)
-            hash.add(0)
-            hash.add(message.payload)
-            return (message.packetID, String(hash.value, radix: 16))
+            let digest = RecentDeliveries.digest(topic: message.topic, payload: message.payload)
+            return (message.packetID, String(digest, radix: 16))
         }
         guard !messages.isEmpty else { return nil }
         return PostgresRegistry.Deliveries(session: session, messages: messages)

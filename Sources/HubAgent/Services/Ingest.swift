@@ -5,6 +5,14 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 
+extension Journal.Delivery {
+    init(_ message: MQTTMessage) {
+        self.init(
+            packet: message.packetID, digest: RecentDeliveries.digest(topic: message.topic, payload: message.payload),
+            sessionIsNew: message.sessionIsNew)
+    }
+}
+
 /// Where readings go (the history), without blocking. Statuses and events go through the journal to
 /// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
 protocol ReadingSink: Sendable {
@@ -89,17 +97,26 @@ final class Ingest: Service, Sendable {
         }
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
+            // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached
+            // it before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
+            let delivery = !confirms || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
+            if let delivery, journal.wasApplied(delivery) {
+                account(.rejected(.redelivered), of: message, recorded: nil)
+                let number = message.number
+                journal.afterCommit { client.confirm(through: number) }
+                continue
+            }
             let (outcome, recorded, records) = tracker.withLock { tracker in
                 let outcome = tracker.ingest(
                     topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
                 let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
                 return (outcome, recorded, tracker.takeRecords(events: outcome.events))
             }
-            journal.append(records)
-            // The client acknowledges the message to the broker once what it changed is durable.
-            if confirms && message.qos != .atMostOnce {
+            journal.append(records, delivery: delivery)
+            // The client acknowledges the message to the broker once what it changed (and its id) is durable.
+            if delivery != nil {
                 let number = message.number
-                journal.whenDurable(journal.lastPosition) { client.confirm(through: number) }
+                journal.afterCommit { client.confirm(through: number) }
             }
             account(outcome, of: message, recorded: recorded)
         }
