@@ -44,9 +44,11 @@ tsan:
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --skip HubToolsTests
 	TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --scratch-path .build-tsan --filter HubToolsTests
 
-## Faults at length: the broker restarted under 10x the load, hubd SIGKILLed under load, a webhook down for a
-## minute, a full disk, hostile payloads, the SDS011 unplugged, and hubd SIGKILLed mid-change 100 times (it prints
-## changes lost, ids delivered twice, wrong old statuses and the journal's longest wait); and a cluster of three
+## Faults at length: the broker restarted under 10x the load (unlimited queue once, Mosquitto's default queue 20
+## times: it prints what hubd received after each reconnect and what the broker dropped), hubd SIGKILLed under load, a
+## webhook down for a minute, a full disk, hostile payloads, the SDS011 unplugged, and hubd SIGKILLed mid-change 100
+## times with retained statuses and 100 without (it prints changes lost, applied twice, wrong old statuses, messages
+## the broker sent again and hubd knew, and the journal's longest wait); and a cluster of three
 ## agents hurt mid-burst, every combination CLUSTER_CHAOS_RUNS times (retained or not, flat out or paced, an agent
 ## SIGKILLed or stopped and restarted or not, PostgreSQL killed, the broker restarted: about 4.5 hours at 20; it
 ## prints changes lost, under two ids, older after newer, sensors not on their last status, the takeover and the
@@ -55,7 +57,7 @@ CLUSTER_CHAOS_RUNS ?= 20
 chaos:
 	scripts/install-deps
 	swift build --build-tests
-	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 CHAOS_KILL_RUNS=100 CLUSTER_CHAOS_RUNS=$(CLUSTER_CHAOS_RUNS) CLUSTER_CHAOS_ALL=1 \
+	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 CHAOS_KILL_RUNS=100 FAULT_RESTART_RUNS=20 CLUSTER_CHAOS_RUNS=$(CLUSTER_CHAOS_RUNS) CLUSTER_CHAOS_ALL=1 \
 		swift test --skip-build \
 		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL|KillDeliveryTests|ClusterChaosTests'
 

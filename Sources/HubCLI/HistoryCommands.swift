@@ -132,7 +132,8 @@ extension HubctlCommand {
             print(csv ? Output.eventsCSV(events) : Output.eventsTable(events), terminator: "")
             if more {
                 Failure.printError(
-                    "showing the first \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since")
+                    "showing the first \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since"
+                )
             }
         }
     }

@@ -16,9 +16,10 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
     public var qos: Int = 1
     /// `sensors.acknowledge_when_journaled`: hold each QoS 1 status's acknowledgement to the broker until the journal
-    /// has it, so that a crash loses none. Off by default: Mosquitto 2.0.11, restarted while its queue for the hub
-    /// overflows, sent the hub nothing more once it held acknowledgements (see the README).
-    public var acknowledgeWhenJournaled = false
+    /// has it (and its packet id, so that the broker sending it again after a crash is known), so that a crash loses
+    /// none. On by default; `false` lets libmosquitto acknowledge each message as it arrives (faster in a burst, and
+    /// a SIGKILL can lose the few acknowledged before the journal had them: see the README).
+    public var acknowledgeWhenJournaled = true
     /// `sensors.silence_timeout`: how long a sensor may stay silent before it counts as offline; `nil` is off.
     public var silenceTimeout: Duration?
     /// `sensors.max_status_length`: longer payloads are rejected (and counted), not stored.

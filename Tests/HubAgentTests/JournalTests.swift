@@ -160,7 +160,8 @@ import Testing
         again.attach([("store", store)])
         let count = 6000
         for sequence in 2...count {
-            again.append([record("door", "s\(sequence)", sequence: sequence)], delivery: delivery(sequence + 7, "s\(sequence)"))
+            again.append(
+                [record("door", "s\(sequence)", sequence: sequence)], delivery: delivery(sequence + 7, "s\(sequence)"))
         }
         await again.flushed()
         again.acknowledge("store", through: count)

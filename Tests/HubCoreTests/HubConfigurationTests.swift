@@ -17,6 +17,7 @@ import Testing
     @Test func theDefaultFileIsTheDefaults() async throws {
         let defaults = try String(contentsOfFile: "conf/hubd.yaml", encoding: .utf8)
         #expect(try load(defaults) == HubConfiguration())
+        #expect(HubConfiguration().acknowledgeWhenJournaled, "held until journaled, by default (issue 36)")
         // Its commented settings, switched on, must be the defaults too: the file documents them.
         let uncommented = defaults.replacingOccurrences(
             of: #"(?m)^(\s+)# ([a-z_]+: .+)$"#, with: "$1$2", options: .regularExpression)
@@ -40,7 +41,7 @@ import Testing
             """
             state: {directory: /srv/hub}
             sensors: {topic_template: "home/{name}/status", qos: 0, silence_timeout: 15m, max_status_length: 32,
-                      acknowledge_when_journaled: true}
+                      acknowledge_when_journaled: false}
             hub: {availability_topic: home/hub}
             store: {flush_interval: 500ms}
             log: {level: DEBUG}
@@ -50,7 +51,7 @@ import Testing
         #expect(configuration.qos == 0)
         #expect(configuration.silenceTimeout == .seconds(900))
         #expect(configuration.maximumStatusLength == 32)
-        #expect(configuration.acknowledgeWhenJournaled)
+        #expect(!configuration.acknowledgeWhenJournaled)
         #expect(configuration.availabilityTopic == "home/hub")
         #expect(configuration.flushInterval == .milliseconds(500))
         #expect(configuration.logLevel == "debug")

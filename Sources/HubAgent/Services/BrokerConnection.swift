@@ -193,8 +193,13 @@ final class BrokerConnection: Service, Sendable {
         // Messages wait in the client, not in the broker, only briefly: a generous buffer, counted if it overflows.
         mqtt.messageBufferLimit = 1_000_000
         // A status acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
-        // counts as delivered (off by default: see `HubConfiguration.acknowledgeWhenJournaled`).
+        // counts as delivered (`HubConfiguration.acknowledgeWhenJournaled`, on by default).
         mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
+        // Back soon after a broker restart: while hubd is away the broker queues at most max_queued_messages (1,000
+        // by default) for it and drops the rest. libmosquitto's reconnect waits 1 s, then 2, 4, 8…: a broker down
+        // 10 s had hubd back 2–4 s after it (FaultTests, 2026-11-28); at most 2 s (±20 %) now. One hub's attempts
+        // every 2 s cost the broker nothing.
+        mqtt.reconnectDelay = .milliseconds(250)...(.seconds(2))
         if let cluster = configuration.cluster {
             // An agent's own connection publishes (availability, Home Assistant, notifications) and hears the
             // listeners' topics; the sensors' messages come through the partitions' sessions. Clean: an older
