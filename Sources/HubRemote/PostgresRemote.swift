@@ -248,6 +248,19 @@ extension PostgresRemote {
     }
 }
 
+extension PostgresRemote {
+    /// Whether `error` is the server rolling a transaction back for a conflict with another (SQLSTATE class 40: a
+    /// deadlock, a serialization failure): trying it again may work.
+    public static func isConflict(_ error: any Error) -> Bool {
+        if let error = error as? PostgresTransactionError {
+            return error.closureError.map(isConflict) ?? false
+        }
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState]
+        else { return false }
+        return state.hasPrefix("40")
+    }
+}
+
 /// The server closed the connection (it shut down, or dropped us).
 public struct RemoteConnectionClosed: Error, CustomStringConvertible {
     public var description: String { "the remote database closed the connection" }

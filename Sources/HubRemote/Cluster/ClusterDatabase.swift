@@ -86,7 +86,7 @@ public final class ClusterDatabase: Sendable {
                     """
                     INSERT INTO sensorhub_leases AS l (cluster, duty, holder, epoch, expires)
                     SELECT \(settings.group), duty, \(settings.agent), 1, now() + \(seconds) * interval '1 second'
-                    FROM unnest(\(wanted)::text[]) AS duty
+                    FROM unnest(\(wanted)::text[]) AS duty ORDER BY duty
                     ON CONFLICT (cluster, duty) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires,
                         epoch = l.epoch + CASE WHEN l.holder = EXCLUDED.holder THEN 0 ELSE 1 END
                     WHERE l.holder = EXCLUDED.holder OR l.expires < now()
@@ -120,9 +120,12 @@ public final class ClusterDatabase: Sendable {
             try await connection.query(
                 """
                 UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
-                WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND EXISTS (
-                    SELECT 1 FROM sensorhub_agents WHERE cluster = \(settings.group) AND agent = \(settings.agent)
-                        AND instance = \(instance))
+                WHERE cluster = \(settings.group) AND duty IN (
+                    SELECT duty FROM sensorhub_leases
+                    WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND EXISTS (
+                        SELECT 1 FROM sensorhub_agents WHERE cluster = \(settings.group) AND agent = \(settings.agent)
+                            AND instance = \(instance))
+                    ORDER BY duty FOR UPDATE)
                 """, logger: connection.logger)
             try await connection.query(
                 """
@@ -135,16 +138,32 @@ public final class ClusterDatabase: Sendable {
     }
 
     /// Gives up `duties` if this agent holds them: another agent may take them at once.
+    ///
+    /// Lease rows are locked in the order of their duty, here and in a renewal, so that two agents' statements
+    /// can't wait on each other; PostgreSQL's deadlock detector ended one such release in 60 chaos runs
+    /// (2026-11-28), so a release the server rolled back for a conflict is tried again, three times at most.
     public func release(_ duties: [String]) async throws {
         guard !duties.isEmpty else { return }
         let settings = settings
-        try await session.run { connection in
-            try await connection.query(
-                """
-                UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
-                WHERE cluster = \(settings.group) AND holder = \(settings.agent) AND duty = ANY(\(duties)::text[])
-                """, logger: connection.logger)
-            try await Self.announce(settings.group, connection)
+        var attempt = 0
+        while true {
+            do {
+                try await session.run { connection in
+                    try await connection.query(
+                        """
+                        UPDATE sensorhub_leases SET expires = now() - interval '1 millisecond'
+                        WHERE cluster = \(settings.group) AND duty IN (
+                            SELECT duty FROM sensorhub_leases
+                            WHERE cluster = \(settings.group) AND holder = \(settings.agent)
+                                AND duty = ANY(\(duties)::text[])
+                            ORDER BY duty FOR UPDATE)
+                        """, logger: connection.logger)
+                    try await Self.announce(settings.group, connection)
+                }
+                return
+            } catch where attempt < 2 && PostgresRemote.isConflict(error) {
+                attempt += 1
+            }
         }
     }
 
