@@ -44,6 +44,9 @@ API_SCALES=${API_SCALES:-"1000 10000"}
 API_POLLS=${API_POLLS:-100}
 # Appended to the latency scenario's hubd.yaml, to compare a setting (e.g. LATENCY_YAML='store: {flush_interval: 60s}').
 LATENCY_YAML=${LATENCY_YAML:-}
+# Appended to every hubd.yaml, to compare a setting in all sections (e.g. HUBD_YAML='sensors:
+# {acknowledge_when_journaled: false}', what hubd did by default before issue 36).
+HUBD_YAML=${HUBD_YAML:-}
 HOOK_CONCURRENCY=${HOOK_CONCURRENCY:-8}
 HOOK_BATCH=${HOOK_BATCH:-100}
 OUT=${OUT:-bench/results/hub-$(date +%Y-%m-%d).md}
@@ -100,7 +103,7 @@ make_state() {
 # subscribed; sets hub_pid, hub_http and hub_ready (seconds from start to subscribed).
 start_hubd() {
     local state=$1
-    printf '%s\nhttp: {listen: "127.0.0.1:0"}\n' "$2" >"$state/hubd.yaml"
+    printf '%s\n%s\nhttp: {listen: "127.0.0.1:0"}\n' "$2" "$HUBD_YAML" >"$state/hubd.yaml"
     local t0; t0=$(now)
     : >"$state/hubd.log"  # made now, so the wait below does not grep a file the child has yet to open
     # Notice: the ready line, and not a line per status change (that would be measured too).
@@ -603,7 +606,7 @@ for section in $SECTIONS; do "section_$section"; done
     echo "the load generator at QoS 1; mqttwarn 0.36.1 from PyPI with one service at a time. Command: \`make bench\`"
     echo "(RUNS=$RUNS REFERENCE_RUNS=$REFERENCE_RUNS REFERENCE_LATENCY_RUNS=$REFERENCE_LATENCY_RUNS MESSAGES=$MESSAGES SENSORS=$SENSORS"
     echo "FANOUT=$FANOUT LATENCY=\"$LATENCY\" HOOK_CONCURRENCY=$HOOK_CONCURRENCY HOOK_BATCH=$HOOK_BATCH SCALES=\"$SCALES\" IDLE=$IDLE"
-    echo "API_SCALES=\"$API_SCALES\" API_POLLS=$API_POLLS SECTIONS=\"$SECTIONS\"${LATENCY_YAML:+ LATENCY_YAML='$LATENCY_YAML'}); $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s."
+    echo "API_SCALES=\"$API_SCALES\" API_POLLS=$API_POLLS SECTIONS=\"$SECTIONS\"${LATENCY_YAML:+ LATENCY_YAML='$LATENCY_YAML'}${HUBD_YAML:+ HUBD_YAML='$HUBD_YAML'}); $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s."
     echo
     echo "| what | who | runs | median (min–max, ± the farthest run from it) | rate (of the median) | own CPU over the burst (median), µs each | ratio (of medians) | goal | notes |"
     echo "|---|---|---|---|---|---|---|---|---|"
