@@ -117,6 +117,11 @@ public final class MosquittoClient: Sendable {
     /// Whether the client is connected to the broker now.
     public var isConnected: Bool { core.state.withLock { $0.isConnected } }
 
+    /// Whether the client was stopped (`disconnect()`, or its network thread died): it connects no more.
+    public var isClosed: Bool {
+        core.state.withLock { $0.phase == .closing || $0.phase == .closed }
+    }
+
     /// Whether the client holds acknowledgements until `confirm(through:)` (`holdsAcknowledgements`).
     public var holdsAcknowledgements: Bool { core.configuration.holdsAcknowledgements }
 

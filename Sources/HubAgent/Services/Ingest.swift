@@ -4,6 +4,7 @@ import HubSupport
 import Logging
 import Mosquitto
 import ServiceLifecycle
+import Synchronization
 
 extension Journal.Delivery {
     init(_ message: MQTTMessage) {
@@ -37,6 +38,8 @@ protocol TopicListener: Sendable {
 final class Ingest: Service, Sendable {
     let tracker: Locked<SensorTracker>
     let counters = Locked(Counters())
+    /// Messages taken that were not retained replays (what publishers sent since): how `Subscriptions` sees a flood.
+    let liveMessages = Atomic<Int>(0)
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
     let journal: Journal
@@ -97,6 +100,7 @@ final class Ingest: Service, Sendable {
         }
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
+            if !message.retain { liveMessages.add(1, ordering: .relaxed) }
             // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached
             // it before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
             let delivery = !confirms || message.qos == .atMostOnce ? nil : Journal.Delivery(message)

@@ -150,6 +150,7 @@ final class Subscriptions: Service, Sendable {
                     done.resume()
                     releaseIfLarge()
                     group.addTask { await self.settle(newClient) }
+                    if partitions == nil { group.addTask { await self.watchFloods(newClient) } }
                 case .restored(let restoredClient):
                     group.addTask { await self.settle(restoredClient) }
                 case .settled(let settledClient):
@@ -248,6 +249,43 @@ final class Subscriptions: Service, Sendable {
             }
         }
         inputs.continuation.yield(.settled(client))
+    }
+
+    /// The broker's queue for hubd counts the messages waiting beyond those in flight (20 by default), connected or
+    /// not, and drops what comes past `max_queued_messages` (1,000 by default): a flood faster than hubd's journal
+    /// commits can cost some sensors their newest status even while hubd is connected (FaultTests, 2026-11-28: a
+    /// broker restart with hubd back before the publishers). So after a burst of more than 1,000 live messages
+    /// (retained replays, which the pass itself brings, do not count) once a second has passed quietly, the second
+    /// pass runs again: each sensor's retained newest status comes after the burst. From the first quiet second
+    /// after the connection (the first pass's, `settle`) until the client is closed.
+    private func watchFloods(_ client: MosquittoClient) async {
+        let flood = 1000
+        var last = ingest.liveMessages.load(ordering: .relaxed)
+        var burstStart: Int?
+        var quietSince = ContinuousClock.now
+        while !client.isClosed {
+            guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
+            let count = ingest.liveMessages.load(ordering: .relaxed)
+            let quiet = ContinuousClock.now - quietSince >= .seconds(1)
+            if count != last {
+                // A message after a quiet second starts a burst (once the first pass's backlog is behind).
+                if quiet && burstStart != nil { burstStart = last }
+                last = count
+                quietSince = .now
+                continue
+            }
+            guard quiet else { continue }
+            guard let start = burstStart else {
+                burstStart = count
+                continue
+            }
+            guard count - start > flood else { continue }
+            burstStart = count
+            logger.notice(
+                "a burst may have overflowed the broker's queue for hubd; subscribing again for the newest statuses",
+                metadata: ["messages": "\(count - start)"])
+            inputs.continuation.yield(.settled(client))
+        }
     }
 
     /// The filters for sensors' topics on the agent's own connection: the topics themselves; none in a cluster, where

@@ -161,7 +161,7 @@ public final class ClusterDatabase: Sendable {
                     try await Self.announce(settings.group, connection)
                 }
                 return
-            } catch where attempt < 2 && PostgresRemote.isConflict(error) {
+            } catch  where attempt < 2 && PostgresRemote.isConflict(error) {
                 attempt += 1
             }
         }
