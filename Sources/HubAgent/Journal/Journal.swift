@@ -33,9 +33,10 @@ public final class Journal: Sendable {
 
     public let path: String
     private let directory: String
-    private let logger: Logger
+    let logger: Logger
     private let queue = DispatchQueue(label: "sensorhub.journal")
-    private let state = Locked(State())
+    /// Internal for its extensions in other files (`Journal+Deliveries.swift`).
+    let state = Locked(State())
     private let failures = Locked(LogThrottle())
 
     struct State {
@@ -82,20 +83,6 @@ public final class Journal: Sendable {
         public var deliveries = RecentDeliveries()
     }
 
-    /// A QoS 1/2 message as the journal keeps it: its packet id and digest (`RecentDeliveries`).
-    public struct Delivery: Sendable, Hashable {
-        public var packet: Int
-        public var digest: UInt64
-        /// The first message of a session the broker made anew: the ids kept before are forgotten first.
-        public var sessionIsNew: Bool
-
-        public init(packet: Int, digest: UInt64, sessionIsNew: Bool = false) {
-            self.packet = packet
-            self.digest = digest
-            self.sessionIsNew = sessionIsNew
-        }
-    }
-
     public init(directory: String, logger: Logger) {
         self.directory = directory
         self.path = directory + "/" + Self.fileName
@@ -133,15 +120,9 @@ public final class Journal: Sendable {
             }
             if let record = entry.record {
                 replay.records.append(record)
-            } else if let packets = entry.delivered, let digests = entry.digests, packets.count == digests.count {
-                if entry.anew == true { replay.deliveries.forgetAll() }
-                for (packet, digest) in zip(packets, digests) {
-                    guard let digest = UInt64(digest, radix: 16) else { continue }
-                    replay.deliveries.record(packet: packet, digest: digest)
-                }
             } else if let consumer = entry.ack, let through = entry.through {
                 replay.acknowledged[consumer] = max(replay.acknowledged[consumer] ?? 0, through)
-            } else {
+            } else if !replay.deliveries.replay(entry) {
                 replay.unreadable += 1
             }
         }
@@ -212,16 +193,6 @@ public final class Journal: Sendable {
             return !state.commitScheduled
         }
         if schedule { queue.async { self.commit() } }
-    }
-
-    /// Whether the message `delivery` describes was applied before: the broker sends it again because no
-    /// acknowledgement reached it (hubd died after journaling it, or the connection dropped with the PUBACK).
-    public func wasApplied(_ delivery: Delivery) -> Bool {
-        guard !delivery.sessionIsNew else { return false }
-        return state.withLock { state in
-            if state.pendingDeliveries.contains(where: { $0 == (delivery.packet, delivery.digest) }) { return true }
-            return !state.pendingAnew && state.deliveries.contains(packet: delivery.packet, digest: delivery.digest)
-        }
     }
 
     /// Runs `action` once everything appended so far is durable: at once when it is, else on the journal's queue
@@ -346,28 +317,6 @@ public final class Journal: Sendable {
         compactIfWorthIt()
     }
 
-    /// `{"delivered":[812,813],"digests":["9f…","2c…"]}` and a newline.
-    static func deliveriesLine(_ deliveries: [(packet: Int, digest: UInt64)], anew: Bool = false) -> [UInt8] {
-        var writer = JSONWriter(capacity: 40 + deliveries.count * 26)
-        var first = true
-        writer.raw("{")
-        writer.key("delivered", first: &first)
-        writer.raw("[")
-        for (index, delivery) in deliveries.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.number(delivery.packet)
-        }
-        writer.raw("]")
-        writer.key("digests", first: &first)
-        writer.strings(deliveries.map { String($0.digest, radix: 16) })
-        if anew {
-            writer.key("anew", first: &first)
-            writer.raw("true")
-        }
-        writer.raw("}\n")
-        return writer.bytes
-    }
-
     /// Acknowledgements not in the file yet, as lines.
     private func acknowledgementLines() -> [UInt8] {
         state.withLock { state in
@@ -403,51 +352,6 @@ public final class Journal: Sendable {
                     metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
             }
             return false
-        }
-    }
-
-    /// Empties the file when every consumer has acknowledged everything in it, or rewrites it with what some
-    /// consumer still needs; only once it is larger than `compactionThreshold`, unless `force`d.
-    private func compactIfWorthIt(force: Bool = false) {
-        let (worth, keep, fd) = state.withLock { state -> (Bool, [UInt8]?, Int32) in
-            // Records still pending are not in the file yet: the next commit appends them to whatever is there.
-            guard state.size > (force ? 0 : Self.compactionThreshold) else {
-                return (false, nil, state.fd)
-            }
-            // The packet ids of the messages committed are kept (those pending are not in the file yet either).
-            if state.retained.isEmpty && state.deliveries.isEmpty { return (true, nil, state.fd) }
-            // Rewriting most of the file gains nothing.
-            guard state.retained.byteCount < state.size / 2 else { return (false, nil, state.fd) }
-            var bytes: [UInt8] = []
-            for (consumer, position) in state.acknowledged {
-                bytes += JournalRecord.ackLine(consumer, through: position)
-            }
-            if !state.deliveries.isEmpty { bytes += Self.deliveriesLine(state.deliveries.inOrder) }
-            for (_, line) in state.retained { bytes += line + [UInt8(ascii: "\n")] }
-            return (true, bytes, state.fd)
-        }
-        guard worth else { return }
-        do throws(StoreError) {
-            if let keep {
-                try replaceFileAtomically(at: path, with: keep)
-                state.withLock {
-                    if $0.fd >= 0 { Glibc.close($0.fd) }
-                    $0.fd = -1
-                    $0.size = keep.count
-                }
-            } else {
-                guard fd >= 0, ftruncate(fd, 0) == 0, fsync(fd) == 0 else {
-                    throw .system(path: path, action: "empty", errno: errno)
-                }
-                state.withLock {
-                    $0.size = 0
-                    $0.acknowledgementsWritten = [:]
-                }
-            }
-            state.withLock { $0.statistics.compactions += 1 }
-        } catch {
-            state.withLock { $0.statistics.errors += 1 }
-            logger.error("cannot compact the journal", metadata: ["path": "\(path)", "error": "\(error)"])
         }
     }
 }

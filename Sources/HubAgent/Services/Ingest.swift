@@ -6,14 +6,6 @@ import Mosquitto
 import ServiceLifecycle
 import Synchronization
 
-extension Journal.Delivery {
-    init(_ message: MQTTMessage) {
-        self.init(
-            packet: message.packetID, digest: RecentDeliveries.digest(topic: message.topic, payload: message.payload),
-            sessionIsNew: message.sessionIsNew)
-    }
-}
-
 /// Where readings go (the history), without blocking. Statuses and events go through the journal to
 /// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
 protocol ReadingSink: Sendable {
