@@ -23,8 +23,11 @@ extension Journal {
     public func wasApplied(_ delivery: Delivery) -> Bool {
         guard !delivery.sessionIsNew else { return false }
         return state.withLock { state in
-            if state.pendingDeliveries.contains(where: { $0 == (delivery.packet, delivery.digest) }) { return true }
-            return !state.pendingAnew && state.deliveries.contains(packet: delivery.packet, digest: delivery.digest)
+            let wanted = (delivery.packet, delivery.digest)
+            if state.pendingDeliveries.contains(where: { $0 == wanted }) { return true }
+            if state.committingDeliveries.contains(where: { $0 == wanted }) { return true }
+            return !state.pendingAnew && !state.committingAnew
+                && state.deliveries.contains(packet: delivery.packet, digest: delivery.digest)
         }
     }
 

@@ -65,6 +65,10 @@ public final class Journal: Sendable {
         /// Those appended since the last commit, and whether the broker's session was new before them.
         var pendingDeliveries: [(packet: Int, digest: UInt64)] = []
         var pendingAnew = false
+        /// Those taken by the commit under way, until its write is done and they are in `deliveries`: a message
+        /// sent again in that window is still known.
+        var committingDeliveries: [(packet: Int, digest: UInt64)] = []
+        var committingAnew = false
         /// Counts the appends (records or a delivery): what `afterCommit` waits for.
         var appended = 0
         var committed = 0
@@ -270,6 +274,8 @@ public final class Journal: Sendable {
     private func commit() {
         let (batch, delivered, anew, appended, oldest) = state.withLock { state in
             defer {
+                state.committingDeliveries = state.pendingDeliveries
+                state.committingAnew = state.pendingAnew
                 state.pending = []
                 state.pendingDeliveries = []
                 state.pendingAnew = false
@@ -298,6 +304,8 @@ public final class Journal: Sendable {
             if let through = batch.last?.position { state.durable = through }
             if anew { state.deliveries.forgetAll() }
             for (packet, digest) in delivered { state.deliveries.record(packet: packet, digest: digest) }
+            state.committingDeliveries = []
+            state.committingAnew = false
             state.committed = appended
             var ready: [@Sendable () -> Void] = []
             while let first = state.waiting.first, first.append <= appended {
