@@ -19,6 +19,9 @@ public struct NotificationRule: Sendable {
     public var priority: Int = 3
     /// At most one notification per sensor in this long; the rest are suppressed (logged and counted).
     public var rateLimit: Duration?
+    /// How its events become alerts (grouped, silenced, quiet at night, repeated); `nil`: each event is sent as it
+    /// comes.
+    public var alerting: AlertPolicy?
 
     public init(name: String, backends: [String]) {
         self.name = name

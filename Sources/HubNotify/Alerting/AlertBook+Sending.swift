@@ -1,0 +1,249 @@
+import HubCore
+
+/// One message the alert stage sends: to each of `backends`, rendered once.
+public struct AlertMessage: Sendable, Hashable {
+    public enum Reason: String, Sendable, Codable {
+        /// New alerts (and, with them, any that resolved or events since the last message).
+        case firing
+        /// Only resolved alerts.
+        case resolved
+        /// Still firing, and nobody acknowledged.
+        case reminder
+        /// An escalation step: to other backends.
+        case escalation
+        /// What stayed open (and happened) through quiet hours.
+        case digest
+        /// The storm guard: many groups at once, in one message.
+        case outage
+        /// Events with no pair, grouped.
+        case notice
+    }
+
+    /// Unique and stable: the same state gives the same key after a crash, so the outbox keeps one copy.
+    public var key: String
+    /// The group's key: the handle a backend replaces an earlier notification by (ntfy's sequence id, a Web Push
+    /// tag, an APNs collapse id).
+    public var group: String
+    public var rule: String
+    public var reason: Reason
+    public var backends: [String]
+    public var title: String
+    public var body: String
+    public var priority: Int
+    /// The newest event it is about: receivers get its fields.
+    public var event: SensorEvent
+    /// The alerts it is about.
+    public var alerts: [String]
+}
+
+extension AlertBook {
+    /// What is due at `now`: groups past their wait, silences that ended, quiet hours that ended, reminders and
+    /// escalation steps. Each message's alerts are marked told.
+    public mutating func tick(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
+        var messages: [AlertMessage] = []
+        prune(now: now)
+        messages += endQuietSpells(setup, now: now)
+        wakeAfterSilences(setup, now: now)
+        messages += sendGroups(setup, now: now)
+        messages += remind(setup, now: now)
+        messages += escalate(setup, now: now)
+        counters.messages += messages.count
+        return messages
+    }
+
+    /// When `tick` next has something to do, if ever.
+    public func nextDeadline(_ setup: Setup, now: Timestamp) -> Timestamp? {
+        var times: [Timestamp] = []
+        for group in groups.values {
+            if let due = group.due { times.append(due) }
+            if let reminder = group.nextReminder { times.append(reminder) }
+        }
+        for silence in silences {
+            switch silence.state(at: now) {
+            case .pending: times.append(silence.startsAt)
+            case .active: times.append(silence.endsAt)
+            case .expired: break
+            }
+        }
+        for spell in quiet.values { times.append(spell.until) }
+        for alert in alerts.values where alert.firing && alert.acknowledged == nil {
+            guard let notified = alert.notified, let steps = setup.rules[alert.rule]?.alerting?.escalate,
+                alert.escalated < steps.count
+            else { continue }
+            times.append(notified.adding(steps[alert.escalated].after))
+        }
+        return times.min()
+    }
+
+    // MARK: - Groups
+
+    private mutating func sendGroups(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
+        var due: [(key: String, firing: [Alert], resolved: [Alert], notices: [SensorEvent])] = []
+        for key in groups.keys.sorted() {
+            guard let group = groups[key], let rule = setup.rules[group.rule], let policy = rule.alerting else {
+                continue
+            }
+            guard let at = group.due, at <= now else { continue }
+            if let spell = quietEnd(rule, policy, setup, now: now) {
+                // Quiet: everything waits for the digest, which `endQuietSpells` sends when the window ends.
+                quiet[rule.name, default: QuietSpell(until: spell)].notices += group.notices
+                groups[key]?.notices = []
+                groups[key]?.due = nil
+                continue
+            }
+            let members = group.members.compactMap { alerts[$0] }
+            let firing = members.filter { $0.firing && $0.told.isEmpty && $0.heldBy == nil }
+            let silenced = firing.filter { isSilenced($0, now: now) }
+            counters.silenced += silenced.count
+            let sendable = firing.filter { !isSilenced($0, now: now) }
+            // A resolved message goes even while silenced: whoever was told it was firing hears it ended.
+            let resolved = members.filter { !$0.firing }
+            due.append((key, sendable, resolved, group.notices))
+            groups[key]?.due = nil
+        }
+        let changes = due.reduce(0) { $0 + $1.firing.count + $1.resolved.count }
+        guard changes > 0 || due.contains(where: { !$0.notices.isEmpty }) else {
+            for item in due { settle(item.key, setup, now: now) }
+            return []
+        }
+        if changes > setup.storm && due.count > 1 {
+            let message = outage(due.map { ($0.firing, $0.resolved) }, setup, now: now)
+            for item in due {
+                markTold(item.firing, backends: setup.rules[groups[item.key]!.rule]!.backends, now: now)
+                settle(item.key, setup, now: now)
+            }
+            return message.map { [$0] } ?? []
+        }
+        var messages: [AlertMessage] = []
+        for item in due {
+            guard let rule = setup.rules[groups[item.key]!.rule] else { continue }
+            if let message = groupMessage(
+                item.key, rule, firing: item.firing, resolved: item.resolved, notices: item.notices, now: now)
+            {
+                messages.append(message)
+            }
+            markTold(item.firing, backends: rule.backends, now: now)
+            settle(item.key, setup, now: now)
+        }
+        return messages
+    }
+
+    private mutating func markTold(_ firing: [Alert], backends: [String], now: Timestamp) {
+        for alert in firing {
+            alerts[alert.id]?.told = backends
+            alerts[alert.id]?.notified = now
+        }
+    }
+
+    /// After a group's message: resolved members go, notices are cleared, reminders are armed, and the group is
+    /// forgotten when nothing is left in it.
+    private mutating func settle(_ key: String, _ setup: Setup, now: Timestamp) {
+        guard var group = groups[key] else { return }
+        for id in group.members where alerts[id]?.firing == false { alerts[id] = nil }
+        group.members.removeAll { alerts[$0] == nil }
+        group.notices = []
+        group.lastSent = now
+        group.sent += 1
+        let open = group.members.contains { alerts[$0]?.told.isEmpty == false }
+        if !open {
+            group.reminders = 0
+            group.nextReminder = nil
+        } else if group.nextReminder == nil, let gap = setup.rules[group.rule]?.alerting?.reminderGap(0) {
+            group.reminders = 0
+            group.nextReminder = now.adding(gap)
+        }
+        groups[key] = group.members.isEmpty ? nil : group
+    }
+
+    /// Groups whose firing members a silence held: sent at once when it ends (not at the next interval).
+    private mutating func wakeAfterSilences(_ setup: Setup, now: Timestamp) {
+        for (key, group) in groups where group.due == nil {
+            let waiting = group.members.contains { id in
+                guard let alert = alerts[id] else { return false }
+                return alert.firing && alert.told.isEmpty && alert.heldBy == nil && !isSilenced(alert, now: now)
+            }
+            if waiting { groups[key]?.due = now }
+        }
+    }
+
+    // MARK: - Quiet hours
+
+    /// When the quiet window `rule` is in ends, if it is in one and its priority does not pass.
+    private func quietEnd(_ rule: NotificationRule, _ policy: AlertPolicy, _ setup: Setup, now: Timestamp)
+        -> Timestamp?
+    {
+        guard rule.priority < 5 else { return nil }
+        return policy.quietHours.compactMap { setup.quietHours[$0]?.end(containing: now) }.max()
+    }
+
+    private mutating func endQuietSpells(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
+        var messages: [AlertMessage] = []
+        for name in quiet.keys.sorted() {
+            guard let spell = quiet[name], spell.until <= now else { continue }
+            quiet[name] = nil
+            guard let rule = setup.rules[name], let policy = rule.alerting else { continue }
+            if let later = quietEnd(rule, policy, setup, now: now) {
+                // Another window follows at once.
+                quiet[name] = QuietSpell(until: later, notices: spell.notices)
+                continue
+            }
+            let mine = alerts.values.filter { $0.rule == name && $0.heldBy == nil && !isSilenced($0, now: now) }
+            let open = mine.filter(\.firing).sorted { $0.opened < $1.opened }
+            let ended = mine.filter { !$0.firing }
+            if let message = digest(rule, open: open, ended: ended, notices: spell.notices, now: now) {
+                messages.append(message)
+            }
+            markTold(open.filter(\.told.isEmpty), backends: rule.backends, now: now)
+            for key in groups.keys where groups[key]?.rule == name { settle(key, setup, now: now) }
+        }
+        return messages
+    }
+
+    // MARK: - Reminders and escalation
+
+    private mutating func remind(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
+        var messages: [AlertMessage] = []
+        for key in groups.keys.sorted() {
+            guard var group = groups[key], let at = group.nextReminder, at <= now,
+                let rule = setup.rules[group.rule], let policy = rule.alerting
+            else { continue }
+            let open = group.members.compactMap { alerts[$0] }.filter {
+                $0.firing && !$0.told.isEmpty && $0.acknowledged == nil && !isSilenced($0, now: now)
+            }
+            guard !open.isEmpty, group.reminders < policy.repeatLimit else {
+                group.nextReminder = nil
+                groups[key] = group
+                continue
+            }
+            group.reminders += 1
+            group.nextReminder = policy.reminderGap(group.reminders).map { now.adding($0) }
+            groups[key] = group
+            // In quiet hours below urgent, a reminder is skipped: the digest will say it is still open.
+            if quietEnd(rule, policy, setup, now: now) != nil { continue }
+            messages.append(reminder(group, rule, open: open, now: now))
+        }
+        return messages
+    }
+
+    private mutating func escalate(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
+        var steps: [String: [Alert]] = [:]
+        for (id, alert) in alerts where alert.firing && alert.acknowledged == nil {
+            guard let notified = alert.notified, let policy = setup.rules[alert.rule]?.alerting,
+                alert.escalated < policy.escalate.count, notified.adding(policy.escalate[alert.escalated].after) <= now,
+                !isSilenced(alert, now: now)
+            else { continue }
+            let step = policy.escalate[alert.escalated]
+            steps["\(alert.group)#\(alert.escalated)", default: []].append(alert)
+            alerts[id]?.escalated += 1
+            alerts[id]?.told = Array(Set(alert.told + step.backends)).sorted()
+        }
+        var messages: [AlertMessage] = []
+        for key in steps.keys.sorted() {
+            let members = steps[key]!.sorted { $0.opened < $1.opened }
+            guard let rule = setup.rules[members[0].rule], let policy = rule.alerting else { continue }
+            let step = policy.escalate[members[0].escalated]
+            messages.append(escalation(key, rule, step, members, now: now))
+        }
+        return messages
+    }
+}

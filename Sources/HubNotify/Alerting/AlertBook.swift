@@ -1,0 +1,341 @@
+import HubCore
+import HubSupport
+
+/// The hub's alerts and what to send about them, as a value with no I/O: events and the clock go in, messages come
+/// out (`AlertBook+Sending.swift`), and the whole of it is saved as it is (`AlertLedger`).
+///
+/// The stages, in the order a message meets them (as Alertmanager's `notify/` pipeline): dependencies (a child's
+/// offline alert waits while its parent is offline) → quiet hours → silences → grouping (wait, interval, storm
+/// guard) → reminders and escalation. An alert opens on one event and closes on its pair
+/// (`NotificationRule.role(of:)`); its id is its rule, sensor and kind, so the same trouble is one alert however
+/// often it is reported.
+public struct AlertBook: Sendable, Codable {
+    /// Open alerts, and resolved ones whose resolved message is still to go, by id.
+    public internal(set) var alerts: [String: Alert] = [:]
+    var groups: [String: Group] = [:]
+    public internal(set) var silences: [Silence] = []
+    /// Sensors offline now, as their events said: the parents whose children's alerts wait.
+    var offline: Set<String> = []
+    /// Rules in quiet hours, with what waits for their digest.
+    var quiet: [String: QuietSpell] = [:]
+    /// When recent alerts opened, for the storm guard.
+    var opened: [Timestamp] = []
+    public internal(set) var counters = Counters()
+
+    public init() {}
+
+    public struct Alert: Sendable, Hashable, Codable {
+        public var id: String
+        public var rule: String
+        public var sensor: String
+        /// `offline`, `threshold`, `air_quality` or `status`.
+        public var kind: String
+        public var group: String
+        public var firing: Bool
+        /// The event that opened it (or, once resolved, closed it).
+        public var event: SensorEvent
+        public var opened: Timestamp
+        public var resolved: Timestamp?
+        public var acknowledged: Acknowledgement?
+        /// The backends told it is firing: a resolved message goes to these and no others.
+        public var told: [String] = []
+        /// When it was first told.
+        public var notified: Timestamp?
+        /// The parent whose being offline holds it back.
+        public var heldBy: String?
+        /// How many escalation steps it has taken.
+        public var escalated = 0
+        var labels: [String: String] = [:]
+
+        var fields: AlertFields {
+            AlertFields(rule: rule, sensor: sensor, kind: kind, status: event.newStatus, labels: labels)
+        }
+    }
+
+    public struct Acknowledgement: Sendable, Hashable, Codable {
+        public var by: String
+        public var at: Timestamp
+        /// Where it came from: `hubctl`, `api`, `ntfy`, `telegram`…
+        public var via: String
+        public init(by: String, at: Timestamp, via: String) {
+            self.by = by
+            self.at = at
+            self.via = via
+        }
+    }
+
+    struct Group: Sendable, Hashable, Codable {
+        var key: String
+        var rule: String
+        /// Alert ids, in the order they joined.
+        var members: [String] = []
+        /// Events with no pair, waiting for the next message.
+        var notices: [SensorEvent] = []
+        /// When its next message is due; `nil` when nothing waits.
+        var due: Timestamp?
+        var lastSent: Timestamp?
+        var sent = 0
+        var reminders = 0
+        var nextReminder: Timestamp?
+    }
+
+    struct QuietSpell: Sendable, Hashable, Codable {
+        var until: Timestamp
+        var notices: [SensorEvent] = []
+    }
+
+    public struct Counters: Sendable, Hashable, Codable {
+        /// Alerts that opened and closed within `group_wait`: nothing sent.
+        public var flapped = 0
+        /// Child alerts that closed while their parent held them: nothing sent.
+        public var heldAndClosed = 0
+        /// Events and alerts a silence kept back.
+        public var silenced = 0
+        /// Messages sent, and how many of them were outage messages of the storm guard.
+        public var messages = 0
+        public var outages = 0
+        public init() {}
+    }
+
+    /// What the book needs to know besides its own state: the rules, the quiet windows, the storm limit, and each
+    /// sensor's labels and parent.
+    public struct Setup: Sendable {
+        public var rules: [String: NotificationRule] = [:]
+        public var quietHours: [String: QuietHours] = [:]
+        /// More new alerts than this in one sending become one outage message.
+        public var storm = 20
+        public var facts: @Sendable (String) -> SensorFacts = { _ in SensorFacts() }
+
+        public init(
+            rules: [NotificationRule], quietHours: [QuietHours] = [], storm: Int = 20,
+            facts: @escaping @Sendable (String) -> SensorFacts = { _ in SensorFacts() }
+        ) {
+            for rule in rules where rule.alerting != nil { self.rules[rule.name] = rule }
+            for window in quietHours { self.quietHours[window.name] = window }
+            self.storm = storm
+            self.facts = facts
+        }
+
+        /// Whether any rule makes alerts: without, events take the plain path.
+        public var isEmpty: Bool { rules.isEmpty }
+    }
+
+    /// A sensor's labels (`room: garage`) and the sensor it depends on.
+    public struct SensorFacts: Sendable, Hashable {
+        public var labels: [String: String]
+        public var parent: String?
+        public init(labels: [String: String] = [:], parent: String? = nil) {
+            self.labels = labels
+            self.parent = parent
+        }
+    }
+
+    // MARK: - Events
+
+    /// Takes events as they come; what they make is sent by `tick`, after each group's wait.
+    public mutating func apply(_ events: [SensorEvent], _ setup: Setup, now: Timestamp) {
+        for event in events {
+            followParents(event, setup, now: now)
+            for rule in setup.rules.values {
+                guard let role = rule.role(of: event), let policy = rule.alerting else { continue }
+                switch role {
+                case .opens(let kind): open(event, kind: kind, rule: rule, policy, setup, now: now)
+                case .closes(let kind): close(event, kind: kind, rule: rule, policy, now: now)
+                case .notice:
+                    let fields = AlertFields(
+                        rule: rule.name, sensor: event.sensor, kind: event.kind.rawValue, status: event.newStatus,
+                        labels: setup.facts(event.sensor).labels)
+                    if silences.contains(where: { $0.silences(fields, at: now) }) {
+                        counters.silenced += 1
+                        continue
+                    }
+                    let key = groupKey(rule, policy, fields)
+                    var group = groups[key] ?? Group(key: key, rule: rule.name)
+                    group.notices.append(event)
+                    schedule(&group, policy, now: now)
+                    groups[key] = group
+                }
+            }
+        }
+    }
+
+    public static func alertID(rule: String, sensor: String, kind: String) -> String { "\(rule)/\(sensor)/\(kind)" }
+
+    private mutating func open(
+        _ event: SensorEvent, kind: String, rule: NotificationRule, _ policy: AlertPolicy, _ setup: Setup,
+        now: Timestamp
+    ) {
+        let id = Self.alertID(rule: rule.name, sensor: event.sensor, kind: kind)
+        if var alert = alerts[id] {
+            alert.event = event
+            if !alert.firing {
+                // Back before its resolved message went: as if it never closed.
+                alert.firing = true
+                alert.resolved = nil
+            }
+            alerts[id] = alert
+            return
+        }
+        let labels = setup.facts(event.sensor).labels
+        var fields = AlertFields(rule: rule.name, sensor: event.sensor, kind: kind, status: event.newStatus)
+        fields.labels = labels
+        var alert = Alert(
+            id: id, rule: rule.name, sensor: event.sensor, kind: kind, group: groupKey(rule, policy, fields),
+            firing: true, event: event, opened: now)
+        alert.labels = labels
+        if kind == "offline", let parent = offlineAncestor(of: event.sensor, setup) {
+            alert.heldBy = parent
+            alerts[id] = alert
+            return
+        }
+        alerts[id] = alert
+        opened.append(now)
+        join(alert, policy, now: now)
+    }
+
+    private mutating func close(
+        _ event: SensorEvent, kind: String, rule: NotificationRule, _ policy: AlertPolicy, now: Timestamp
+    ) {
+        let id = Self.alertID(rule: rule.name, sensor: event.sensor, kind: kind)
+        guard var alert = alerts[id], alert.firing else { return }
+        if alert.heldBy != nil {
+            counters.heldAndClosed += 1
+            alerts[id] = nil
+            return
+        }
+        guard !alert.told.isEmpty else {
+            // Never told: nothing to take back.
+            counters.flapped += 1
+            drop(id)
+            return
+        }
+        alert.firing = false
+        alert.resolved = now
+        alert.event = event
+        alerts[id] = alert
+        if var group = groups[alert.group] {
+            schedule(&group, policy, now: now)
+            groups[alert.group] = group
+        }
+    }
+
+    /// Puts `alert` in its group and says when the group sends.
+    private mutating func join(_ alert: Alert, _ policy: AlertPolicy, now: Timestamp) {
+        var group = groups[alert.group] ?? Group(key: alert.group, rule: alert.rule)
+        if !group.members.contains(alert.id) { group.members.append(alert.id) }
+        schedule(&group, policy, now: now)
+        groups[alert.group] = group
+    }
+
+    /// A new group sends after `group_wait`; one that has sent, `group_interval` after its last message.
+    private func schedule(_ group: inout Group, _ policy: AlertPolicy, now: Timestamp) {
+        let due =
+            group.lastSent.map { max(now, $0.adding(policy.groupInterval)) } ?? now.adding(policy.groupWait)
+        group.due = min(group.due ?? due, due)
+    }
+
+    func groupKey(_ rule: NotificationRule, _ policy: AlertPolicy, _ fields: AlertFields) -> String {
+        ([rule.name] + policy.groupBy.map { "\($0)=\(fields[$0] ?? "")" }).joined(separator: ",")
+    }
+
+    mutating func drop(_ id: String) {
+        guard let alert = alerts.removeValue(forKey: id) else { return }
+        guard var group = groups[alert.group] else { return }
+        group.members.removeAll { $0 == id }
+        groups[alert.group] = group.members.isEmpty && group.notices.isEmpty ? nil : group
+    }
+
+    // MARK: - Dependencies
+
+    /// Keeps `offline` up to date; a parent going offline holds its children's alerts not told yet, and one coming
+    /// back lets those still open go, as new.
+    private mutating func followParents(_ event: SensorEvent, _ setup: Setup, now: Timestamp) {
+        switch event.kind {
+        case .silent, .offline:
+            guard offline.insert(event.sensor).inserted else { return }
+            for (id, alert) in alerts
+            where alert.firing && alert.kind == "offline" && alert.told.isEmpty && alert.heldBy == nil
+                && ancestors(of: alert.sensor, setup).contains(event.sensor)
+            {
+                drop(id)
+                var held = alert
+                held.heldBy = event.sensor
+                alerts[id] = held
+            }
+        case .recovered:
+            guard offline.remove(event.sensor) != nil else { return }
+            for (id, alert) in alerts where alert.heldBy == event.sensor {
+                var alert = alert
+                if let other = offlineAncestor(of: alert.sensor, setup) {
+                    alert.heldBy = other
+                    alerts[id] = alert
+                    continue
+                }
+                alert.heldBy = nil
+                alerts[id] = alert
+                if let policy = setup.rules[alert.rule]?.alerting { join(alert, policy, now: now) }
+            }
+        default: return
+        }
+    }
+
+    private func ancestors(of sensor: String, _ setup: Setup) -> [String] {
+        var chain: [String] = []
+        var current = sensor
+        // A loop in the configuration ends at eight.
+        while chain.count < 8, let parent = setup.facts(current).parent, parent != sensor {
+            chain.append(parent)
+            current = parent
+        }
+        return chain
+    }
+
+    private func offlineAncestor(of sensor: String, _ setup: Setup) -> String? {
+        ancestors(of: sensor, setup).first { offline.contains($0) }
+    }
+
+    // MARK: - People
+
+    /// Marks a firing alert acknowledged: its reminders and escalation stop until it fires again. False when no
+    /// such alert is firing.
+    @discardableResult
+    public mutating func acknowledge(_ id: String, by: String, via: String, now: Timestamp) -> Bool {
+        guard var alert = alerts[id], alert.firing else { return false }
+        alert.acknowledged = Acknowledgement(by: by, at: now, via: via)
+        alerts[id] = alert
+        return true
+    }
+
+    /// Adds a silence; one with the id of another replaces it (the old one expires now and stays on record).
+    public mutating func add(_ silence: Silence, now: Timestamp) {
+        silences.append(silence)
+        prune(now: now)
+    }
+
+    /// Ends a silence now; false when there is none with that id that has not ended.
+    @discardableResult
+    public mutating func expire(silence id: String, now: Timestamp) -> Bool {
+        guard let index = silences.firstIndex(where: { $0.id == id && $0.state(at: now) != .expired }) else {
+            return false
+        }
+        silences[index].endsAt = now
+        if silences[index].startsAt > now { silences[index].startsAt = now }
+        return true
+    }
+
+    /// Expired silences are kept five days (as Alertmanager), then forgotten.
+    mutating func prune(now: Timestamp) {
+        silences.removeAll { $0.endsAt < now.adding(milliseconds: -5 * 86_400_000) }
+    }
+
+    func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {
+        silences.contains { $0.silences(alert.fields, at: now) }
+    }
+}
+
+extension Timestamp {
+    func adding(_ duration: Duration) -> Timestamp {
+        let (seconds, attoseconds) = duration.components
+        return adding(milliseconds: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
