@@ -177,11 +177,11 @@ public struct HubConfiguration: Sendable, Hashable {
         try read(file(option: option, environment: environment))
     }
 
-    /// The top-level sections; `notifiers` is read by HubNotify from the same file.
+    /// The top-level sections; `notifiers` and `alerts` are read by HubNotify from the same file.
     public static let sections = [
         "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
         "homeassistant", "uv", "feeds", "sessions", "route", "remote", "cluster",
-        "notifiers",
+        "notifiers", "alerts",
     ]
 
     /// Reads every key under `root`, checking each; an unknown key or a section of the wrong shape is an error.

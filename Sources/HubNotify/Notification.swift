@@ -20,14 +20,41 @@ public struct Notification: Sendable, Hashable, Codable {
     public var priority: Int
     /// When it was first queued; retries end when it is older than the backend's maximum age.
     public var created: Timestamp
+    /// For a message of the alert stage: its group, why it was sent and the alerts it names.
+    public var alert: AlertContext?
+
+    /// What a message of the alert stage is about.
+    public struct AlertContext: Sendable, Hashable, Codable {
+        /// The group's key: the handle by which a backend replaces the group's earlier notification.
+        public var group: String
+        public var reason: AlertMessage.Reason
+        public var alerts: [String]
+
+        public init(group: String, reason: AlertMessage.Reason, alerts: [String]) {
+            self.group = group
+            self.reason = reason
+            self.alerts = alerts
+        }
+
+        /// As members of an object being written: `group`, `reason`, `alerts`.
+        func writeFields(into writer: inout JSONWriter, first: inout Bool) {
+            writer.key("group", first: &first)
+            writer.string(group)
+            writer.key("reason", first: &first)
+            writer.string(reason.rawValue)
+            writer.key("alerts", first: &first)
+            writer.strings(alerts)
+        }
+    }
 
     /// The outbox's key: one delivery of one event to one backend (and device).
     public var key: String { target.map { "\(id)/\(backend)/\($0)" } ?? "\(id)/\(backend)" }
 
     public init(
         id: String, backend: String, target: String? = nil, rule: String, event: SensorEvent, title: String,
-        body: String, priority: Int = 3, created: Timestamp = .now
+        body: String, priority: Int = 3, created: Timestamp = .now, alert: AlertContext? = nil
     ) {
+        self.alert = alert
         self.id = id
         self.backend = backend
         self.target = target
@@ -55,6 +82,7 @@ public struct Notification: Sendable, Hashable, Codable {
         writer.string(body)
         writer.key("priority", first: &first)
         writer.number(priority)
+        alert?.writeFields(into: &writer, first: &first)
         writer.raw("}")
         return writer.bytes
     }

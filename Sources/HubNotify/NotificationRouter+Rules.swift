@@ -15,11 +15,18 @@ extension NotificationRouter {
     public func notifications(
         for events: [SensorEvent], allow: (NotificationRule, SensorEvent) async throws -> Bool
     ) async rethrows -> [Notification] {
-        let (configuration, queues) = setup.withLock { ($0.configuration, $0.queues) }
+        let (configuration, queues, alertSetup) = setup.withLock { ($0.configuration, $0.queues, $0.alerts) }
         var batch: [(NotificationRule, SensorEvent)] = []
         var suppressed: [(NotificationRule, SensorEvent)] = []
+        let now = Timestamp.now
+        let silences = alerts.update { $0.silences }
         for event in events {
-            for rule in configuration.rules where rule.matches(event) {
+            // A rule with alerting sends through the alert book (`alertNotifications`); in a cluster, whose agents
+            // keep no book yet, as a plain rule.
+            for rule in configuration.rules where rule.matches(event) && (rule.alerting == nil || shared != nil) {
+                if event.kind != .test, isSilenced(event, rule: rule, silences: silences, setup: alertSetup, now: now) {
+                    continue
+                }
                 var allowed = true
                 if event.kind != .test && rule.rateLimit != nil { allowed = try await allow(rule, event) }
                 if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }

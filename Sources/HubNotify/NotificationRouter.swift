@@ -23,11 +23,15 @@ public final class NotificationRouter: Service, Sendable {
     let inbox = Locked(Inbox())
     /// Told the journal position up to which every submitted event is in the outbox (or needed none).
     let progress: (@Sendable (Int) -> Void)?
+    /// The alerts, their groups and silences (`AlertBook`), kept in `alerts.json`.
+    let alerts: AlertLedger
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
         var configuration: NotifierConfiguration
         var queues: [String: BackendQueue]
+        /// What the alert stage needs of `configuration`.
+        var alerts: AlertBook.Setup
         /// Queues a reload made that `run` has not started yet, each with the queue it replaces.
         var unstarted: [(queue: BackendQueue, replacing: BackendQueue?)] = []
         /// Queues of backends a reload removed, stopping.
@@ -59,6 +63,8 @@ public final class NotificationRouter: Service, Sendable {
         public var events = 0
         /// Notifications held back by a rule's rate limit.
         public var suppressed = 0
+        /// Notifications of rules without alerting held back by a silence.
+        public var silenced = 0
         /// Events dropped because the router fell 100,000 behind.
         public var overflowed = 0
         /// Failures to write the outbox (the notification was still sent, but not durably).
@@ -96,7 +102,8 @@ public final class NotificationRouter: Service, Sendable {
         let queues = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
         }
-        self.setup = Locked(Setup(configuration: configuration, queues: queues))
+        self.setup = Locked(Setup(configuration: configuration, queues: queues, alerts: configuration.alertSetup))
+        self.alerts = AlertLedger(directory: stateDirectory, logger: logger)
     }
 
     /// A queue for each of `specs`; none when one of them can't be made.
@@ -172,6 +179,7 @@ public final class NotificationRouter: Service, Sendable {
                 result.removed.append(name)
             }
             setup.configuration = configuration
+            setup.alerts = configuration.alertSetup
             return stopped
         }
         for queue in stopped { queue.stop() }
@@ -213,7 +221,16 @@ public final class NotificationRouter: Service, Sendable {
     }
 
     private func deliver() async {
-        if let shared { return await deliverShared(shared) }
+        if let shared {
+            let alerting = configuration.rules.filter { $0.alerting != nil }.map(\.name)
+            if !alerting.isEmpty {
+                logger.warning(
+                    "a cluster keeps no alert book yet: these rules send each event as it comes, ungrouped",
+                    metadata: ["rules": "\(alerting.joined(separator: ", "))"])
+            }
+            return await deliverShared(shared)
+        }
+        alerts.open()
         await resendFromBefore()
         await withTaskGroup(of: Void.self) { group in
             for queue in queues.values {
@@ -262,7 +279,7 @@ public final class NotificationRouter: Service, Sendable {
     func routeUntilCancelled() async {
         await withTaskGroup(of: Void.self) { group in
             while !Task.isCancelled {
-                await doorbell.wait(until: nil)
+                await doorbell.wait(until: shared == nil ? alertDeadline() : nil)
                 let (unstarted, retired) = setup.withLock { setup in
                     defer { (setup.unstarted, setup.retired) = ([], []) }
                     return (setup.unstarted, setup.retired)
@@ -301,6 +318,8 @@ public final class NotificationRouter: Service, Sendable {
 
     /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
     func route(durableOnly: Bool) async {
+        // The alert book is asked at least once per call: its timers (a group's wait, a reminder) end without events.
+        var asked = false
         while true {
             // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
             // (the MQTT ingest) waits for this lock.
@@ -312,15 +331,17 @@ public final class NotificationRouter: Service, Sendable {
                 defer { inbox.position = nil }
                 return (events, inbox.position)
             }
-            guard !events.isEmpty else {
+            guard !events.isEmpty || (!asked && shared == nil) else {
                 if let through { progress?(through) }
                 return
             }
-            let notifications = await self.notifications(for: events)
+            var notifications = await self.notifications(for: events)
             if let shared {
                 await add(notifications, to: shared, through: through)
                 continue
             }
+            asked = true
+            notifications += await alertNotifications(for: events)
             let queues = self.queues
             // Queued while the outbox flushes them (see `Outbox.append(_:meanwhile:)`), unless hubd is stopping:
             // then they only wait in the outbox for the next start.
@@ -333,7 +354,10 @@ public final class NotificationRouter: Service, Sendable {
             do {
                 // An event the journal handed over again (after a crash) that is in the outbox already stays out.
                 try await outbox.append(notifications, meanwhile: dispatch)
-                if let through { progress?(through) }
+                // The book after the outbox: a crash between the two sends what the book said again (the same
+                // keys, which the outbox keeps once), never loses it. Until the book is on disk, the journal
+                // keeps the events that changed it.
+                if alerts.save(), let through { progress?(through) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(

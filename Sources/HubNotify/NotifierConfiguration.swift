@@ -22,10 +22,13 @@ import HubCore
 public struct NotifierConfiguration: Sendable {
     public var backends: [BackendSpec]
     public var rules: [NotificationRule]
+    /// The top-level `alerts` section: quiet hours, the storm guard, sensors' parents and labels.
+    public var alerts = AlertSettings()
 
-    public init(backends: [BackendSpec], rules: [NotificationRule]) {
+    public init(backends: [BackendSpec], rules: [NotificationRule], alerts: AlertSettings = AlertSettings()) {
         self.backends = backends
         self.rules = rules
+        self.alerts = alerts
     }
 
     /// No backends, no rules: what a hub without a `notifiers` section does.
@@ -43,11 +46,14 @@ public struct NotifierConfiguration: Sendable {
             backends.append(try BackendSpec(name: name, node: backend))
         }
         let names = Set(backends.map(\.name))
+        let alerts = try AlertSettings.read(root["alerts"])
         var rules: [NotificationRule] = []
         for (name, rule) in try node["rules"].entries() {
-            rules.append(try readRule(rule, name: name, backends: names))
+            var read = try readRule(rule, name: name, backends: names)
+            read.alerting = try readAlerting(rule, backends: names, quietHours: Set(alerts.quietHours.map(\.name)))
+            rules.append(read)
         }
-        return NotifierConfiguration(backends: backends, rules: rules)
+        return NotifierConfiguration(backends: backends, rules: rules, alerts: alerts)
     }
 
     /// Reads the `notifiers` section of `text` (YAML); relative file names are taken from `file`'s directory.
@@ -60,7 +66,8 @@ public struct NotifierConfiguration: Sendable {
     static func readRule(_ node: ConfigNode, name: String, backends: Set<String>) throws(ConfigurationError)
         -> NotificationRule
     {
-        try node.allow(["events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"])
+        try node.allow(
+            ["events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"] + alertKeys)
         let backendNode = node["backends"]
         guard let targets = try backendNode.stringItems() else {
             throw backendNode.invalid("say which backends this rule sends to")

@@ -245,6 +245,13 @@ public final class Outbox: Sendable {
         writer.number(notification.priority)
         writer.key("created", first: &first)
         writer.timestamp(notification.created)
+        if let alert = notification.alert {
+            writer.key("alert", first: &first)
+            var inner = true
+            writer.raw("{")
+            alert.writeFields(into: &writer, first: &inner)
+            writer.raw("}")
+        }
         writer.raw("}}")
         return writer.bytes
     }

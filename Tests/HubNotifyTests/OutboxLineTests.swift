@@ -20,6 +20,8 @@ import Testing
         full.target = "a1b2c3"
         full.event.kind = .airQuality
         full.event.value = "PM2.5 27.4 µg/m³ (24 h mean) is above 15"
+        full.alert = .init(
+            group: "power,room=garage", reason: .firing, alerts: ["power/shed/offline", "power/garage/offline"])
         var awkward = plain
         awkward.event.sensor = "Küche \"Nord\" \\ 🚪"
         awkward.event.newStatus = "tab\there, newline\nthere, nul\u{0}, bell\u{7}"

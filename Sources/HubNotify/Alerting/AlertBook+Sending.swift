@@ -108,6 +108,7 @@ extension AlertBook {
         }
         if changes > setup.storm && due.count > 1 {
             let message = outage(due.map { ($0.firing, $0.resolved) }, setup, now: now)
+            counters.outages += 1
             for item in due {
                 markTold(item.firing, backends: setup.rules[groups[item.key]!.rule]!.backends, now: now)
                 settle(item.key, setup, now: now)

@@ -18,11 +18,17 @@ public struct AlertBook: Sendable, Codable {
     var offline: Set<String> = []
     /// Rules in quiet hours, with what waits for their digest.
     var quiet: [String: QuietSpell] = [:]
-    /// When recent alerts opened, for the storm guard.
-    var opened: [Timestamp] = []
+    /// Each sensor's last event taken (its id's sequence) and when: an event the journal hands over again after a
+    /// crash is not taken twice. Kept an hour, far longer than the journal holds what it has handed on.
+    var taken: [String: Taken] = [:]
     public internal(set) var counters = Counters()
 
     public init() {}
+
+    /// Whether it holds nothing at all (a hub with no alerting rule and no silence).
+    public var isEmpty: Bool {
+        alerts.isEmpty && groups.isEmpty && silences.isEmpty && offline.isEmpty && quiet.isEmpty && taken.isEmpty
+    }
 
     public struct Alert: Sendable, Hashable, Codable {
         public var id: String
@@ -84,6 +90,11 @@ public struct AlertBook: Sendable, Codable {
         var notices: [SensorEvent] = []
     }
 
+    struct Taken: Sendable, Hashable, Codable {
+        var sequence: Int
+        var at: Timestamp
+    }
+
     public struct Counters: Sendable, Hashable, Codable {
         /// Alerts that opened and closed within `group_wait`: nothing sent.
         public var flapped = 0
@@ -94,6 +105,8 @@ public struct AlertBook: Sendable, Codable {
         /// Messages sent, and how many of them were outage messages of the storm guard.
         public var messages = 0
         public var outages = 0
+        /// Events handed over again after a crash, already taken.
+        public var replayed = 0
         public init() {}
     }
 
@@ -134,7 +147,14 @@ public struct AlertBook: Sendable, Codable {
 
     /// Takes events as they come; what they make is sent by `tick`, after each group's wait.
     public mutating func apply(_ events: [SensorEvent], _ setup: Setup, now: Timestamp) {
-        for event in events {
+        for event in events where event.kind != .test {
+            if let (sensor, sequence) = Self.sequence(of: event.id) {
+                if let last = taken[sensor], last.sequence >= sequence {
+                    counters.replayed += 1
+                    continue
+                }
+                taken[sensor] = Taken(sequence: sequence, at: now)
+            }
             followParents(event, setup, now: now)
             for rule in setup.rules.values {
                 guard let role = rule.role(of: event), let policy = rule.alerting else { continue }
@@ -157,6 +177,12 @@ public struct AlertBook: Sendable, Codable {
                 }
             }
         }
+    }
+
+    /// A sensor's event id is `<sensor id>-<sequence>` (`SensorEvent.id(sensor:sequence:)`).
+    static func sequence(of id: String) -> (String, Int)? {
+        guard let dash = id.lastIndex(of: "-"), let sequence = Int(id[id.index(after: dash)...]) else { return nil }
+        return (String(id[..<dash]), sequence)
     }
 
     public static func alertID(rule: String, sensor: String, kind: String) -> String { "\(rule)/\(sensor)/\(kind)" }
@@ -189,7 +215,6 @@ public struct AlertBook: Sendable, Codable {
             return
         }
         alerts[id] = alert
-        opened.append(now)
         join(alert, policy, now: now)
     }
 
@@ -323,9 +348,11 @@ public struct AlertBook: Sendable, Codable {
         return true
     }
 
-    /// Expired silences are kept five days (as Alertmanager), then forgotten.
+    /// Expired silences are kept five days (as Alertmanager), then forgotten; so is what was taken an hour ago.
     mutating func prune(now: Timestamp) {
         silences.removeAll { $0.endsAt < now.adding(milliseconds: -5 * 86_400_000) }
+        let hourAgo = now.adding(milliseconds: -3_600_000)
+        if taken.values.contains(where: { $0.at < hourAgo }) { taken = taken.filter { $0.value.at >= hourAgo } }
     }
 
     func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {

@@ -1,0 +1,66 @@
+import HubCore
+import HubSupport
+
+// The alert stage in the router: events of rules with alerting go into the alert book, and what it says is due
+// becomes notifications like any other (the outbox, the queues, the retries).
+extension NotificationRouter {
+    /// Takes `events` into the book and returns what is due now, as notifications for each backend (and device).
+    /// Nothing, at no cost, when no rule makes alerts.
+    func alertNotifications(for events: [SensorEvent], now: Timestamp = .now) async -> [Notification] {
+        let (setup, queues) = self.setup.withLock { ($0.alerts, $0.queues) }
+        guard !setup.isEmpty else { return [] }
+        let messages = alerts.update { book in
+            book.apply(events, setup, now: now)
+            return book.tick(setup, now: now)
+        }
+        var notifications: [Notification] = []
+        for message in messages {
+            logger.info(
+                "alert message",
+                metadata: [
+                    "reason": "\(message.reason.rawValue)", "rule": "\(message.rule)", "group": "\(message.group)",
+                    "alerts": "\(message.alerts.count)", "title": "\(message.title)",
+                    "backends": "\(message.backends.joined(separator: ","))",
+                ])
+            for backend in message.backends {
+                guard let queue = queues[backend] else { continue }
+                let notification = Notification(
+                    id: message.key, backend: backend, rule: message.rule, event: message.event, title: message.title,
+                    body: message.body, priority: message.priority,
+                    alert: .init(group: message.group, reason: message.reason, alerts: message.alerts))
+                do {
+                    notifications += try await queue.notifier.expand(notification)
+                } catch {
+                    queue.noRecipients(notification, reason: "\(error)")
+                }
+            }
+        }
+        return notifications
+    }
+
+    /// When the alert book next has something to send, on the router's clock.
+    func alertDeadline(now: Timestamp = .now) -> ContinuousClock.Instant? {
+        let setup = self.setup.withLock { $0.alerts }
+        guard !setup.isEmpty, let next = alerts.update({ $0.nextDeadline(setup, now: now) }) else { return nil }
+        return .now + .milliseconds(max(0, next.millisecondsSince1970 - now.millisecondsSince1970))
+    }
+
+    /// Whether an event a plain rule (one without alerting) would send is held by a silence: counted and logged.
+    func isSilenced(
+        _ event: SensorEvent, rule: NotificationRule, silences: [Silence], setup: AlertBook.Setup, now: Timestamp
+    ) -> Bool {
+        guard !silences.isEmpty else { return false }
+        let fields = AlertFields(
+            rule: rule.name, sensor: event.sensor, kind: event.kind.rawValue, status: event.newStatus,
+            labels: setup.facts(event.sensor).labels)
+        guard let silence = silences.first(where: { $0.silences(fields, at: now) }) else { return false }
+        inbox.withLock { $0.counters.silenced += 1 }
+        logger.info(
+            "notification held by a silence",
+            metadata: [
+                "rule": "\(rule.name)", "sensor": "\(event.sensor)", "status": "\(event.newStatus)",
+                "silence": "\(silence.id)",
+            ])
+        return true
+    }
+}
