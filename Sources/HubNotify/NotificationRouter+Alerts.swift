@@ -38,6 +38,33 @@ extension NotificationRouter {
         return notifications
     }
 
+    /// Takes what people asked (`alert-requests.jsonl`) into the book, when the file changed since the last time.
+    func takeRequests(now: Timestamp = .now) {
+        guard
+            requestsWaiting.withLock({ waiting in
+                defer { waiting = false }; return waiting
+            })
+        else { return }
+        do {
+            try requests.take { requests, unreadable in
+                alerts.update { book in
+                    for request in requests {
+                        let outcome = book.apply(request, now: now)
+                        logger.notice("alert request", metadata: ["request": "\(request)", "outcome": "\(outcome)"])
+                    }
+                }
+                if unreadable > 0 {
+                    logger.error(
+                        "skipped unreadable alert requests",
+                        metadata: ["lines": "\(unreadable)", "path": "\(self.requests.path)"])
+                }
+                return alerts.save()
+            }
+        } catch {
+            logger.error("cannot take the alert requests", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// When the alert book next has something to send, on the router's clock.
     func alertDeadline(now: Timestamp = .now) -> ContinuousClock.Instant? {
         let setup = self.setup.withLock { $0.alerts }

@@ -25,6 +25,10 @@ public final class NotificationRouter: Service, Sendable {
     let progress: (@Sendable (Int) -> Void)?
     /// The alerts, their groups and silences (`AlertBook`), kept in `alerts.json`.
     let alerts: AlertLedger
+    /// What people ask of the alerts (`hubctl alerts ack`, `hubctl silences add`), on its way to the book.
+    let requests: AlertRequests
+    /// Set when the requests file changed (and at start): the next routing takes them.
+    let requestsWaiting = Locked(true)
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
@@ -104,6 +108,7 @@ public final class NotificationRouter: Service, Sendable {
         }
         self.setup = Locked(Setup(configuration: configuration, queues: queues, alerts: configuration.alertSetup))
         self.alerts = AlertLedger(directory: stateDirectory, logger: logger)
+        self.requests = AlertRequests(directory: stateDirectory)
     }
 
     /// A queue for each of `specs`; none when one of them can't be made.
@@ -278,6 +283,14 @@ public final class NotificationRouter: Service, Sendable {
     /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
     func routeUntilCancelled() async {
         await withTaskGroup(of: Void.self) { group in
+            if shared == nil {
+                group.addTask {
+                    for await _ in RegistryWatcher.changes(of: self.requests.path, logger: self.logger) {
+                        self.requestsWaiting.withLock { $0 = true }
+                        self.doorbell.ring()
+                    }
+                }
+            }
             while !Task.isCancelled {
                 await doorbell.wait(until: shared == nil ? alertDeadline() : nil)
                 let (unstarted, retired) = setup.withLock { setup in
@@ -340,6 +353,7 @@ public final class NotificationRouter: Service, Sendable {
                 await add(notifications, to: shared, through: through)
                 continue
             }
+            if !asked { takeRequests() }
             asked = true
             notifications += await alertNotifications(for: events)
             let queues = self.queues

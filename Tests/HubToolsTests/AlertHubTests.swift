@@ -73,6 +73,78 @@ import Testing
         }
     }
 
+    /// `hubctl silences add 'door*'` holds the door's alert while the window's goes; `hubctl silences expire` sends
+    /// the door's at once, the door still open; reminders name both until `hubctl alerts ack`, and after it only
+    /// an alert that opened later.
+    @Test func silencesAndAcknowledgementsFromHubctl() async throws {
+        try await withBroker { broker in
+            let directory = try TemporaryDirectory()
+            let audit = directory.file("audit.jsonl")
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        audit: { type: file, path: \(audit) }
+                      rules:
+                        doors:
+                          events: [changed]
+                          statuses: [open]
+                          backends: [audit]
+                          group_wait: 1s
+                          group_interval: 1s
+                          repeat: 2s
+                    """)
+            try await hub.prepare(broker, sensors: ["door", "window", "gate"])
+            try await hub.startAndWaitUntilReady()
+            let added = try await hub.hubctl.run("silences", "add", "door*", "--for", "1h", "--comment", "painting")
+            #expect(added.status == 0, "\(added.standardError)")
+            let id = try #require(added.standardOutput.split(separator: " ").dropFirst().first?.dropLast())
+            try await hub.waitForLog("alert request", "silence added")
+            let listed = try await hub.hubctl.run("silences", "list")
+            #expect(listed.standardOutput.contains("sensor=door*") && listed.standardOutput.contains("active"))
+
+            try await publish(broker, [("door", Array("open".utf8)), ("window", Array("open".utf8))], retain: true)
+            try await eventually("the window's alert") { lines(audit).count == 1 }
+            #expect(lines(audit)[0]["alerts"] as? [String] == ["doors/window/status"])
+
+            // The silence ends with the door still open: its alert goes at once.
+            let expired = try await hub.hubctl.run("silences", "expire", String(id))
+            #expect(expired.status == 0, "\(expired.standardError)")
+            try await eventually("the door's alert") {
+                lines(audit).contains {
+                    $0["alerts"] as? [String] == ["doors/door/status"] && $0["reason"] as? String == "firing"
+                }
+            }
+            try await eventually("a reminder naming both") {
+                lines(audit).contains {
+                    $0["reason"] as? String == "reminder" && ($0["alerts"] as? [String])?.count == 2
+                }
+            }
+            let listing = try await hub.hubctl.run("alerts", "list")
+            #expect(listing.standardOutput.contains("doors/door/status") && listing.standardOutput.contains("firing"))
+            for sensor in ["door", "window"] {
+                let ack = try await hub.hubctl.run("alerts", "ack", sensor, "--by", "ana")
+                #expect(ack.status == 0, "\(ack.standardError)")
+                try await hub.waitForLog("alert request", "doors/\(sensor)/status", "acknowledged")
+            }
+            let acknowledged = lines(audit).count
+            // A new alert after the acknowledgements: its own firing message and reminder, naming it alone.
+            try await publish(broker, "gate", "open", retain: true)
+            try await eventually("the gate's reminder", within: .seconds(20)) {
+                lines(audit).contains {
+                    $0["reason"] as? String == "reminder" && $0["alerts"] as? [String] == ["doors/gate/status"]
+                }
+            }
+            let after = lines(audit).dropFirst(acknowledged)
+            #expect(!after.contains { ($0["alerts"] as? [String])?.contains("doors/door/status") == true })
+            let shown = try await hub.hubctl.run("alerts", "show", "doors/door/status")
+            #expect(shown.standardOutput.contains("by ana via hubctl"), "\(shown.standardOutput)")
+            let unknown = try await hub.hubctl.run("alerts", "ack", "cellar")
+            #expect(unknown.status == 64 && unknown.standardError.contains("no firing alert is 'cellar'"))
+            await hub.stop()
+        }
+    }
+
     private func lines(_ path: String) -> [[String: Any]] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]

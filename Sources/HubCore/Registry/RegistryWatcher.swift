@@ -4,9 +4,9 @@ import Logging
 
 /// Tells when `defaults.json` may have changed: inotify on the state directory (the store is replaced by rename,
 /// so the directory is what to watch), or a stat() every second where inotify is not available.
-enum RegistryWatcher {
+package enum RegistryWatcher {
     /// A signal for every change; bursts collapse into one pending signal. Ends when its consumer goes away.
-    static func changes(of store: String, logger: Logger) -> AsyncStream<Void> {
+    package static func changes(of store: String, logger: Logger) -> AsyncStream<Void> {
         let directory = (store as NSString).deletingLastPathComponent
         let name = (store as NSString).lastPathComponent
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -102,10 +102,10 @@ extension NotifierConfiguration {
         let repeatNode = node["repeat"]
         if (try? repeatNode.list()) != nil {
             for item in try repeatNode.list() {
-                guard let gap = try item.duration(in: .seconds(10)...Duration.seconds(7 * 86_400)) else { continue }
+                guard let gap = try item.duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) else { continue }
                 policy.repeatEvery.append(gap)
             }
-        } else if let gap = try repeatNode.duration(in: .seconds(10)...Duration.seconds(7 * 86_400)) {
+        } else if let gap = try repeatNode.duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) {
             policy.repeatEvery = [gap]
         }
         if let limit = try node["repeat_limit"].integer(in: 0...1000) { policy.repeatLimit = limit }

@@ -1,0 +1,310 @@
+import ArgumentParser
+import Foundation
+import HubCore
+import HubNotify
+
+extension HubctlCommand {
+    /// `hubctl alerts …`: what is open, and acknowledging it.
+    struct Alerts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "alerts",
+            abstract: "See the open alerts and acknowledge them.",
+            discussion: """
+                Alerts are made by the rules that set group_by, group_wait, repeat, escalate or quiet_hours (see \
+                the README's "Alerts"). hubd keeps them in alerts.json in its state directory; what you ask here \
+                is handed to hubd through alert-requests.jsonl and works whether or not it runs (it is taken when \
+                hubd next starts).
+                """,
+            subcommands: [List.self, Show.self, Ack.self],
+            defaultSubcommand: List.self
+        )
+    }
+
+    /// `hubctl silences …`.
+    struct Silences: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "silences",
+            abstract: "Hold back alerts for a while: add, list and end silences.",
+            subcommands: [Add.self, List.self, Expire.self],
+            defaultSubcommand: List.self
+        )
+    }
+}
+
+/// What hubctl reads of the alerts: the book hubd saved and the requests it has not taken yet.
+struct AlertView {
+    var book: AlertBook
+    var pending: [AlertRequest]
+    let requests: AlertRequests
+
+    init(state: StateDirectory) throws {
+        let path = state.path + "/alerts.json"
+        if let data = FileManager.default.contents(atPath: path) {
+            do {
+                book = try JSONDecoder().decode(AlertBook.self, from: data)
+            } catch {
+                Failure.printError("\(path) cannot be read: \(error)")
+                throw ExitCode(Failure.damagedFile)
+            }
+        } else {
+            book = AlertBook()
+        }
+        requests = AlertRequests(directory: state.path)
+        pending = requests.pending().requests
+    }
+
+    func send(_ request: AlertRequest) throws {
+        do {
+            try requests.append([request])
+        } catch {
+            throw Failure.report(error)
+        }
+    }
+
+    /// Who is asking: the person behind sudo, else the login name.
+    static var person: String {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["SUDO_USER"] ?? environment["USER"] ?? environment["LOGNAME"] ?? "hubctl"
+    }
+}
+
+extension HubctlCommand.Alerts {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the open alerts: firing, acknowledged, held by a parent.")
+
+        @OptionGroup var state: StateOptions
+        @Flag(help: "Print JSON, for scripts.") var json = false
+
+        func run() async throws {
+            let view = try AlertView(state: try await state.state())
+            let now = Timestamp.now
+            let alerts = view.book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+                print(String(decoding: try encoder.encode(alerts), as: UTF8.self))
+                return
+            }
+            guard !alerts.isEmpty else {
+                print("No open alerts.")
+                return
+            }
+            let rows = alerts.map { alert in
+                [
+                    alert.id, Output.shown(alert.event.newStatus), AlertView.state(alert),
+                    Output.relative(alert.opened, now: now), alert.told.joined(separator: ", "),
+                ]
+            }
+            print(Output.table(header: ["ALERT", "STATUS", "STATE", "OPENED", "TOLD"], rows: rows), terminator: "")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one alert in full.")
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "The alert's id (rule/sensor/kind), as `hubctl alerts list` shows it.") var alert: String
+
+        func run() async throws {
+            let view = try AlertView(state: try await state.state())
+            guard let alert = view.book.alerts[alert] else {
+                Failure.printError("no open alert '\(alert)'; see hubctl alerts list")
+                throw ExitCode(Failure.invalidInput)
+            }
+            var fields: [(String, String)] = [
+                ("Alert", alert.id), ("Rule", alert.rule), ("Sensor", Output.shown(alert.sensor)),
+                ("Kind", alert.kind), ("Status", Output.shown(alert.event.newStatus)),
+                ("State", AlertView.state(alert)),
+                ("Opened", Output.absolute(alert.opened)),
+            ]
+            if let notified = alert.notified {
+                fields.append(("Told", "\(alert.told.joined(separator: ", ")) at \(Output.absolute(notified))"))
+            }
+            if let ack = alert.acknowledged {
+                fields.append(
+                    ("Acknowledged", "by \(Output.shown(ack.by)) via \(ack.via) at \(Output.absolute(ack.at))"))
+            }
+            if let parent = alert.heldBy { fields.append(("Held by", "\(parent) (offline)")) }
+            if alert.escalated > 0 { fields.append(("Escalated", "\(alert.escalated) step(s)")) }
+            print(Output.aligned(fields).joined(separator: "\n"))
+        }
+    }
+
+    struct Ack: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ack",
+            abstract: "Acknowledge alerts: their reminders and escalation stop until they fire again.",
+            discussion: """
+                Examples:
+                  hubctl alerts ack leak/kitchen-leak/status
+                  hubctl alerts ack kitchen-leak        (every open alert of that sensor)
+                """)
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "An alert's id, or a sensor's name (all of its firing alerts).") var target: String
+        @Option(help: "Who acknowledges (default: your login name).") var by: String?
+
+        func run() async throws {
+            let view = try AlertView(state: try await state.state())
+            let firing = view.book.alerts.values.filter(\.firing)
+            let chosen =
+                firing.filter { $0.id == target }.isEmpty
+                ? firing.filter { $0.sensor.caseInsensitiveCompare(target) == .orderedSame }
+                : firing.filter { $0.id == target }
+            guard !chosen.isEmpty else {
+                Failure.printError(
+                    "no firing alert is '\(target)' (an alert id or a sensor name); see hubctl alerts list")
+                throw ExitCode(Failure.invalidInput)
+            }
+            let now = Timestamp.now
+            for alert in chosen.sorted(by: { $0.id < $1.id }) {
+                try view.send(.acknowledge(alert: alert.id, by: by ?? AlertView.person, via: "hubctl", at: now))
+                print("Acknowledged \(alert.id).")
+            }
+        }
+    }
+}
+
+extension HubctlCommand.Silences {
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add",
+            abstract: "Silence the alerts that match every matcher, for a while.",
+            discussion: """
+                A matcher is name=value or name!=value; the value may be a glob (door*). The names: sensor, \
+                kind (offline, status, threshold, air_quality, or an event's kind), status, rule, or a label of \
+                alerts.sensors (room). A bare word is a sensor: `door*` is sensor=door*. While a silence is in \
+                force its alerts are not sent; when it ends, those still firing are sent at once, and an alert \
+                that was sent before it still gets its resolved message.
+
+                Examples:
+                  hubctl silences add 'door*' --for 1h --comment "painting the doors"
+                  hubctl silences add room=garage kind=offline --until 2026-12-01T08:00
+                """)
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "Matchers: name=value, name!=value, or a sensor glob.") var matchers: [String]
+        @Option(name: .customLong("for"), help: "How long, like 30m, 2h or 1d (default 1h).") var duration: String?
+        @Option(help: "When it ends instead, as an ISO 8601 time (2026-12-01T08:00, local time without a zone).")
+        var until: String?
+        @Option(help: "When it starts, if not now (ISO 8601).") var from: String?
+        @Option(help: "Why, for whoever reads it later.") var comment = ""
+        @Option(help: "Who asks (default: your login name).") var by: String?
+
+        func validate() throws {
+            guard !matchers.isEmpty else { throw ValidationError("Say what to silence: a sensor glob or name=value.") }
+            if duration != nil && until != nil { throw ValidationError("Give --for or --until, not both.") }
+        }
+
+        func run() async throws {
+            let parsed: [Silence.Matcher]
+            do {
+                parsed = try matchers.map { text throws(AlertInputError) in try Silence.Matcher(parsing: text) }
+            } catch {
+                throw ValidationError(error.description)
+            }
+            let now = Timestamp.now
+            let start = try from.map { try Self.time($0, option: "--from") } ?? now
+            let end: Timestamp
+            if let until {
+                end = try Self.time(until, option: "--until")
+            } else {
+                let text = duration ?? "1h"
+                guard let length = DurationText.parse(text) else {
+                    throw ValidationError("--for '\(text)' is not a duration; use 30m, 2h or 1d.")
+                }
+                end = start.adding(milliseconds: Int64(length.components.seconds) * 1000)
+            }
+            guard end > start, end > now else { throw ValidationError("The silence would end before it starts.") }
+            let id = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            let silence = Silence(
+                id: id, matchers: parsed, startsAt: start, endsAt: end, createdBy: by ?? AlertView.person,
+                comment: comment)
+            let view = try AlertView(state: try await state.state())
+            try view.send(.silence(silence))
+            print("Silence \(id): \(parsed.map(\.description).joined(separator: " ")) until \(Output.absolute(end)).")
+        }
+
+        static func time(_ text: String, option: String) throws -> Timestamp {
+            if let time = Timestamp(iso8601: text) { return time }
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm"] {
+                formatter.dateFormat = format
+                if let date = formatter.date(from: text) { return Timestamp(date) }
+            }
+            throw ValidationError("\(option) '\(text)' is not a time; use 2026-12-01T08:00 (local) or with a zone.")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the silences in force and to come (--all: the expired ones too).")
+
+        @OptionGroup var state: StateOptions
+        @Flag(help: "Show expired silences too (kept five days).") var all = false
+        @Flag(help: "Print JSON, for scripts.") var json = false
+
+        func run() async throws {
+            let view = try AlertView(state: try await state.state())
+            let now = Timestamp.now
+            var silences = view.book.silences.map { ($0, false) }
+            for case .silence(let silence) in view.pending where !silences.contains(where: { $0.0.id == silence.id }) {
+                silences.append((silence, true))
+            }
+            silences = silences.filter { all || $0.0.state(at: now) != .expired }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+                print(String(decoding: try encoder.encode(silences.map(\.0)), as: UTF8.self))
+                return
+            }
+            guard !silences.isEmpty else {
+                print(all ? "No silences." : "No silences in force.")
+                return
+            }
+            let rows = silences.map { silence, waiting in
+                [
+                    silence.id, silence.matchers.map(\.description).joined(separator: " "),
+                    silence.state(at: now).rawValue + (waiting ? " (hubd has not taken it yet)" : ""),
+                    Output.absolute(silence.endsAt), Output.shown(silence.createdBy), Output.shown(silence.comment),
+                ]
+            }
+            print(
+                Output.table(header: ["ID", "MATCHERS", "STATE", "ENDS", "BY", "COMMENT"], rows: rows), terminator: "")
+        }
+    }
+
+    struct Expire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "expire",
+            abstract: "End a silence now: alerts it held that are still firing are sent at once.")
+
+        @OptionGroup var state: StateOptions
+        @Argument(help: "The silence's id, as `hubctl silences list` shows it.") var id: String
+
+        func run() async throws {
+            let view = try AlertView(state: try await state.state())
+            let now = Timestamp.now
+            let known =
+                view.book.silences.contains { $0.id == id && $0.state(at: now) != .expired }
+                || view.pending.contains { if case .silence(let silence) = $0 { silence.id == id } else { false } }
+            guard known else {
+                Failure.printError("no silence '\(id)' is in force or to come; see hubctl silences list")
+                throw ExitCode(Failure.invalidInput)
+            }
+            try view.send(.expire(silence: id, at: now))
+            print("Silence \(id) expired.")
+        }
+    }
+}
+
+extension AlertView {
+    static func state(_ alert: AlertBook.Alert) -> String {
+        if !alert.firing { return "resolved" }
+        if let parent = alert.heldBy { return "held (\(parent) offline)" }
+        if let ack = alert.acknowledged { return "acknowledged by \(Output.shown(ack.by))" }
+        return alert.told.isEmpty ? "firing (waiting to be sent)" : "firing"
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import HubCore
+
+/// What a person asks of the alerts: acknowledge one, add a silence, end one.
+public enum AlertRequest: Sendable, Hashable, Codable {
+    case acknowledge(alert: String, by: String, via: String, at: Timestamp)
+    case silence(Silence)
+    case expire(silence: String, at: Timestamp)
+}
+
+/// Requests on their way to hubd's alert book: lines in `alert-requests.jsonl` in the state directory, appended
+/// under a lock by `hubctl` and the HTTP API, and taken by hubd as they come (and at its start). So they work
+/// whether or not hubd runs, and hubd alone writes the book.
+public struct AlertRequests: Sendable {
+    public let path: String
+    let directory: String
+    var lockPath: String { path + ".lock" }
+
+    public init(directory: String) {
+        self.directory = directory
+        self.path = "\(directory)/alert-requests.jsonl"
+    }
+
+    /// Appends `requests`, durably, for hubd to take.
+    public func append(_ requests: [AlertRequest]) throws(StoreError) {
+        let lock = try acquireLock(lockPath, directory: directory)
+        defer { close(lock) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var bytes: [UInt8] = []
+        for request in requests {
+            guard let line = try? encoder.encode(request) else { continue }
+            bytes += line
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        let fd = try AppendFile.open(path, in: directory)
+        defer { close(fd) }
+        try AppendFile.append(bytes, to: fd, path: path, sync: true)
+    }
+
+    /// The requests waiting, oldest first, and how many lines could not be read.
+    public func pending() -> (requests: [AlertRequest], unreadable: Int) {
+        let decoder = JSONDecoder()
+        var requests: [AlertRequest] = []
+        var unreadable = 0
+        for line in AppendFile.lines(AppendFile.contents(path)) {
+            if let request = try? decoder.decode(AlertRequest.self, from: Data(line)) {
+                requests.append(request)
+            } else {
+                unreadable += 1
+            }
+        }
+        return (requests, unreadable)
+    }
+
+    /// Hands the waiting requests to `apply`, and empties the file once it says they are kept elsewhere (the book
+    /// saved). Under the lock, so a request appended meanwhile waits for the next take.
+    func take(_ apply: ([AlertRequest], Int) -> Bool) throws(StoreError) {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let lock = try acquireLock(lockPath, directory: directory)
+        defer { close(lock) }
+        let (requests, unreadable) = pending()
+        guard !requests.isEmpty || unreadable > 0 else { return }
+        if apply(requests, unreadable), truncate(path, 0) != 0 {
+            throw .system(path: path, action: "empty", errno: errno)
+        }
+    }
+}
+
+extension AlertBook {
+    /// Applies a person's request; what it did, in words, for the log.
+    @discardableResult
+    public mutating func apply(_ request: AlertRequest, now: Timestamp) -> String {
+        switch request {
+        case .acknowledge(let alert, let by, let via, let at):
+            return acknowledge(alert, by: by, via: via, now: at) ? "acknowledged" : "not firing: not acknowledged"
+        case .silence(let silence):
+            guard !silences.contains(where: { $0.id == silence.id }) else { return "already there" }
+            add(silence, now: now)
+            return "silence added"
+        case .expire(let id, let at):
+            return expire(silence: id, now: min(at, now)) ? "silence expired" : "no such silence in force"
+        }
+    }
+}
