@@ -29,11 +29,42 @@ public struct Notification: Sendable, Hashable, Codable {
         public var group: String
         public var reason: AlertMessage.Reason
         public var alerts: [String]
+        /// Buttons for the alerts still firing: acknowledge, snooze.
+        public var actions: [Action]
 
-        public init(group: String, reason: AlertMessage.Reason, alerts: [String]) {
+        /// One button: a signed token (`ActionToken`), and the link that acts on it when the hub has a public URL.
+        public struct Action: Sendable, Hashable, Codable {
+            public var title: String
+            public var token: String
+            /// `<alerts.public_url>/a/<token>`: GET shows a confirmation page, POST acts.
+            public var url: String?
+
+            public init(title: String, token: String, url: String?) {
+                self.title = title
+                self.token = token
+                self.url = url
+            }
+        }
+
+        /// The group's key as a push service takes an id to replace by (ntfy's sequence id, an APNs collapse id,
+        /// a Web Push tag): `sh-` and 12 hex digits of its SHA-256.
+        public var replaceHandle: String { "sh-" + ActionToken.handle(of: "group:" + group) }
+
+        private enum CodingKeys: String, CodingKey { case group, reason, alerts, actions }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            group = try container.decode(String.self, forKey: .group)
+            reason = try container.decode(AlertMessage.Reason.self, forKey: .reason)
+            alerts = try container.decode([String].self, forKey: .alerts)
+            actions = try container.decodeIfPresent([Action].self, forKey: .actions) ?? []
+        }
+
+        public init(group: String, reason: AlertMessage.Reason, alerts: [String], actions: [Action] = []) {
             self.group = group
             self.reason = reason
             self.alerts = alerts
+            self.actions = actions
         }
 
         /// As members of an object being written: `group`, `reason`, `alerts`.
@@ -44,6 +75,23 @@ public struct Notification: Sendable, Hashable, Codable {
             writer.string(reason.rawValue)
             writer.key("alerts", first: &first)
             writer.strings(alerts)
+            writer.key("actions", first: &first)
+            writer.raw("[")
+            for (index, action) in actions.enumerated() {
+                if index > 0 { writer.raw(",") }
+                var inner = true
+                writer.raw("{")
+                writer.key("title", first: &inner)
+                writer.string(action.title)
+                writer.key("token", first: &inner)
+                writer.string(action.token)
+                if let url = action.url {
+                    writer.key("url", first: &inner)
+                    writer.string(url)
+                }
+                writer.raw("}")
+            }
+            writer.raw("]")
         }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import HubCore
 import HubSupport
 
@@ -13,8 +14,19 @@ extension NotificationRouter {
             book.apply(events, setup, now: now)
             return book.tick(setup, now: now)
         }
+        let publicURL = self.setup.withLock { $0.configuration.alerts.publicURL }
+        let key = actionKey()
         var notifications: [Notification] = []
         for message in messages {
+            var actions: [Notification.AlertContext.Action] = []
+            if let key, message.reason != .resolved, message.reason != .notice {
+                let handle = ActionToken.handle(of: message.key)
+                let expires = now.adding(milliseconds: ActionToken.lifetime)
+                for action in [ActionToken.Action.acknowledge, .snooze] {
+                    let token = ActionToken(handle: handle, action: action, expires: expires).signed(with: key)
+                    actions.append(.init(title: action.word, token: token, url: publicURL.map { "\($0)/a/\(token)" }))
+                }
+            }
             logger.info(
                 "alert message",
                 metadata: [
@@ -27,7 +39,8 @@ extension NotificationRouter {
                 let notification = Notification(
                     id: message.key, backend: backend, rule: message.rule, event: message.event, title: message.title,
                     body: message.body, priority: message.priority,
-                    alert: .init(group: message.group, reason: message.reason, alerts: message.alerts))
+                    alert: .init(
+                        group: message.group, reason: message.reason, alerts: message.alerts, actions: actions))
                 do {
                     notifications += try await queue.notifier.expand(notification)
                 } catch {
@@ -36,6 +49,20 @@ extension NotificationRouter {
             }
         }
         return notifications
+    }
+
+    /// The hub's key for the tokens of buttons and links (`ActionToken.key`), read or made once; `nil` (logged) when
+    /// the state directory can't hold it: messages then go without buttons.
+    public func actionKey() -> SymmetricKey? {
+        actionKeyCache.withLock { cache in
+            if let key = cache { return key }
+            do {
+                cache = try ActionToken.key(directory: stateDirectory)
+            } catch {
+                logger.error("cannot read or make the key for alert buttons", metadata: ["error": "\(error)"])
+            }
+            return cache
+        }
     }
 
     /// Takes what people asked (`alert-requests.jsonl`) into the book, when the file changed since the last time.

@@ -1,3 +1,4 @@
+import Crypto
 import DequeModule
 import Foundation
 import HubCore
@@ -16,7 +17,8 @@ public final class NotificationRouter: Service, Sendable {
     /// Rung when the shared outbox may have new rows (this agent committed events).
     let sharedDoorbell = Doorbell()
     let logger: Logger
-    private let stateDirectory: String
+    let stateDirectory: String
+    let actionKeyCache = Locked<SymmetricKey?>(nil)
     private let publish: MQTTPublish?
     let setup: Locked<Setup>
     private let doorbell = Doorbell()

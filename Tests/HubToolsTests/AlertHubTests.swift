@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import HubCore
 import HubTestKit
+import NIOHTTP1
 import Testing
 
 /// The alert stage end to end: hubd on a real Mosquitto (default settings, statuses retained as firmware publishes
@@ -143,6 +145,91 @@ import Testing
             #expect(unknown.status == 64 && unknown.standardError.contains("no firing alert is 'cellar'"))
             await hub.stop()
         }
+    }
+
+    /// Acknowledging from the phone through ntfy's own path: the publish to a local ntfy-shaped server carries an
+    /// `http` action pointing at hubd's `/a/<token>`; POSTing it, as the ntfy app does, marks the alert acknowledged
+    /// and its reminders stop. A forged token is refused (403) and a replayed one too (409), each logged; the GET
+    /// of a link shows a confirmation page and acts on nothing.
+    @Test func acknowledgedFromNtfysButton() async throws {
+        try await withBroker { broker in
+            let ntfy = try await TestHTTPServer.start()
+            defer { Task { await ntfy.stop() } }
+            let port = try freeLoopbackPort()
+            let hub = try RunningHub(
+                configuration: """
+                    alerts:
+                      public_url: http://127.0.0.1:\(port)
+                    notifiers:
+                      backends:
+                        phone: { type: ntfy, url: "\(ntfy.url)", topic: house }
+                      rules:
+                        leak:
+                          events: [changed]
+                          statuses: [wet]
+                          backends: [phone]
+                          group_wait: 1s
+                          group_interval: 1s
+                          repeat: 2s
+                    """)
+            try await hub.prepare(broker, sensors: ["kitchen leak", "bath leak"])
+            try await hub.startAndWaitUntilReady(["HUB_HTTP_LISTEN": "127.0.0.1:\(port)"])
+            try await publish(broker, "kitchen leak", "wet", retain: true)
+            let first = try #require(try await ntfy.waitForRequests(1).first)
+            #expect(first.path == "/house" && first.header("X-Title")?.contains("kitchen leak") == true)
+            let sequence = try #require(first.header("X-Sequence-ID"))
+            #expect(sequence.hasPrefix("sh-") && sequence.count == 15)
+            let actions = try #require(first.header("X-Actions"))
+            let button = try #require(actions.split(separator: ";").first)
+            let parts = button.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(
+                parts[0] == "http" && parts[1] == "Acknowledge" && parts[3] == "method=POST" && parts[4] == "clear=true"
+            )
+            let url = parts[2]
+            #expect(url.hasPrefix("http://127.0.0.1:\(port)/a/"))
+
+            // A mail scanner's GET: a page, nothing done.
+            let page = try await call(url, method: .GET)
+            #expect(page.status == 200 && page.body.contains("<form method=\"post\""))
+            // A forged token: one character changed.
+            var forged = Array(url)
+            forged[forged.count - 3] = forged[forged.count - 3] == "A" ? "B" : "A"
+            let refused = try await call(String(forged), method: .POST)
+            #expect(refused.status == 403)
+            try await hub.waitForLog("alert link refused", "not one this hub made")
+
+            // The phone's tap.
+            let tapped = try await call(url, method: .POST, agent: "ntfy/1.20.0")
+            #expect(tapped.status == 200, "\(tapped.body)")
+            try await hub.waitForLog("alert request", "acknowledged: leak/kitchen leak/status")
+            let again = try await call(url, method: .POST, agent: "ntfy/1.20.0")
+            #expect(again.status == 409, "\(again.body)")
+            let shown = try await hub.hubctl.run("alerts", "show", "leak/kitchen leak/status")
+            #expect(shown.standardOutput.contains("via ntfy"), "\(shown.standardOutput)")
+
+            // Reminders stop: the next alert's reminder names it alone.
+            let before = ntfy.requests.count
+            try await publish(broker, "bath leak", "wet", retain: true)
+            try await eventually("the bath's reminder", within: .seconds(20)) {
+                ntfy.requests.dropFirst(before).contains { $0.header("X-Title")?.hasPrefix("Still") == true }
+            }
+            let later = ntfy.requests.dropFirst(before)
+            #expect(!later.contains { String(decoding: $0.body, as: UTF8.self).contains("kitchen") })
+            // The group's messages share one sequence id: each replaces the one before on the phone.
+            #expect(later.allSatisfy { $0.header("X-Sequence-ID") == sequence })
+            await hub.stop()
+        }
+    }
+
+    private func call(_ url: String, method: HTTPMethod, agent: String? = nil) async throws -> (
+        status: UInt, body: String
+    ) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let agent { request.headers.add(name: "User-Agent", value: agent) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1024 * 1024)
+        return (response.status.code, String(buffer: body))
     }
 
     private func lines(_ path: String) -> [[String: Any]] {

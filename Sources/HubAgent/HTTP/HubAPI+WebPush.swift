@@ -70,12 +70,19 @@ extension HubAPI {
           } catch (e) {
             data = {title: 'SensorHub', body: event.data ? event.data.text() : ''};
           }
+          // An alert group's messages replace each other; its buttons acknowledge or snooze from the phone.
           event.waitUntil(self.registration.showNotification(data.title || 'SensorHub', {
-            body: data.body || '', tag: data.sensor || undefined, data, icon: '/icon.svg'
+            body: data.body || '', tag: data.group || data.sensor || undefined, data, icon: '/icon.svg',
+            actions: (data.actions || []).map(a => ({action: a.action, title: a.title}))
           }));
         });
         self.addEventListener('notificationclick', event => {
           event.notification.close();
+          const chosen = ((event.notification.data || {}).actions || []).find(a => a.action === event.action);
+          if (chosen) {
+            event.waitUntil(fetch('/a/' + chosen.token, {method: 'POST', headers: {Accept: 'application/json'}}));
+            return;
+          }
           event.waitUntil((async () => {
             const windows = await self.clients.matchAll({type: 'window', includeUncontrolled: true});
             const open = windows.find(w => new URL(w.url).origin === self.location.origin);

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HubCore
@@ -36,14 +37,17 @@ struct HubAPI: Sendable {
     let routesPlanning = Locked(0)
     /// Starts or stops a mobile sensor's recording (ingest's, in hubd); `nil` where no hub runs.
     let session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)?
+    /// The key alert buttons' tokens are signed with (the router's); `nil` refuses every `/a/…` link.
+    let actionKey: @Sendable () -> SymmetricKey?
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
-        history: HistorySource? = nil
+        history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil }
     ) {
+        self.actionKey = actionKey
         self.snapshot = snapshot
         self.store = store
         self.stateDirectory = stateDirectory
@@ -73,6 +77,8 @@ struct HubAPI: Sendable {
         (.delete, "/api/v1/devices/{id}"),
         (.get, "/api/v1/sessions"), (.get, "/api/v1/sessions/{id}"), (.get, "/api/v1/sessions/{id}/track"),
         (.post, "/api/v1/sensors/{name}/session"), (.get, "/sessions"), (.get, "/sessions/{id}"),
+        (.get, "/api/v1/alerts"), (.post, "/api/v1/alerts/{id}/ack"), (.get, "/api/v1/silences"),
+        (.post, "/api/v1/silences"), (.delete, "/api/v1/silences/{id}"), (.get, "/a/{id}"), (.post, "/a/{id}"),
     ]
 
     func router() -> Router<BasicRequestContext> {
@@ -90,6 +96,8 @@ struct HubAPI: Sendable {
         router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
         router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
         router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
+        router.get("/a/{id}") { _, context in try self.alertLinkPage(context) }
+        router.post("/a/{id}") { request, context in try self.alertLinkAct(request, context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in
             self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
@@ -124,6 +132,11 @@ struct HubAPI: Sendable {
         api.get("/sessions/{id}") { _, context in try await self.sessionDetail(context) }
         api.get("/sessions/{id}/track") { request, context in try await self.sessionTrack(request, context) }
         api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
+        api.get("/alerts") { _, _ in try self.listAlerts() }
+        api.post("/alerts/{id}/ack") { request, context in try await self.acknowledgeAlert(request, context) }
+        api.get("/silences") { _, _ in try self.listSilences() }
+        api.post("/silences") { request, context in try await self.addSilence(request, context) }
+        api.delete("/silences/{id}") { request, context in try self.expireSilence(request, context) }
         return router
     }
 

@@ -48,6 +48,12 @@ extension AlertBook {
         messages += remind(setup, now: now)
         messages += escalate(setup, now: now)
         counters.messages += messages.count
+        for message in messages where message.reason != .resolved && message.reason != .notice {
+            let firing = message.alerts.filter { alerts[$0]?.firing == true }
+            guard !firing.isEmpty else { continue }
+            links[ActionToken.handle(of: message.key)] = Link(
+                alerts: firing, expires: now.adding(milliseconds: ActionToken.lifetime))
+        }
         return messages
     }
 

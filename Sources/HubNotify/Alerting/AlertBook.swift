@@ -21,13 +21,24 @@ public struct AlertBook: Sendable, Codable {
     /// Each sensor's last event taken (its id's sequence) and when: an event the journal hands over again after a
     /// crash is not taken twice. Kept an hour, far longer than the journal holds what it has handed on.
     var taken: [String: Taken] = [:]
+    /// What each message's buttons and links act on, by the message's handle (`ActionToken.handle(of:)`).
+    public internal(set) var links: [String: Link] = [:]
     public internal(set) var counters = Counters()
 
     public init() {}
 
+    /// The alerts a message's buttons act on, until the token expires; a token is used once.
+    public struct Link: Sendable, Hashable, Codable {
+        public var alerts: [String]
+        public var expires: Timestamp
+        /// Who used it, how and when: a second use is refused.
+        public var used: Acknowledgement?
+    }
+
     /// Whether it holds nothing at all (a hub with no alerting rule and no silence).
     public var isEmpty: Bool {
         alerts.isEmpty && groups.isEmpty && silences.isEmpty && offline.isEmpty && quiet.isEmpty && taken.isEmpty
+            && links.isEmpty
     }
 
     public struct Alert: Sendable, Hashable, Codable {
@@ -353,6 +364,7 @@ public struct AlertBook: Sendable, Codable {
         silences.removeAll { $0.endsAt < now.adding(milliseconds: -5 * 86_400_000) }
         let hourAgo = now.adding(milliseconds: -3_600_000)
         if taken.values.contains(where: { $0.at < hourAgo }) { taken = taken.filter { $0.value.at >= hourAgo } }
+        if links.values.contains(where: { $0.expires <= now }) { links = links.filter { $0.value.expires > now } }
     }
 
     func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {

@@ -6,6 +6,8 @@ public enum AlertRequest: Sendable, Hashable, Codable {
     case acknowledge(alert: String, by: String, via: String, at: Timestamp)
     case silence(Silence)
     case expire(silence: String, at: Timestamp)
+    /// A button or signed link of a notification (`ActionToken`), checked by whoever took it.
+    case act(handle: String, action: ActionToken.Action, by: String, via: String, at: Timestamp)
 }
 
 /// Requests on their way to hubd's alert book: lines in `alert-requests.jsonl` in the state directory, appended
@@ -80,6 +82,50 @@ extension AlertBook {
             return "silence added"
         case .expire(let id, let at):
             return expire(silence: id, now: min(at, now)) ? "silence expired" : "no such silence in force"
+        case .act(let handle, let action, let by, let via, let at):
+            return act(handle, action, by: by, via: via, at: at, now: now)
         }
+    }
+
+    /// How long a snooze from a phone silences the alerts it names.
+    public static let snooze: Int64 = 3_600_000
+
+    /// Whether the link `handle` names may be used now: the answer a person sees, `nil` when it may.
+    public func refusal(of handle: String, now: Timestamp) -> String? {
+        guard let link = links[handle], link.expires > now else {
+            return "this notification's alerts are no longer open"
+        }
+        if let used = link.used { return "already used by \(used.by) via \(used.via) at \(used.at)" }
+        return nil
+    }
+
+    private mutating func act(
+        _ handle: String, _ action: ActionToken.Action, by: String, via: String, at: Timestamp, now: Timestamp
+    ) -> String {
+        if let refusal = refusal(of: handle, now: now) { return "refused: \(refusal)" }
+        guard var link = links[handle] else { return "refused" }
+        link.used = Acknowledgement(by: by, at: at, via: via)
+        links[handle] = link
+        var done: [String] = []
+        for id in link.alerts {
+            guard let alert = alerts[id], alert.firing else { continue }
+            switch action {
+            case .acknowledge:
+                acknowledge(id, by: by, via: via, now: at)
+            case .snooze:
+                let matchers = [
+                    Silence.Matcher(name: "rule", operation: .equal, value: alert.rule),
+                    Silence.Matcher(name: "sensor", operation: .equal, value: alert.sensor),
+                    Silence.Matcher(name: "kind", operation: .equal, value: alert.kind),
+                ]
+                add(
+                    Silence(
+                        id: "snooze-\(handle)-\(done.count)", matchers: matchers, startsAt: at,
+                        endsAt: at.adding(milliseconds: Self.snooze), createdBy: by, comment: "snoozed via \(via)"),
+                    now: now)
+            }
+            done.append(id)
+        }
+        return "\(action == .acknowledge ? "acknowledged" : "snoozed for 1 h"): \(done.joined(separator: ", "))"
     }
 }

@@ -7,6 +7,7 @@ import HubSupport
 /// ```yaml
 /// alerts:
 ///   storm: 20                     # more changes than this at once: one outage message
+///   public_url: https://hub.example.net:8080   # where phones reach hubd's API, for buttons and links
 ///   quiet_hours:
 ///     night: { from: "22:00", to: "07:00", zone: Europe/Berlin }
 ///   sensors:
@@ -14,6 +15,9 @@ import HubSupport
 /// ```
 public struct AlertSettings: Sendable {
     public var storm = 20
+    /// Where phones reach hubd's HTTP API (`https://hub.example.net:8080`): the buttons and links of alert
+    /// messages point there. Without it, only backends that fetch their answers (Telegram) carry buttons.
+    public var publicURL: String?
     public var quietHours: [QuietHours] = []
     /// Sensor globs with the labels and parent of the sensors they match, in the file's order.
     public var sensors: [(pattern: String, facts: AlertBook.SensorFacts)] = []
@@ -31,8 +35,9 @@ public struct AlertSettings: Sendable {
     }
 
     static func read(_ node: ConfigNode) throws(ConfigurationError) -> AlertSettings {
-        try node.allow(["storm", "quiet_hours", "sensors"])
+        try node.allow(["storm", "quiet_hours", "sensors", "public_url"])
         var settings = AlertSettings()
+        settings.publicURL = try node["public_url"].url()
         if let storm = try node["storm"].integer(in: 2...1_000_000) { settings.storm = storm }
         for (name, window) in try node["quiet_hours"].entries() {
             settings.quietHours.append(try quietHours(window, name: name))

@@ -37,7 +37,10 @@ struct APNsNotifier: DevicePushBackend {
         let expires = Int64(Date().timeIntervalSince1970) + Int64(settings.expiration.seconds)
         headers.add(name: "apns-expiration", value: String(settings.expiration == .zero ? 0 : expires))
         if UUID(uuidString: notification.id) != nil { headers.add(name: "apns-id", value: notification.id) }
-        if let collapseID = settings.collapseID {
+        if let alert = notification.alert {
+            // A later message of the same alert group replaces this one.
+            headers.add(name: "apns-collapse-id", value: alert.replaceHandle)
+        } else if let collapseID = settings.collapseID {
             let value = headerValue(collapseID.render(notification.event, id: notification.id), limit: 64)
             if !value.isEmpty { headers.add(name: "apns-collapse-id", value: value) }
         }
@@ -75,7 +78,13 @@ struct APNsNotifier: DevicePushBackend {
         writer.string(Template.clip(notification.title, 256))
         writer.raw(",\"body\":")
         writer.string(Template.clip(notification.body, 2048))
-        writer.raw("},\"sound\":\"default\"},")
+        writer.raw("},\"sound\":\"default\"")
+        if let alert = notification.alert, !alert.actions.isEmpty {
+            // The app registers this category with Acknowledge and Snooze; a tap POSTs the token to the hub.
+            writer.raw(",\"category\":\"SENSORHUB_ALERT\",\"thread-id\":")
+            writer.string(alert.replaceHandle)
+        }
+        writer.raw("},")
         notification.writePushFields(into: &writer)
         writer.raw("}")
         return writer.bytes

@@ -51,5 +51,21 @@ extension Notification {
         writer.string(event.kind.rawValue)
         writer.raw(",\"status\":")
         writer.string(Template.clip(event.newStatus, 512))
+        guard let alert else { return }
+        // An alert group's messages replace each other (the service worker's tag), and carry their buttons.
+        writer.raw(",\"group\":")
+        writer.string(alert.replaceHandle)
+        writer.raw(",\"actions\":[")
+        for (index, action) in alert.actions.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.raw("{\"action\":")
+            writer.string(index == 0 ? "acknowledge" : "snooze")
+            writer.raw(",\"title\":")
+            writer.string(action.title)
+            writer.raw(",\"token\":")
+            writer.string(action.token)
+            writer.raw("}")
+        }
+        writer.raw("]")
     }
 }

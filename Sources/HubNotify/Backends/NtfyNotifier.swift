@@ -17,6 +17,15 @@ struct NtfyNotifier: HTTPBacked {
         }
         if let click = settings.click { headers.add(name: "X-Click", value: headerValue(click)) }
         if let token = settings.token { headers.add(name: "Authorization", value: "Bearer " + token) }
+        if let alert = notification.alert {
+            // A later message of the same group replaces this one on the phone (ntfy 2.16 and later).
+            headers.add(name: "X-Sequence-ID", value: alert.replaceHandle)
+            // Buttons the phone POSTs to the hub, clearing the notification (ntfy's `http` action).
+            let actions = alert.actions.compactMap { action in
+                action.url.map { "http, \(action.title), \($0), method=POST, clear=true" }
+            }
+            if !actions.isEmpty { headers.add(name: "X-Actions", value: actions.joined(separator: "; ")) }
+        }
         do {
             let answer = try await http.post(settings.url, headers: headers, body: Array(notification.body.utf8))
             return HTTPDelivery.result(answer, what: settings.url)

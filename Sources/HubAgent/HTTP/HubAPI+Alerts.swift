@@ -1,0 +1,170 @@
+import Crypto
+import Foundation
+import HubCore
+import HubNotify
+import Hummingbird
+
+/// `/api/v1/alerts` and `/api/v1/silences`, and `/a/{token}`, where a notification's buttons and links act. What
+/// they ask goes to hubd's alert book the way `hubctl`'s requests do (`AlertRequests`), so there is one way in.
+extension HubAPI {
+    /// The book hubd saved last, and the requests it has not taken yet.
+    func alertBook() throws -> (AlertBook, [AlertRequest]) {
+        let path = "\(stateDirectory)/alerts.json"
+        var book = AlertBook()
+        if let data = FileManager.default.contents(atPath: path) {
+            do {
+                book = try JSONDecoder().decode(AlertBook.self, from: data)
+            } catch {
+                throw HTTPError(.internalServerError, message: "\(path) cannot be read: \(error)")
+            }
+        }
+        return (book, AlertRequests(directory: stateDirectory).pending().requests)
+    }
+
+    func send(_ request: AlertRequest) throws {
+        do {
+            try AlertRequests(directory: stateDirectory).append([request])
+        } catch {
+            throw HTTPError(.internalServerError, message: error.description)
+        }
+    }
+
+    func listAlerts() throws -> Response {
+        let (book, _) = try alertBook()
+        return json(book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) })
+    }
+
+    func acknowledgeAlert(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request)
+        let id = pathName(context, "id")
+        let body = try await object(request, context, allowed: ["by"])
+        let (book, _) = try alertBook()
+        guard book.alerts[id]?.firing == true else {
+            throw HTTPError(.notFound, message: "no firing alert '\(id)'")
+        }
+        try send(.acknowledge(alert: id, by: try optionalString(body, "by") ?? "api", via: "api", at: .now))
+        return json(["acknowledged": id], status: .accepted)
+    }
+
+    func listSilences() throws -> Response {
+        let (book, pending) = try alertBook()
+        var silences = book.silences
+        for case .silence(let silence) in pending where !silences.contains(where: { $0.id == silence.id }) {
+            silences.append(silence)
+        }
+        return json(silences)
+    }
+
+    func addSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request)
+        let body = try await object(
+            request, context, allowed: ["matchers", "startsAt", "endsAt", "createdBy", "comment"])
+        guard let texts = body["matchers"] as? [String], !texts.isEmpty else {
+            throw HTTPError(.badRequest, message: "\"matchers\" is a list of strings like \"sensor=door*\"")
+        }
+        var matchers: [Silence.Matcher] = []
+        for text in texts {
+            do {
+                matchers.append(try Silence.Matcher(parsing: text))
+            } catch {
+                throw HTTPError(.badRequest, message: error.description)
+            }
+        }
+        func time(_ key: String) throws -> Timestamp? {
+            guard let text = try optionalString(body, key) else { return nil }
+            guard let time = Timestamp(iso8601: text) else {
+                throw HTTPError(.badRequest, message: "\"\(key)\" is an ISO 8601 time like 2026-12-01T08:00:00Z")
+            }
+            return time
+        }
+        let now = Timestamp.now
+        let start = try time("startsAt") ?? now
+        guard let end = try time("endsAt") else { throw HTTPError(.badRequest, message: "\"endsAt\" is required") }
+        guard end > start, end > now else {
+            throw HTTPError(.badRequest, message: "the silence would end before it starts")
+        }
+        let silence = Silence(
+            id: String(UInt32.random(in: 0...UInt32.max), radix: 16), matchers: matchers, startsAt: start, endsAt: end,
+            createdBy: try optionalString(body, "createdBy") ?? "api",
+            comment: try optionalString(body, "comment") ?? "")
+        try send(.silence(silence))
+        return json(silence, status: .created)
+    }
+
+    func expireSilence(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        try authorize(request)
+        let id = pathName(context, "id")
+        let (book, pending) = try alertBook()
+        let now = Timestamp.now
+        let known =
+            book.silences.contains { $0.id == id && $0.state(at: now) != .expired }
+            || pending.contains { if case .silence(let silence) = $0 { silence.id == id } else { false } }
+        guard known else { throw HTTPError(.notFound, message: "no silence '\(id)' is in force or to come") }
+        try send(.expire(silence: id, at: now))
+        return json(["expired": id])
+    }
+
+    // MARK: - Buttons and links
+
+    /// The token in the path, checked: a forged or expired one is refused (403 / 410) and logged, as is one whose
+    /// alerts are gone or that was used before (404 / 409).
+    private func checkedToken(_ context: BasicRequestContext) throws -> (ActionToken, [String]) {
+        let text = pathName(context, "id")
+        guard let key = actionKey() else {
+            throw HTTPError(.serviceUnavailable, message: "the hub has no key for alert links")
+        }
+        let now = Timestamp.now
+        let token: ActionToken
+        do {
+            token = try ActionToken(verifying: text, key: key, now: now)
+        } catch {
+            logger.warning("alert link refused", metadata: ["reason": "\(error)"])
+            throw HTTPError(error == .expired ? .gone : .forbidden, message: error.description)
+        }
+        let (book, pending) = try alertBook()
+        let taken = pending.contains {
+            if case .act(let handle, _, _, _, _) = $0 { handle == token.handle } else { false }
+        }
+        if let refusal = taken ? "already used" : book.refusal(of: token.handle, now: now) {
+            logger.warning("alert link refused", metadata: ["reason": "\(refusal)", "handle": "\(token.handle)"])
+            throw HTTPError(refusal.hasPrefix("already") ? .conflict : .notFound, message: refusal)
+        }
+        return (token, book.links[token.handle]?.alerts ?? [])
+    }
+
+    /// GET: a page that says what the link does and asks to confirm (a mail scanner that fetches links acts on
+    /// nothing).
+    func alertLinkPage(_ context: BasicRequestContext) throws -> Response {
+        let (token, alerts) = try checkedToken(context)
+        let text = pathName(context, "id")
+        let html = """
+            <!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">\
+            <title>SensorHub</title></head><body style="font-family:sans-serif;max-width:32em;margin:2em auto">
+            <h1>\(token.action.word)?</h1><p>\(alerts.map { escape($0) }.joined(separator: "<br>"))</p>
+            <form method="post" action="/a/\(escape(text))"><button style="font-size:1.4em">\(token.action.word)</button></form>
+            </body></html>
+            """
+        return Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// POST: acts (ntfy's `http` action, the service worker's button, the confirmation page's form).
+    func alertLinkAct(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        let (token, alerts) = try checkedToken(context)
+        let via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
+        try send(.act(handle: token.handle, action: token.action, by: via, via: via, at: .now))
+        logger.notice(
+            "alert link used",
+            metadata: ["action": "\(token.action.word)", "alerts": "\(alerts.joined(separator: ","))"])
+        let done = token.action == .acknowledge ? "Acknowledged" : "Snoozed for an hour"
+        if request.headers[.accept]?.contains("text/html") == true {
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: "<!doctype html><p>\(done): \(alerts.map { escape($0) }.joined(separator: ", "))</p>")))
+        }
+        return json(["done": done, "alerts": alerts.joined(separator: ",")])
+    }
+}
