@@ -65,6 +65,45 @@ extension NotificationRouter {
         }
     }
 
+    /// Listens for people's answers on `queue`'s backend (Telegram's buttons) while a rule with alerting sends to it:
+    /// otherwise it carries no buttons, and a bot's updates are left to whoever else reads them.
+    func listenForAnswers(on queue: BackendQueue) async {
+        guard let listener = queue.notifier as? any AnswerListener else { return }
+        let sends = configuration.rules.contains { rule in
+            guard let policy = rule.alerting else { return false }
+            return rule.backends.contains(queue.name) || policy.escalate.contains { $0.backends.contains(queue.name) }
+        }
+        guard sends, shared == nil else { return }
+        logger.info("listening for button presses", metadata: ["backend": "\(queue.name)"])
+        await listener.listen(logger: logger) { token, person in
+            await self.answer(token, by: person, via: queue.name)
+        }
+    }
+
+    /// Acts on a button's token from `via`: the words the person sees.
+    func answer(_ text: String, by person: String, via: String, now: Timestamp = .now) async -> String {
+        guard let key = actionKey() else { return "The hub cannot check this button now." }
+        let token: ActionToken
+        do {
+            token = try ActionToken(verifying: text, key: key, now: now)
+        } catch {
+            logger.warning("alert button refused", metadata: ["backend": "\(via)", "reason": "\(error)"])
+            return "Refused: \(error)."
+        }
+        let outcome = alerts.update { book in
+            book.apply(.act(handle: token.handle, action: token.action, by: person, via: via, at: now), now: now)
+        }
+        logger.notice(
+            "alert request", metadata: ["request": "button via \(via) by \(person)", "outcome": "\(outcome)"])
+        guard !outcome.hasPrefix("refused") else {
+            logger.warning("alert button refused", metadata: ["backend": "\(via)", "reason": "\(outcome)"])
+            return outcome.replacingOccurrences(of: "refused: ", with: "Not done: ")
+        }
+        alerts.save()
+        doorbell.ring()
+        return outcome.hasPrefix("acknowledged") ? "Acknowledged." : "Snoozed for an hour."
+    }
+
     /// Takes what people asked (`alert-requests.jsonl`) into the book, when the file changed since the last time.
     func takeRequests(now: Timestamp = .now) {
         guard

@@ -21,7 +21,7 @@ public final class NotificationRouter: Service, Sendable {
     let actionKeyCache = Locked<SymmetricKey?>(nil)
     private let publish: MQTTPublish?
     let setup: Locked<Setup>
-    private let doorbell = Doorbell()
+    let doorbell = Doorbell()
     let inbox = Locked(Inbox())
     /// Told the journal position up to which every submitted event is in the outbox (or needed none).
     let progress: (@Sendable (Int) -> Void)?
@@ -242,6 +242,7 @@ public final class NotificationRouter: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             for queue in queues.values {
                 group.addTask { await queue.run() }
+                group.addTask { await self.listenForAnswers(on: queue) }
             }
             await routeUntilCancelled()
             group.cancelAll()
@@ -317,7 +318,11 @@ public final class NotificationRouter: Service, Sendable {
             await old.finished()
             queue.adopt(old.takeItems())
         }
-        await queue.run()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listenForAnswers(on: queue) }
+            await queue.run()
+            group.cancelAll()
+        }
     }
 
     /// Once a removed backend's attempts in flight are done: what it still had stays in the outbox, reported.

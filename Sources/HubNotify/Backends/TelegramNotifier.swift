@@ -20,6 +20,20 @@ struct TelegramNotifier: HTTPBacked {
             writer.string(notification.title + "\n" + notification.body)
             writer.key("disable_notification", first: &first)
             writer.bool(notification.priority <= 2)
+            // An alert's buttons: the hub fetches the presses (`listen`), so they work behind NAT.
+            if let actions = notification.alert?.actions, !actions.isEmpty {
+                writer.key("reply_markup", first: &first)
+                writer.raw("{\"inline_keyboard\":[[")
+                for (index, action) in actions.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    writer.raw("{\"text\":")
+                    writer.string(action.title)
+                    writer.raw(",\"callback_data\":")
+                    writer.string(Self.callbackPrefix + action.token)
+                    writer.raw("}")
+                }
+                writer.raw("]]}")
+            }
         }
         switch answer {
         case .success(let answer):
