@@ -52,7 +52,7 @@ public struct HubSnapshot: Sendable {
         status.lastError = lastError
         status.notifications = AgentStatus.Notifications(
             pending: notifications.outboxPending, suppressed: notifications.router.suppressed,
-            backends: notifications.backends)
+            backends: notifications.backends, alerts: notifications.alerts)
         return status
     }
 }

@@ -139,6 +139,15 @@ extension Output {
                         "Notifications",
                         "\(notifications.pending) pending, \(notifications.suppressed) held back by rate limits"
                     ))
+                if let alerts = notifications.alerts, alerts.messages + alerts.firing + alerts.silences > 0 {
+                    fields.append(
+                        (
+                            "Alerts",
+                            "\(alerts.firing) firing, \(alerts.acknowledged) acknowledged, \(alerts.held) held by a parent, "
+                                + "\(alerts.silences) silences in force; \(alerts.messages) messages sent "
+                                + "(\(alerts.outages) outage), \(alerts.flapped) flapped, \(alerts.silenced) silenced"
+                        ))
+                }
                 for (name, backend) in notifications.backends.sorted(by: { $0.key < $1.key }) {
                     var text =
                         "\(backend.delivered) delivered, \(backend.queued) queued, \(backend.retried) retried, "

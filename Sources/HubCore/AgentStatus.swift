@@ -28,12 +28,35 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         /// Held back by a rule's rate limit.
         public var suppressed: Int
         public var backends: [String: BackendStatistics]
+        /// The alert stage's state and counters (`nil` in a status file written before there were alerts).
+        public var alerts: Alerts?
 
-        public init(pending: Int, suppressed: Int, backends: [String: BackendStatistics]) {
+        public init(
+            pending: Int, suppressed: Int, backends: [String: BackendStatistics], alerts: Alerts? = nil
+        ) {
             self.pending = pending
             self.suppressed = suppressed
             self.backends = backends
+            self.alerts = alerts
         }
+    }
+
+    /// The alerts now, and what the alert stage did (counted in its book, so across restarts).
+    public struct Alerts: Codable, Sendable, Hashable {
+        /// Firing and not acknowledged.
+        public var firing = 0
+        public var acknowledged = 0
+        /// Held while a parent they depend on is offline.
+        public var held = 0
+        /// Silences in force.
+        public var silences = 0
+        public var messages = 0
+        public var outages = 0
+        /// Opened and closed within their group's wait: nothing sent.
+        public var flapped = 0
+        /// Held back by a silence (alerts and plain rules' notifications).
+        public var silenced = 0
+        public init() {}
     }
 
     public struct Counters: Codable, Sendable, Hashable {

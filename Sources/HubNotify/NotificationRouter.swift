@@ -87,6 +87,7 @@ public final class NotificationRouter: Service, Sendable {
         public var router = RouterCounters()
         public var backends: [String: BackendStatistics] = [:]
         public var outboxPending = 0
+        public var alerts = AgentStatus.Alerts()
         public init() {}
     }
 
@@ -146,6 +147,8 @@ public final class NotificationRouter: Service, Sendable {
         }
         statistics.backends = queues.mapValues(\.statistics)
         statistics.outboxPending = outbox.pendingCount
+        statistics.alerts = alerts.update { $0.statistics(now: .now) }
+        statistics.alerts.silenced += statistics.router.silenced
         return statistics
     }
 

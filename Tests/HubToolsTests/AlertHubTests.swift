@@ -71,6 +71,12 @@ import Testing
                 return ((book as? [String: Any])?["alerts"] as? [String: Any])?.isEmpty == true
             }
             #expect(lines(audit).count == 2 && server.requests.count == 2)
+            try await eventually("hubctl status counts them") {
+                let alerts = hub.status?.notifications?.alerts
+                return alerts?.messages == 2 && alerts?.firing == 0 && alerts?.flapped == 1
+            }
+            let status = try await hub.hubctl.run("status")
+            #expect(status.standardOutput.contains("0 firing"), "\(status.standardOutput)")
             await hub.stop()
         }
     }
@@ -217,6 +223,9 @@ import Testing
             #expect(!later.contains { String(decoding: $0.body, as: UTF8.self).contains("kitchen") })
             // The group's messages share one sequence id: each replaces the one before on the phone.
             #expect(later.allSatisfy { $0.header("X-Sequence-ID") == sequence })
+            let metrics = try await call("http://127.0.0.1:\(port)/metrics", method: .GET).body
+            #expect(metrics.contains("sensorhub_alerts{state=\"acknowledged\"} 1"), "\(metrics)")
+            #expect(metrics.contains("sensorhub_alerts{state=\"firing\"} 1"))
             await hub.stop()
         }
     }

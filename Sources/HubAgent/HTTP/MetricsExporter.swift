@@ -31,7 +31,31 @@ final class MetricsExporter: Sendable {
                 "sensorhub_notifications_suppressed_total", [], "Notifications held back by rate limits",
                 notifications.router.suppressed
             ),
+            ("sensorhub_alert_messages_total", [], "Messages the alert stage sent", notifications.alerts.messages),
+            (
+                "sensorhub_alert_outages_total", [], "Outage messages of the storm guard (many groups in one)",
+                notifications.alerts.outages
+            ),
+            (
+                "sensorhub_alerts_flapped_total", [], "Alerts that closed before anything was sent (within group_wait)",
+                notifications.alerts.flapped
+            ),
+            (
+                "sensorhub_alerts_silenced_total", [], "Alerts and notifications held back by a silence",
+                notifications.alerts.silenced
+            ),
         ]
+        for (state, count) in [
+            ("firing", notifications.alerts.firing), ("acknowledged", notifications.alerts.acknowledged),
+            ("held", notifications.alerts.held),
+        ] {
+            registry.makeGauge(
+                name: "sensorhub_alerts", labels: [("state", state)],
+                help: "Open alerts: firing (not acknowledged), acknowledged, held by an offline parent"
+            ).set(Double(count))
+        }
+        registry.makeGauge(name: "sensorhub_silences_active", help: "Silences in force")
+            .set(Double(notifications.alerts.silences))
         if let journal = counters.journal {
             totals += [
                 (

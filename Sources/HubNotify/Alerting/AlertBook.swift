@@ -367,6 +367,26 @@ public struct AlertBook: Sendable, Codable {
         if links.values.contains(where: { $0.expires <= now }) { links = links.filter { $0.value.expires > now } }
     }
 
+    /// What `hubctl status` and `/metrics` show of the book.
+    public func statistics(now: Timestamp) -> AgentStatus.Alerts {
+        var statistics = AgentStatus.Alerts()
+        for alert in alerts.values where alert.firing {
+            if alert.heldBy != nil {
+                statistics.held += 1
+            } else if alert.acknowledged != nil {
+                statistics.acknowledged += 1
+            } else {
+                statistics.firing += 1
+            }
+        }
+        statistics.silences = silences.filter { $0.state(at: now) == .active }.count
+        statistics.messages = counters.messages
+        statistics.outages = counters.outages
+        statistics.flapped = counters.flapped + counters.heldAndClosed
+        statistics.silenced = counters.silenced
+        return statistics
+    }
+
     func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {
         silences.contains { $0.silences(alert.fields, at: now) }
     }
