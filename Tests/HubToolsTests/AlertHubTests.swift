@@ -83,16 +83,19 @@ import Testing
 
     /// `hubctl silences add 'door*'` holds the door's alert while the window's goes; `hubctl silences expire` sends
     /// the door's at once, the door still open; reminders name both until `hubctl alerts ack`, and after it only
-    /// an alert that opened later.
+    /// an alert that opened later. Each alert escalates to the second backend once, 2 s after it was sent, unless
+    /// acknowledged before.
     @Test func silencesAndAcknowledgementsFromHubctl() async throws {
         try await withBroker { broker in
             let directory = try TemporaryDirectory()
             let audit = directory.file("audit.jsonl")
+            let partner = directory.file("partner.jsonl")
             let hub = try RunningHub(
                 configuration: """
                     notifiers:
                       backends:
                         audit: { type: file, path: \(audit) }
+                        partner: { type: file, path: \(partner) }
                       rules:
                         doors:
                           events: [changed]
@@ -101,6 +104,7 @@ import Testing
                           group_wait: 1s
                           group_interval: 1s
                           repeat: 2s
+                          escalate: [{after: 2s, to: [partner]}]
                     """)
             try await hub.prepare(broker, sensors: ["door", "window", "gate"])
             try await hub.startAndWaitUntilReady()
@@ -145,6 +149,13 @@ import Testing
             }
             let after = lines(audit).dropFirst(acknowledged)
             #expect(!after.contains { ($0["alerts"] as? [String])?.contains("doors/door/status") == true })
+            // Escalation: the gate's once; the door's and the window's at most once each, none after the acks.
+            try await eventually("the gate's escalation") {
+                lines(partner).contains { $0["alerts"] as? [String] == ["doors/gate/status"] }
+            }
+            let escalated = lines(partner).flatMap { ($0["alerts"] as? [String]) ?? [] }
+            #expect(Set(escalated).count == escalated.count, "\(escalated)")
+            #expect(lines(partner).allSatisfy { $0["reason"] as? String == "escalation" })
             let shown = try await hub.hubctl.run("alerts", "show", "doors/door/status")
             #expect(shown.standardOutput.contains("by ana via hubctl"), "\(shown.standardOutput)")
             let unknown = try await hub.hubctl.run("alerts", "ack", "cellar")
