@@ -193,6 +193,10 @@ let package = Package(
         // network of over 100,000 edges.
         .executableTarget(
             name: "route-bench", dependencies: ["HubCore"], path: "Tests/RouteBench", swiftSettings: strict),
+        // The alert stage's benchmark (bench/alerts.sh): the router with and without alerting, and a 10,000-sensor storm.
+        .executableTarget(
+            name: "alert-bench", dependencies: ["HubCore", "HubNotify", "HubSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/AlertBench"),
         // Test helpers: a real mosquitto broker on a free loopback port, certificates, password files.
         .target(
             name: "HubTestKit",

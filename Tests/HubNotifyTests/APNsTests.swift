@@ -241,7 +241,7 @@ import Testing
         let example = try String(contentsOf: root.appendingPathComponent("examples/notifiers.yaml"), encoding: .utf8)
         let configuration = try NotifierConfiguration.parse(
             example, file: root.appendingPathComponent("examples/notifiers.yaml").path)
-        #expect(configuration.backends.count >= 5 && configuration.rules.count == 3)
+        #expect(configuration.backends.count >= 5 && configuration.rules.count == 4)
         // hubd's own reader takes the same file.
         let hub = try HubConfiguration.load(
             option: root.appendingPathComponent("examples/notifiers.yaml").path, environment: [:])

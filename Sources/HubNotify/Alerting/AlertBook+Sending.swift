@@ -42,6 +42,16 @@ extension AlertBook {
     public mutating func tick(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
         var messages: [AlertMessage] = []
         prune(now: now)
+        // Something is due, or firing alerts wait unsent (a silence held them, and may have ended): the book
+        // changes. Otherwise nothing is touched, and the ledger writes nothing.
+        let waiting = groups.values.contains { group in
+            group.due == nil
+                && group.members.contains {
+                    alerts[$0].map { $0.firing && $0.told.isEmpty && $0.heldBy == nil } ?? false
+                }
+        }
+        guard waiting || nextDeadline(setup, now: now).map({ $0 <= now }) == true else { return [] }
+        revision += 1
         messages += endQuietSpells(setup, now: now)
         wakeAfterSilences(setup, now: now)
         messages += sendGroups(setup, now: now)
@@ -113,7 +123,18 @@ extension AlertBook {
             return []
         }
         if changes > setup.storm && due.count > 1 {
-            let message = outage(due.map { ($0.firing, $0.resolved) }, setup, now: now)
+            // A storm takes in every group with firing alerts not sent yet, due or not: one message, not one per
+            // group as each one's wait ends.
+            for key in groups.keys.sorted() where !due.contains(where: { $0.key == key }) {
+                guard let group = groups[key], setup.rules[group.rule] != nil else { continue }
+                let firing = group.members.compactMap { alerts[$0] }.filter {
+                    $0.firing && $0.told.isEmpty && $0.heldBy == nil && !isSilenced($0, now: now)
+                }
+                guard !firing.isEmpty else { continue }
+                due.append((key, firing, [], group.notices))
+                groups[key]?.due = nil
+            }
+            let message = outage(due.map { ($0.firing, $0.resolved) }, notices: due.flatMap(\.notices), setup, now: now)
             counters.outages += 1
             for item in due {
                 markTold(item.firing, backends: setup.rules[groups[item.key]!.rule]!.backends, now: now)

@@ -80,7 +80,9 @@ extension AlertBook {
         return message
     }
 
-    func outage(_ due: [(firing: [Alert], resolved: [Alert])], _ setup: Setup, now: Timestamp) -> AlertMessage? {
+    func outage(
+        _ due: [(firing: [Alert], resolved: [Alert])], notices: [SensorEvent], _ setup: Setup, now: Timestamp
+    ) -> AlertMessage? {
         let firing = due.flatMap(\.firing).sorted { $0.opened < $1.opened }
         let resolved = due.flatMap(\.resolved).sorted { $0.opened < $1.opened }
         let rules = Set((firing + resolved).map(\.rule)).sorted()
@@ -95,6 +97,7 @@ extension AlertBook {
             lines.append("\(Self.headline(firing, rule: rules.joined(separator: ", "))): \(Self.names(firing))")
         }
         if !resolved.isEmpty { lines.append("Resolved: \(Self.names(resolved))") }
+        if !notices.isEmpty { lines.append("Events: \(Self.names(notices.map { "\($0.sensor) \($0.newStatus)" }))") }
         let first = (firing + resolved)[0]
         return AlertMessage(
             key: "outage:\(first.id)@\(first.opened.millisecondsSince1970)", group: "outage",

@@ -14,7 +14,8 @@ public struct AlertBook: Sendable, Codable {
     public internal(set) var alerts: [String: Alert] = [:]
     var groups: [String: Group] = [:]
     public internal(set) var silences: [Silence] = []
-    /// Sensors offline now, as their events said: the parents whose children's alerts wait.
+    /// Sensors offline now, as their events said (only parents, when `Setup.parents` says which): the parents whose
+    /// children's alerts wait.
     var offline: Set<String> = []
     /// Rules in quiet hours, with what waits for their digest.
     var quiet: [String: QuietSpell] = [:]
@@ -24,6 +25,12 @@ public struct AlertBook: Sendable, Codable {
     /// What each message's buttons and links act on, by the message's handle (`ActionToken.handle(of:)`).
     public internal(set) var links: [String: Link] = [:]
     public internal(set) var counters = Counters()
+    /// Counts the changes, so that the ledger writes the book only after one (not kept in the file).
+    public internal(set) var revision = 0
+
+    private enum CodingKeys: String, CodingKey {
+        case alerts, groups, silences, offline, quiet, taken, links, counters
+    }
 
     public init() {}
 
@@ -129,15 +136,19 @@ public struct AlertBook: Sendable, Codable {
         /// More new alerts than this in one sending become one outage message.
         public var storm = 20
         public var facts: @Sendable (String) -> SensorFacts = { _ in SensorFacts() }
+        /// The sensors some sensor depends on, when known: only their going offline is looked for among the alerts
+        /// (10,000 sensors offline at once were 10,000 scans of every alert). `nil`: any sensor may be a parent.
+        public var parents: Set<String>?
 
         public init(
             rules: [NotificationRule], quietHours: [QuietHours] = [], storm: Int = 20,
-            facts: @escaping @Sendable (String) -> SensorFacts = { _ in SensorFacts() }
+            facts: @escaping @Sendable (String) -> SensorFacts = { _ in SensorFacts() }, parents: Set<String>? = nil
         ) {
             for rule in rules where rule.alerting != nil { self.rules[rule.name] = rule }
             for window in quietHours { self.quietHours[window.name] = window }
             self.storm = storm
             self.facts = facts
+            self.parents = parents
         }
 
         /// Whether any rule makes alerts: without, events take the plain path.
@@ -159,6 +170,10 @@ public struct AlertBook: Sendable, Codable {
     /// Takes events as they come; what they make is sent by `tick`, after each group's wait.
     public mutating func apply(_ events: [SensorEvent], _ setup: Setup, now: Timestamp) {
         for event in events where event.kind != .test {
+            // Only what may change the book is taken: a steady flow of statuses no alerting rule is about writes
+            // nothing.
+            let roles = setup.rules.values.compactMap { rule in rule.role(of: event).map { (rule, $0) } }
+            guard !roles.isEmpty || [.silent, .offline, .recovered].contains(event.kind) else { continue }
             if let (sensor, sequence) = Self.sequence(of: event.id) {
                 if let last = taken[sensor], last.sequence >= sequence {
                     counters.replayed += 1
@@ -166,9 +181,10 @@ public struct AlertBook: Sendable, Codable {
                 }
                 taken[sensor] = Taken(sequence: sequence, at: now)
             }
+            revision += 1
             followParents(event, setup, now: now)
-            for rule in setup.rules.values {
-                guard let role = rule.role(of: event), let policy = rule.alerting else { continue }
+            for (rule, role) in roles {
+                guard let policy = rule.alerting else { continue }
                 switch role {
                 case .opens(let kind): open(event, kind: kind, rule: rule, policy, setup, now: now)
                 case .closes(let kind): close(event, kind: kind, rule: rule, policy, now: now)
@@ -288,7 +304,7 @@ public struct AlertBook: Sendable, Codable {
     private mutating func followParents(_ event: SensorEvent, _ setup: Setup, now: Timestamp) {
         switch event.kind {
         case .silent, .offline:
-            guard offline.insert(event.sensor).inserted else { return }
+            guard setup.parents?.contains(event.sensor) ?? true, offline.insert(event.sensor).inserted else { return }
             for (id, alert) in alerts
             where alert.firing && alert.kind == "offline" && alert.told.isEmpty && alert.heldBy == nil
                 && ancestors(of: alert.sensor, setup).contains(event.sensor)
@@ -339,12 +355,14 @@ public struct AlertBook: Sendable, Codable {
         guard var alert = alerts[id], alert.firing else { return false }
         alert.acknowledged = Acknowledgement(by: by, at: now, via: via)
         alerts[id] = alert
+        revision += 1
         return true
     }
 
     /// Adds a silence; one with the id of another replaces it (the old one expires now and stays on record).
     public mutating func add(_ silence: Silence, now: Timestamp) {
         silences.append(silence)
+        revision += 1
         prune(now: now)
     }
 
@@ -356,15 +374,29 @@ public struct AlertBook: Sendable, Codable {
         }
         silences[index].endsAt = now
         if silences[index].startsAt > now { silences[index].startsAt = now }
+        revision += 1
         return true
     }
 
     /// Expired silences are kept five days (as Alertmanager), then forgotten; so is what was taken an hour ago.
     mutating func prune(now: Timestamp) {
-        silences.removeAll { $0.endsAt < now.adding(milliseconds: -5 * 86_400_000) }
+        let fiveDaysAgo = now.adding(milliseconds: -5 * 86_400_000)
+        if silences.contains(where: { $0.endsAt < fiveDaysAgo }) {
+            silences.removeAll { $0.endsAt < fiveDaysAgo }
+            revision += 1
+        }
         let hourAgo = now.adding(milliseconds: -3_600_000)
-        if taken.values.contains(where: { $0.at < hourAgo }) { taken = taken.filter { $0.value.at >= hourAgo } }
-        if links.values.contains(where: { $0.expires <= now }) { links = links.filter { $0.value.expires > now } }
+        if taken.values.contains(where: { $0.at < hourAgo }) {
+            taken = taken.filter { $0.value.at >= hourAgo }
+            revision += 1
+        }
+        // A link whose alerts have all closed acts on nothing: it goes (its token is then refused as such).
+        let alerts = self.alerts
+        let open = { (link: Link) in link.expires > now && link.alerts.contains { alerts[$0]?.firing == true } }
+        if links.values.contains(where: { !open($0) }) {
+            links = links.filter { open($0.value) }
+            revision += 1
+        }
     }
 
     /// What `hubctl status` and `/metrics` show of the book.

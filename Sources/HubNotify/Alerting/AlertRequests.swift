@@ -106,6 +106,7 @@ extension AlertBook {
         guard var link = links[handle] else { return "refused" }
         link.used = Acknowledgement(by: by, at: at, via: via)
         links[handle] = link
+        revision += 1
         var done: [String] = []
         for id in link.alerts {
             guard let alert = alerts[id], alert.firing else { continue }

@@ -85,7 +85,8 @@ extension NotifierConfiguration {
     public var alertSetup: AlertBook.Setup {
         let settings = alerts
         return AlertBook.Setup(
-            rules: rules, quietHours: settings.quietHours, storm: settings.storm, facts: { settings.facts($0) })
+            rules: rules, quietHours: settings.quietHours, storm: settings.storm, facts: { settings.facts($0) },
+            parents: Set(settings.sensors.compactMap(\.facts.parent)))
     }
 
     /// A rule's `group_by`, `group_wait`, `group_interval`, `repeat`, `repeat_limit`, `escalate`, `quiet_hours`:
