@@ -346,13 +346,13 @@ public final class NotificationRouter: Service, Sendable {
         while true {
             // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
             // (the MQTT ingest) waits for this lock.
-            let (events, through) = inbox.withLock { inbox -> ([SensorEvent], Int?) in
+            let (events, through, drained) = inbox.withLock { inbox -> ([SensorEvent], Int?, Bool) in
                 let events = Array(inbox.events.prefix(1000))
                 inbox.events.removeFirst(events.count)
                 // Everything submitted up to the last position is in this batch, or was routed before it.
-                guard inbox.events.isEmpty else { return (events, nil) }
+                guard inbox.events.isEmpty else { return (events, nil, false) }
                 defer { inbox.position = nil }
-                return (events, inbox.position)
+                return (events, inbox.position, true)
             }
             guard !events.isEmpty || (!asked && shared == nil) else {
                 if let through { progress?(through) }
@@ -380,8 +380,9 @@ public final class NotificationRouter: Service, Sendable {
                 try await outbox.append(notifications, meanwhile: dispatch)
                 // The book after the outbox: a crash between the two sends what the book said again (the same
                 // keys, which the outbox keeps once), never loses it. Until the book is on disk, the journal
-                // keeps the events that changed it.
-                if alerts.save(), let through { progress?(through) }
+                // keeps the events that changed it. Once per burst: when the inbox is drained (a burst of ten
+                // batches wrote the book ten times, 10,000 alerts each).
+                if drained, alerts.save(), let through { progress?(through) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(
