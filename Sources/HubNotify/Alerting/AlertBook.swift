@@ -272,7 +272,7 @@ public struct AlertBook: Sendable, Codable {
     }
 
     /// Puts `alert` in its group and says when the group sends.
-    private mutating func join(_ alert: Alert, _ policy: AlertPolicy, now: Timestamp) {
+    mutating func join(_ alert: Alert, _ policy: AlertPolicy, now: Timestamp) {
         var group = groups[alert.group] ?? Group(key: alert.group, rule: alert.rule)
         if !group.members.contains(alert.id) { group.members.append(alert.id) }
         schedule(&group, policy, now: now)
@@ -295,132 +295,6 @@ public struct AlertBook: Sendable, Codable {
         guard var group = groups[alert.group] else { return }
         group.members.removeAll { $0 == id }
         groups[alert.group] = group.members.isEmpty && group.notices.isEmpty ? nil : group
-    }
-
-    // MARK: - Dependencies
-
-    /// Keeps `offline` up to date; a parent going offline holds its children's alerts not told yet, and one coming
-    /// back lets those still open go, as new.
-    private mutating func followParents(_ event: SensorEvent, _ setup: Setup, now: Timestamp) {
-        switch event.kind {
-        case .silent, .offline:
-            guard setup.parents?.contains(event.sensor) ?? true, offline.insert(event.sensor).inserted else { return }
-            for (id, alert) in alerts
-            where alert.firing && alert.kind == "offline" && alert.told.isEmpty && alert.heldBy == nil
-                && ancestors(of: alert.sensor, setup).contains(event.sensor)
-            {
-                drop(id)
-                var held = alert
-                held.heldBy = event.sensor
-                alerts[id] = held
-            }
-        case .recovered:
-            guard offline.remove(event.sensor) != nil else { return }
-            for (id, alert) in alerts where alert.heldBy == event.sensor {
-                var alert = alert
-                if let other = offlineAncestor(of: alert.sensor, setup) {
-                    alert.heldBy = other
-                    alerts[id] = alert
-                    continue
-                }
-                alert.heldBy = nil
-                alerts[id] = alert
-                if let policy = setup.rules[alert.rule]?.alerting { join(alert, policy, now: now) }
-            }
-        default: return
-        }
-    }
-
-    private func ancestors(of sensor: String, _ setup: Setup) -> [String] {
-        var chain: [String] = []
-        var current = sensor
-        // A loop in the configuration ends at eight.
-        while chain.count < 8, let parent = setup.facts(current).parent, parent != sensor {
-            chain.append(parent)
-            current = parent
-        }
-        return chain
-    }
-
-    private func offlineAncestor(of sensor: String, _ setup: Setup) -> String? {
-        ancestors(of: sensor, setup).first { offline.contains($0) }
-    }
-
-    // MARK: - People
-
-    /// Marks a firing alert acknowledged: its reminders and escalation stop until it fires again. False when no
-    /// such alert is firing.
-    @discardableResult
-    public mutating func acknowledge(_ id: String, by: String, via: String, now: Timestamp) -> Bool {
-        guard var alert = alerts[id], alert.firing else { return false }
-        alert.acknowledged = Acknowledgement(by: by, at: now, via: via)
-        alerts[id] = alert
-        revision += 1
-        return true
-    }
-
-    /// Adds a silence; one with the id of another replaces it (the old one expires now and stays on record).
-    public mutating func add(_ silence: Silence, now: Timestamp) {
-        silences.append(silence)
-        revision += 1
-        prune(now: now)
-    }
-
-    /// Ends a silence now; false when there is none with that id that has not ended.
-    @discardableResult
-    public mutating func expire(silence id: String, now: Timestamp) -> Bool {
-        guard let index = silences.firstIndex(where: { $0.id == id && $0.state(at: now) != .expired }) else {
-            return false
-        }
-        silences[index].endsAt = now
-        if silences[index].startsAt > now { silences[index].startsAt = now }
-        revision += 1
-        return true
-    }
-
-    /// Expired silences are kept five days (as Alertmanager), then forgotten; so is what was taken an hour ago.
-    mutating func prune(now: Timestamp) {
-        let fiveDaysAgo = now.adding(milliseconds: -5 * 86_400_000)
-        if silences.contains(where: { $0.endsAt < fiveDaysAgo }) {
-            silences.removeAll { $0.endsAt < fiveDaysAgo }
-            revision += 1
-        }
-        let hourAgo = now.adding(milliseconds: -3_600_000)
-        if taken.values.contains(where: { $0.at < hourAgo }) {
-            taken = taken.filter { $0.value.at >= hourAgo }
-            revision += 1
-        }
-        // A link whose alerts have all closed acts on nothing: it goes (its token is then refused as such).
-        let alerts = self.alerts
-        let open = { (link: Link) in link.expires > now && link.alerts.contains { alerts[$0]?.firing == true } }
-        if links.values.contains(where: { !open($0) }) {
-            links = links.filter { open($0.value) }
-            revision += 1
-        }
-    }
-
-    /// What `hubctl status` and `/metrics` show of the book.
-    public func statistics(now: Timestamp) -> AgentStatus.Alerts {
-        var statistics = AgentStatus.Alerts()
-        for alert in alerts.values where alert.firing {
-            if alert.heldBy != nil {
-                statistics.held += 1
-            } else if alert.acknowledged != nil {
-                statistics.acknowledged += 1
-            } else {
-                statistics.firing += 1
-            }
-        }
-        statistics.silences = silences.filter { $0.state(at: now) == .active }.count
-        statistics.messages = counters.messages
-        statistics.outages = counters.outages
-        statistics.flapped = counters.flapped + counters.heldAndClosed
-        statistics.silenced = counters.silenced
-        return statistics
-    }
-
-    func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {
-        silences.contains { $0.silences(alert.fields, at: now) }
     }
 }
 

@@ -1,0 +1,71 @@
+extension OpenAPIDocument {
+    /// The alerts' endpoints: the open alerts, acknowledging, silences, and the signed links of notifications'
+    /// buttons (`/a/{id}`), indented as the document's.
+    static let alertPaths = """
+          /api/v1/alerts:
+            get:
+              summary: The open alerts (firing, acknowledged, held by a parent, resolved but not yet sent)
+              responses:
+                "200": {description: 'Alerts: id (rule/sensor/kind), rule, sensor, kind, firing, event, opened, acknowledged, told'}
+          /api/v1/alerts/{id}/ack:
+            post:
+              summary: Acknowledge a firing alert (its reminders and escalation stop); needs the token when one is set
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}, description: 'rule/sensor/kind, percent-encoded'}
+              requestBody:
+                content: {application/json: {schema: {type: object, properties: {by: {type: string}}}}}
+              responses:
+                "202": {description: Handed to the alert book}
+                "404": {description: No such firing alert}
+          /api/v1/silences:
+            get:
+              summary: Silences, in force, to come and expired (kept five days), and those hubd has not taken yet
+              responses:
+                "200": {description: 'Silences: id, matchers, startsAt, endsAt, createdBy, comment'}
+            post:
+              summary: Add a silence; needs the token when one is set
+              requestBody:
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [matchers, endsAt]
+                      properties:
+                        matchers: {type: array, items: {type: string}, description: 'name=value, name!=value (globs), or a sensor glob'}
+                        startsAt: {type: string, format: date-time}
+                        endsAt: {type: string, format: date-time}
+                        createdBy: {type: string}
+                        comment: {type: string}
+              responses:
+                "201": {description: The silence}
+                "400": {description: A matcher or a time that can't be read}
+          /api/v1/silences/{id}:
+            delete:
+              summary: End a silence now (alerts it held that still fire are sent at once)
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}}
+              responses:
+                "200": {description: Expired}
+                "404": {description: No such silence in force or to come}
+          /a/{id}:
+            parameters:
+              - {name: id, in: path, required: true, schema: {type: string}, description: A signed token from a notification's button or link}
+            get:
+              summary: A page that says what the link does, with a button to confirm (a prefetching mail scanner acts on nothing)
+              responses:
+                "200": {description: HTML}
+                "403": {description: A forged token}
+                "404": {description: The alerts it named are no longer open}
+                "409": {description: The token was used already}
+                "410": {description: The token expired}
+            post:
+              summary: Acknowledge or snooze (1 h) the alerts the notification named; the signed token is the authority
+              responses:
+                "200": {description: Done}
+                "403": {description: A forged token}
+                "404": {description: The alerts it named are no longer open}
+                "409": {description: The token was used already}
+                "410": {description: The token expired}
+
+        """
+}

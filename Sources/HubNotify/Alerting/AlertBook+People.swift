@@ -1,0 +1,79 @@
+import HubCore
+
+// What people do to the book: acknowledge, silence, expire; and what they read of it.
+extension AlertBook {
+    /// Marks a firing alert acknowledged: its reminders and escalation stop until it fires again. False when no
+    /// such alert is firing.
+    @discardableResult
+    public mutating func acknowledge(_ id: String, by: String, via: String, now: Timestamp) -> Bool {
+        guard var alert = alerts[id], alert.firing else { return false }
+        alert.acknowledged = Acknowledgement(by: by, at: now, via: via)
+        alerts[id] = alert
+        revision += 1
+        return true
+    }
+
+    /// Adds a silence; one with the id of another replaces it (the old one expires now and stays on record).
+    public mutating func add(_ silence: Silence, now: Timestamp) {
+        silences.append(silence)
+        revision += 1
+        prune(now: now)
+    }
+
+    /// Ends a silence now; false when there is none with that id that has not ended.
+    @discardableResult
+    public mutating func expire(silence id: String, now: Timestamp) -> Bool {
+        guard let index = silences.firstIndex(where: { $0.id == id && $0.state(at: now) != .expired }) else {
+            return false
+        }
+        silences[index].endsAt = now
+        if silences[index].startsAt > now { silences[index].startsAt = now }
+        revision += 1
+        return true
+    }
+
+    /// Expired silences are kept five days (as Alertmanager), then forgotten; so is what was taken an hour ago.
+    mutating func prune(now: Timestamp) {
+        let fiveDaysAgo = now.adding(milliseconds: -5 * 86_400_000)
+        if silences.contains(where: { $0.endsAt < fiveDaysAgo }) {
+            silences.removeAll { $0.endsAt < fiveDaysAgo }
+            revision += 1
+        }
+        let hourAgo = now.adding(milliseconds: -3_600_000)
+        if taken.values.contains(where: { $0.at < hourAgo }) {
+            taken = taken.filter { $0.value.at >= hourAgo }
+            revision += 1
+        }
+        // A link whose alerts have all closed acts on nothing: it goes (its token is then refused as such).
+        let alerts = self.alerts
+        let open = { (link: Link) in link.expires > now && link.alerts.contains { alerts[$0]?.firing == true } }
+        if links.values.contains(where: { !open($0) }) {
+            links = links.filter { open($0.value) }
+            revision += 1
+        }
+    }
+
+    /// What `hubctl status` and `/metrics` show of the book.
+    public func statistics(now: Timestamp) -> AgentStatus.Alerts {
+        var statistics = AgentStatus.Alerts()
+        for alert in alerts.values where alert.firing {
+            if alert.heldBy != nil {
+                statistics.held += 1
+            } else if alert.acknowledged != nil {
+                statistics.acknowledged += 1
+            } else {
+                statistics.firing += 1
+            }
+        }
+        statistics.silences = silences.filter { $0.state(at: now) == .active }.count
+        statistics.messages = counters.messages
+        statistics.outages = counters.outages
+        statistics.flapped = counters.flapped + counters.heldAndClosed
+        statistics.silenced = counters.silenced
+        return statistics
+    }
+
+    func isSilenced(_ alert: Alert, now: Timestamp) -> Bool {
+        silences.contains { $0.silences(alert.fields, at: now) }
+    }
+}
