@@ -17,10 +17,14 @@ public protocol BackendSettings: Sendable {
     init(_ node: ConfigNode) throws(ConfigurationError)
     /// The backend for one queue.
     func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier
+    /// Whether an alert's Acknowledge and Snooze go into its text as signed links (`<public_url>/a/<token>`): for
+    /// receivers a person reads that have no buttons the hub can hear (email, Gotify, Slack, Discord…).
+    static var linksInText: Bool { get }
 }
 
 extension BackendSettings {
     public static var secrets: [String] { [] }
+    public static var linksInText: Bool { false }
 }
 
 /// What a backend is made with: its name, its queue's policy, where the hub keeps its state, and the hub's MQTT

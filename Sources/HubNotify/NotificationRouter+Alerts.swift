@@ -14,7 +14,8 @@ extension NotificationRouter {
             book.apply(events, setup, now: now)
             return book.tick(setup, now: now)
         }
-        let publicURL = self.setup.withLock { $0.configuration.alerts.publicURL }
+        let (publicURL, specs) = self.setup.withLock { ($0.configuration.alerts.publicURL, $0.configuration.backends) }
+        let linking = Set(specs.filter { type(of: $0.settings).linksInText }.map(\.name))
         let key = actionKey()
         var notifications: [Notification] = []
         for message in messages {
@@ -36,9 +37,14 @@ extension NotificationRouter {
                 ])
             for backend in message.backends {
                 guard let queue = queues[backend] else { continue }
+                var body = message.body
+                if linking.contains(backend) {
+                    // No buttons the hub can hear: the same actions as links (GET asks to confirm, POST acts).
+                    for action in actions { if let url = action.url { body += "\n\(action.title): \(url)" } }
+                }
                 let notification = Notification(
                     id: message.key, backend: backend, rule: message.rule, event: message.event, title: message.title,
-                    body: message.body, priority: message.priority,
+                    body: body, priority: message.priority,
                     alert: .init(
                         group: message.group, reason: message.reason, alerts: message.alerts, actions: actions))
                 do {

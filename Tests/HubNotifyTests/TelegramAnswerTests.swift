@@ -73,4 +73,37 @@ import Testing
             #expect(alert?.acknowledged?.by == "@ana" && alert?.acknowledged?.via == "chat")
         }
     }
+
+    /// A backend with no buttons the hub can hear (Gotify here) gets the actions as signed links in its text, and
+    /// each link's token is one this hub verifies.
+    @Test func gotifyGetsSignedLinks() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start()
+        defer { Task { await server.stop() } }
+        let yaml = """
+            alerts:
+              public_url: https://hub.example.net
+            notifiers:
+              backends:
+                home: { type: gotify, url: "\(server.url)", token: "AbCdEf123" }
+              rules:
+                leak: { events: [changed], statuses: [wet], backends: [home], group_wait: 0s }
+            """
+        try await withRouter(yaml, directory: directory) { router in
+            router.submit(
+                SensorEvent(
+                    id: "k-1", kind: .changed, sensor: "kitchen", topic: "kitchen", oldStatus: "dry", newStatus: "wet",
+                    time: .now))
+            let request = try #require(try await server.waitForRequests(1).first)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+            let message = try #require(body["message"] as? String)
+            let links = message.split(separator: "\n").filter { $0.contains("https://hub.example.net/a/") }
+            #expect(links.count == 2 && links[0].hasPrefix("Acknowledge: ") && links[1].hasPrefix("Snooze 1 h: "))
+            let key = try #require(router.actionKey())
+            for link in links {
+                let token = String(link.split(separator: "/").last ?? "")
+                #expect(throws: Never.self) { try ActionToken(verifying: token, key: key, now: .now) }
+            }
+        }
+    }
 }

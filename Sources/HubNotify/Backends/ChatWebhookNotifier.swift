@@ -60,6 +60,7 @@ extension ChatWebhookNotifier {
     /// `type: discord` or `type: slack`.
     struct ServiceSettings<K: Kind>: BackendSettings {
         static var type: String { K.service.rawValue }
+        static var linksInText: Bool { true }
         static var keys: [String] { ["ca_file"] }
         static var secrets: [String] { ["webhook_url"] }
         let settings: Settings

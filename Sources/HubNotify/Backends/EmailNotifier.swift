@@ -178,6 +178,7 @@ struct MailAddress: Sendable, Hashable {
 extension EmailNotifier {
     struct Settings: BackendSettings {
         static let type = "email"
+        static let linksInText = true
         static let keys = ["host", "port", "tls", "username", "from", "to", "ca_file", "helo"]
         static let secrets = ["password"]
         var host: String

@@ -35,6 +35,7 @@ struct GotifyNotifier: HTTPBacked {
 extension GotifyNotifier {
     struct Settings: BackendSettings {
         static let type = "gotify"
+        static let linksInText = true
         static let keys = ["url", "priority", "ca_file"]
         static let secrets = ["token"]
         var url: String

@@ -154,6 +154,7 @@ struct MatrixNotifier: HTTPBacked {
 extension MatrixNotifier {
     struct Settings: BackendSettings {
         static let type = "matrix"
+        static let linksInText = true
         static let keys = ["homeserver", "room", "user", "device_id", "msgtype", "ca_file"]
         static let secrets = ["token", "password"]
         var homeserver: String

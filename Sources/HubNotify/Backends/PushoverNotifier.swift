@@ -57,6 +57,7 @@ struct PushoverNotifier: HTTPBacked {
 extension PushoverNotifier {
     struct Settings: BackendSettings {
         static let type = "pushover"
+        static let linksInText = true
         static let keys = ["device", "sound", "priority", "emergency_retry", "emergency_expire", "url", "ca_file"]
         static let secrets = ["token", "user"]
         /// The application's API token.
