@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HubCore
 import HubTestKit
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -237,6 +238,64 @@ import Testing
             let metrics = try await call("http://127.0.0.1:\(port)/metrics", method: .GET).body
             #expect(metrics.contains("sensorhub_alerts{state=\"acknowledged\"} 1"), "\(metrics)")
             #expect(metrics.contains("sensorhub_alerts{state=\"firing\"} 1"))
+            await hub.stop()
+        }
+    }
+
+    /// An emergency on Pushover: the message carries the acknowledge link as `url` and as Pushover's `callback`;
+    /// Pushover's own POST to it when someone acknowledges in the app (its documented form: receipt, acknowledged,
+    /// acknowledged_by, acknowledged_by_device…) marks the alert acknowledged by that device.
+    @Test func acknowledgedInPushover() async throws {
+        try await withBroker { broker in
+            let pushover = try await TestHTTPServer.start { _, _ in
+                .init(
+                    body:
+                        #"{"status":1,"request":"647d2300-702c-4b38-8b2f-d56326ae460b","receipt":"rLqVuqTRh62UzxtmqiaLzQmVcPgiCy"}"#
+                )
+            }
+            defer { Task { await pushover.stop() } }
+            let port = try freeLoopbackPort()
+            let hub = try RunningHub(
+                configuration: """
+                    alerts:
+                      public_url: http://127.0.0.1:\(port)
+                    notifiers:
+                      backends:
+                        phone:
+                          type: pushover
+                          url: "\(pushover.url)"
+                          token: azGDORePK8gMaC0QOYAMyEEuzJnyUi
+                          user: gznej3rKEVAvPUxu9vvNnqpmZpokzF
+                      rules:
+                        leak: { events: [changed], statuses: [wet], backends: [phone], priority: urgent, group_wait: 0s }
+                    """)
+            try await hub.prepare(broker, sensors: ["cellar leak"])
+            try await hub.startAndWaitUntilReady(["HUB_HTTP_LISTEN": "127.0.0.1:\(port)"])
+            try await publish(broker, "cellar leak", "wet", retain: true)
+            let sent = try #require(try await pushover.waitForRequests(1).first)
+            let form = Dictionary(
+                sent.text.split(separator: "&").map { pair in
+                    let parts = pair.split(separator: "=", maxSplits: 1).map {
+                        String($0).removingPercentEncoding ?? ""
+                    }
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                }, uniquingKeysWith: { first, _ in first })
+            #expect(form["priority"] == "2" && form["url_title"] == "Acknowledge")
+            let callback = try #require(form["callback"])
+            #expect(callback.hasPrefix("http://127.0.0.1:\(port)/a/") && form["url"] == callback)
+
+            var request = HTTPClientRequest(url: callback)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(
+                ByteBuffer(
+                    string: "receipt=rLqVuqTRh62UzxtmqiaLzQmVcPgiCy&acknowledged=1&acknowledged_at=1798000000"
+                        + "&acknowledged_by=gznej3rKEVAvPUxu9vvNnqpmZpokzF&acknowledged_by_device=pixel"))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            #expect(response.status.code == 200)
+            try await hub.waitForLog("alert request", "acknowledged: leak/cellar leak/status")
+            let shown = try await hub.hubctl.run("alerts", "show", "leak/cellar leak/status")
+            #expect(shown.standardOutput.contains("by pushover (pixel) via pushover"), "\(shown.standardOutput)")
             await hub.stop()
         }
     }

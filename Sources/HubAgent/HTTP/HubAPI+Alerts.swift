@@ -150,10 +150,25 @@ extension HubAPI {
     }
 
     /// POST: acts (ntfy's `http` action, the service worker's button, the confirmation page's form).
-    func alertLinkAct(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    func alertLinkAct(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let (token, alerts) = try checkedToken(context)
-        let via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
-        try send(.act(handle: token.handle, action: token.action, by: via, via: via, at: .now))
+        // Who POSTs: Pushover's callback (a form with the emergency's receipt and who acknowledged), the ntfy app,
+        // or a page or service worker.
+        let form = String(buffer: (try? await request.body.collect(upTo: 4096)) ?? ByteBuffer())
+        var via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
+        var by = via
+        if form.contains("receipt=") {
+            via = "pushover"
+            let fields = Dictionary(
+                form.split(separator: "&").compactMap { pair -> (String, String)? in
+                    let parts = pair.split(separator: "=", maxSplits: 1).map {
+                        String($0).removingPercentEncoding ?? ""
+                    }
+                    return parts.count == 2 ? (parts[0], parts[1]) : nil
+                }, uniquingKeysWith: { first, _ in first })
+            by = fields["acknowledged_by_device"].map { "pushover (\($0))" } ?? "pushover"
+        }
+        try send(.act(handle: token.handle, action: token.action, by: by, via: via, at: .now))
         logger.notice(
             "alert link used",
             metadata: ["action": "\(token.action.word)", "alerts": "\(alerts.joined(separator: ","))"])

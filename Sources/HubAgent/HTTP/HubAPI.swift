@@ -97,7 +97,7 @@ struct HubAPI: Sendable {
         router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
         router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
         router.get("/a/{id}") { _, context in try self.alertLinkPage(context) }
-        router.post("/a/{id}") { request, context in try self.alertLinkAct(request, context) }
+        router.post("/a/{id}") { request, context in try await self.alertLinkAct(request, context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in
             self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")

@@ -26,6 +26,12 @@ struct PushoverNotifier: HTTPBacked {
                 ("expire", String(Int(settings.emergencyExpire.seconds))),
             ]
         }
+        if let acknowledge = notification.alert?.actions.first?.url {
+            // The link to acknowledge the alert, under the message; an emergency's acknowledgement in the app is
+            // POSTed to it by Pushover itself (`callback`), which stops the hub's reminders too.
+            fields += [("url", acknowledge), ("url_title", "Acknowledge")]
+            if priority == 2 { fields.append(("callback", acknowledge)) }
+        }
         if let device = settings.device { fields.append(("device", device)) }
         if let sound = settings.sound { fields.append(("sound", sound)) }
         let what = "Pushover at " + settings.host
