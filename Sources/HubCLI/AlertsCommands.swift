@@ -31,26 +31,20 @@ extension HubctlCommand {
     }
 }
 
-/// What hubctl reads of the alerts: the book hubd saved and the requests it has not taken yet.
+/// What hubctl reads of the alerts (`SavedAlerts`), and how it hands hubd a request.
 struct AlertView {
-    var book: AlertBook
-    var pending: [AlertRequest]
+    var saved: SavedAlerts
     let requests: AlertRequests
+    var book: AlertBook { saved.book }
 
     init(state: StateDirectory) throws {
-        let path = state.path + "/alerts.json"
-        if let data = FileManager.default.contents(atPath: path) {
-            do {
-                book = try JSONDecoder().decode(AlertBook.self, from: data)
-            } catch {
-                Failure.printError("\(path) cannot be read: \(error)")
-                throw ExitCode(Failure.damagedFile)
-            }
-        } else {
-            book = AlertBook()
+        do {
+            saved = try SavedAlerts(directory: state.path)
+        } catch {
+            Failure.printError(error.description)
+            throw ExitCode(Failure.damagedFile)
         }
         requests = AlertRequests(directory: state.path)
-        pending = requests.pending().requests
     }
 
     func send(_ request: AlertRequest) throws {
@@ -92,7 +86,7 @@ extension HubctlCommand.Alerts {
             }
             let rows = alerts.map { alert in
                 [
-                    alert.id, Output.shown(alert.event.newStatus), AlertView.state(alert),
+                    alert.id, Output.shown(alert.event.newStatus), Output.shown(alert.stateText),
                     Output.relative(alert.opened, now: now), alert.told.joined(separator: ", "),
                 ]
             }
@@ -115,7 +109,7 @@ extension HubctlCommand.Alerts {
             var fields: [(String, String)] = [
                 ("Alert", alert.id), ("Rule", alert.rule), ("Sensor", Output.shown(alert.sensor)),
                 ("Kind", alert.kind), ("Status", Output.shown(alert.event.newStatus)),
-                ("State", AlertView.state(alert)),
+                ("State", Output.shown(alert.stateText)),
                 ("Opened", Output.absolute(alert.opened)),
             ]
             if let notified = alert.notified {
@@ -249,15 +243,11 @@ extension HubctlCommand.Silences {
         func run() async throws {
             let view = try AlertView(state: try await state.state())
             let now = Timestamp.now
-            var silences = view.book.silences.map { ($0, false) }
-            for case .silence(let silence) in view.pending where !silences.contains(where: { $0.0.id == silence.id }) {
-                silences.append((silence, true))
-            }
-            silences = silences.filter { all || $0.0.state(at: now) != .expired }
+            let silences = view.saved.silences(at: now, expired: all)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-                print(String(decoding: try encoder.encode(silences.map(\.0)), as: UTF8.self))
+                print(String(decoding: try encoder.encode(silences.map(\.silence)), as: UTF8.self))
                 return
             }
             guard !silences.isEmpty else {
@@ -287,24 +277,12 @@ extension HubctlCommand.Silences {
         func run() async throws {
             let view = try AlertView(state: try await state.state())
             let now = Timestamp.now
-            let known =
-                view.book.silences.contains { $0.id == id && $0.state(at: now) != .expired }
-                || view.pending.contains { if case .silence(let silence) = $0 { silence.id == id } else { false } }
-            guard known else {
+            guard view.saved.hasSilence(id, at: now) else {
                 Failure.printError("no silence '\(id)' is in force or to come; see hubctl silences list")
                 throw ExitCode(Failure.invalidInput)
             }
             try view.send(.expire(silence: id, at: now))
             print("Silence \(id) expired.")
         }
-    }
-}
-
-extension AlertView {
-    static func state(_ alert: AlertBook.Alert) -> String {
-        if !alert.firing { return "resolved" }
-        if let parent = alert.heldBy { return "held (\(parent) offline)" }
-        if let ack = alert.acknowledged { return "acknowledged by \(Output.shown(ack.by))" }
-        return alert.told.isEmpty ? "firing (waiting to be sent)" : "firing"
     }
 }

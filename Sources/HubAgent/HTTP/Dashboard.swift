@@ -42,7 +42,7 @@ extension HubAPI {
         html += charts(air: air != nil, numeric: sensors.filter { $0.kind == .numeric })
         html += DashboardPush.section
         html += """
-            <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
+            <p class="muted">Updated live. <a href="/alerts">Alerts</a> · API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             <script>
             const vis = s => String(s).replace(/(?![\\u200c\\u200d])[\\p{Cc}\\p{Cf}\\u2028\\u2029]/gu,
                 c => '\\\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');

@@ -8,17 +8,12 @@ import Hummingbird
 /// they ask goes to hubd's alert book the way `hubctl`'s requests do (`AlertRequests`), so there is one way in.
 extension HubAPI {
     /// The book hubd saved last, and the requests it has not taken yet.
-    func alertBook() throws -> (AlertBook, [AlertRequest]) {
-        let path = "\(stateDirectory)/alerts.json"
-        var book = AlertBook()
-        if let data = FileManager.default.contents(atPath: path) {
-            do {
-                book = try JSONDecoder().decode(AlertBook.self, from: data)
-            } catch {
-                throw HTTPError(.internalServerError, message: "\(path) cannot be read: \(error)")
-            }
+    func savedAlerts() throws -> SavedAlerts {
+        do {
+            return try SavedAlerts(directory: stateDirectory)
+        } catch {
+            throw HTTPError(.internalServerError, message: error.description)
         }
-        return (book, AlertRequests(directory: stateDirectory).pending().requests)
     }
 
     func send(_ request: AlertRequest) throws {
@@ -30,7 +25,7 @@ extension HubAPI {
     }
 
     func listAlerts() throws -> Response {
-        let (book, _) = try alertBook()
+        let book = try savedAlerts().book
         return json(book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) })
     }
 
@@ -38,8 +33,7 @@ extension HubAPI {
         try authorize(request)
         let id = pathName(context, "id")
         let body = try await object(request, context, allowed: ["by"])
-        let (book, _) = try alertBook()
-        guard book.alerts[id]?.firing == true else {
+        guard try savedAlerts().book.alerts[id]?.firing == true else {
             throw HTTPError(.notFound, message: "no firing alert '\(id)'")
         }
         try send(.acknowledge(alert: id, by: try optionalString(body, "by") ?? "api", via: "api", at: .now))
@@ -47,12 +41,7 @@ extension HubAPI {
     }
 
     func listSilences() throws -> Response {
-        let (book, pending) = try alertBook()
-        var silences = book.silences
-        for case .silence(let silence) in pending where !silences.contains(where: { $0.id == silence.id }) {
-            silences.append(silence)
-        }
-        return json(silences)
+        return json(try savedAlerts().silences(at: .now, expired: true).map(\.silence))
     }
 
     func addSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -94,12 +83,10 @@ extension HubAPI {
     func expireSilence(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         try authorize(request)
         let id = pathName(context, "id")
-        let (book, pending) = try alertBook()
         let now = Timestamp.now
-        let known =
-            book.silences.contains { $0.id == id && $0.state(at: now) != .expired }
-            || pending.contains { if case .silence(let silence) = $0 { silence.id == id } else { false } }
-        guard known else { throw HTTPError(.notFound, message: "no silence '\(id)' is in force or to come") }
+        guard try savedAlerts().hasSilence(id, at: now) else {
+            throw HTTPError(.notFound, message: "no silence '\(id)' is in force or to come")
+        }
         try send(.expire(silence: id, at: now))
         return json(["expired": id])
     }
@@ -121,7 +108,8 @@ extension HubAPI {
             logger.warning("alert link refused", metadata: ["reason": "\(error)"])
             throw HTTPError(error == .expired ? .gone : .forbidden, message: error.description)
         }
-        let (book, pending) = try alertBook()
+        let saved = try savedAlerts()
+        let (book, pending) = (saved.book, saved.pending)
         let taken = pending.contains {
             if case .act(let handle, _, _, _, _) = $0 { handle == token.handle } else { false }
         }

@@ -79,6 +79,7 @@ struct HubAPI: Sendable {
         (.post, "/api/v1/sensors/{name}/session"), (.get, "/sessions"), (.get, "/sessions/{id}"),
         (.get, "/api/v1/alerts"), (.post, "/api/v1/alerts/{id}/ack"), (.get, "/api/v1/silences"),
         (.post, "/api/v1/silences"), (.delete, "/api/v1/silences/{id}"), (.get, "/a/{id}"), (.post, "/a/{id}"),
+        (.get, "/alerts"),
     ]
 
     func router() -> Router<BasicRequestContext> {
@@ -97,6 +98,7 @@ struct HubAPI: Sendable {
         router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
         router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
         router.get("/a/{id}") { _, context in try self.alertLinkPage(context) }
+        router.get("/alerts") { _, _ in try self.alertsPage() }
         router.post("/a/{id}") { request, context in try await self.alertLinkAct(request, context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in

@@ -47,6 +47,11 @@ extension OpenAPIDocument {
               responses:
                 "200": {description: Expired}
                 "404": {description: No such silence in force or to come}
+          /alerts:
+            get:
+              summary: The dashboard's alerts page (HTML) - open alerts, who acknowledged, silences and their expiry
+              responses:
+                "200": {description: HTML}
           /a/{id}:
             parameters:
               - {name: id, in: path, required: true, schema: {type: string}, description: A signed token from a notification's button or link}

@@ -77,3 +77,13 @@ extension AlertBook {
         silences.contains { $0.silences(alert.fields, at: now) }
     }
 }
+
+extension AlertBook.Alert {
+    /// Its state in words, as `hubctl alerts` and the dashboard show it.
+    public var stateText: String {
+        if !firing { return "resolved" }
+        if let parent = heldBy { return "held (\(parent) offline)" }
+        if let acknowledged { return "acknowledged by \(acknowledged.by) via \(acknowledged.via)" }
+        return told.isEmpty ? "firing (waiting to be sent)" : "firing"
+    }
+}

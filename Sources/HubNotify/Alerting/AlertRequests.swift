@@ -130,3 +130,38 @@ extension AlertBook {
         return "\(action == .acknowledge ? "acknowledged" : "snoozed for 1 h"): \(done.joined(separator: ", "))"
     }
 }
+
+/// The alerts as hubd last saved them, with the requests it has not taken yet: what `hubctl`, the API and the
+/// dashboard read (hubd alone writes the book).
+public struct SavedAlerts: Sendable {
+    public var book: AlertBook
+    public var pending: [AlertRequest]
+
+    /// Reads `alerts.json` and `alert-requests.jsonl` in `directory`; no book yet is an empty one.
+    public init(directory: String) throws(AlertInputError) {
+        let path = "\(directory)/alerts.json"
+        book = AlertBook()
+        if let data = FileManager.default.contents(atPath: path) {
+            do {
+                book = try JSONDecoder().decode(AlertBook.self, from: data)
+            } catch {
+                throw AlertInputError("\(path) cannot be read: \(error)")
+            }
+        }
+        pending = AlertRequests(directory: directory).pending().requests
+    }
+
+    /// The silences, with those hubd has not taken yet (`waiting`), expired ones left out unless `expired`.
+    public func silences(at now: Timestamp, expired: Bool = false) -> [(silence: Silence, waiting: Bool)] {
+        var silences = book.silences.map { ($0, false) }
+        for case .silence(let silence) in pending where !silences.contains(where: { $0.0.id == silence.id }) {
+            silences.append((silence, true))
+        }
+        return silences.filter { expired || $0.0.state(at: now) != .expired }
+    }
+
+    /// Whether a silence with this id is in force or to come (in the book or waiting for hubd).
+    public func hasSilence(_ id: String, at now: Timestamp) -> Bool {
+        silences(at: now).contains { $0.silence.id == id }
+    }
+}
