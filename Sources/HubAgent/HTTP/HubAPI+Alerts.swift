@@ -145,16 +145,9 @@ extension HubAPI {
         let form = String(buffer: (try? await request.body.collect(upTo: 4096)) ?? ByteBuffer())
         var via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
         var by = via
-        if form.contains("receipt=") {
+        if let callback = try? URLEncodedFormDecoder().decode(PushoverCallback.self, from: form) {
             via = "pushover"
-            let fields = Dictionary(
-                form.split(separator: "&").compactMap { pair -> (String, String)? in
-                    let parts = pair.split(separator: "=", maxSplits: 1).map {
-                        String($0).removingPercentEncoding ?? ""
-                    }
-                    return parts.count == 2 ? (parts[0], parts[1]) : nil
-                }, uniquingKeysWith: { first, _ in first })
-            by = fields["acknowledged_by_device"].map { "pushover (\($0))" } ?? "pushover"
+            by = callback.acknowledgedByDevice.map { "pushover (\($0))" } ?? "pushover"
         }
         try send(.act(handle: token.handle, action: token.action, by: by, via: via, at: .now))
         logger.notice(
@@ -169,5 +162,16 @@ extension HubAPI {
                         string: "<!doctype html><p>\(done): \(alerts.map { escape($0) }.joined(separator: ", "))</p>")))
         }
         return json(["done": done, "alerts": alerts.joined(separator: ",")])
+    }
+}
+
+/// What Pushover POSTs to an emergency's `callback` once someone acknowledges it (pushover.net/api/receipts).
+private struct PushoverCallback: Decodable {
+    var receipt: String
+    var acknowledgedByDevice: String?
+
+    enum CodingKeys: String, CodingKey {
+        case receipt
+        case acknowledgedByDevice = "acknowledged_by_device"
     }
 }
