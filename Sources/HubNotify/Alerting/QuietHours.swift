@@ -57,19 +57,6 @@ public struct QuietHours: Sendable, Hashable {
         return nil
     }
 
-    /// When the next window starts after `time` (within a week), for the hub's timer.
-    public func nextStart(after time: Timestamp) -> Timestamp? {
-        let calendar = self.calendar
-        let startOfDay = calendar.startOfDay(for: time.date)
-        for offset in 0...7 {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: startOfDay) else { continue }
-            guard takes(calendar.component(.weekday, from: day)) else { continue }
-            let start = Timestamp(wallClock(day, minutes: from, calendar))
-            if start > time { return start }
-        }
-        return nil
-    }
-
     private func takes(_ weekday: Int) -> Bool { days.isEmpty || days.contains(weekday) }
 
     /// `minutes` after midnight of `day` in the zone; a time a clock change skips is taken as the next that exists.
