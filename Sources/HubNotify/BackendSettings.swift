@@ -20,11 +20,15 @@ public protocol BackendSettings: Sendable {
     /// Whether an alert's Acknowledge and Snooze go into its text as signed links (`<public_url>/a/<token>`): for
     /// receivers a person reads that have no buttons the hub can hear (email, Gotify, Slack, Discord…).
     static var linksInText: Bool { get }
+    /// Whether it can take back what it sent about an alert group once everything in it is acknowledged (clear a
+    /// notification, stop its retries, replace it quietly): it then gets the book's `acknowledged` messages.
+    static var takesBack: Bool { get }
 }
 
 extension BackendSettings {
     public static var secrets: [String] { [] }
     public static var linksInText: Bool { false }
+    public static var takesBack: Bool { false }
 }
 
 /// What a backend is made with: its name, its queue's policy, where the hub keeps its state, and the hub's MQTT

@@ -16,11 +16,12 @@ extension NotificationRouter {
         }
         let (publicURL, specs) = self.setup.withLock { ($0.configuration.alerts.publicURL, $0.configuration.backends) }
         let linking = Set(specs.filter { type(of: $0.settings).linksInText }.map(\.name))
+        let takingBack = Set(specs.filter { type(of: $0.settings).takesBack }.map(\.name))
         let key = actionKey()
         var notifications: [Notification] = []
         for message in messages {
             var actions: [Notification.AlertContext.Action] = []
-            if let key, message.reason != .resolved, message.reason != .notice {
+            if let key, ![.resolved, .notice, .acknowledged].contains(message.reason) {
                 let handle = ActionToken.handle(of: message.key)
                 let expires = now.adding(milliseconds: ActionToken.lifetime)
                 for action in [ActionToken.Action.acknowledge, .snooze] {
@@ -37,6 +38,8 @@ extension NotificationRouter {
                 ])
             for backend in message.backends {
                 guard let queue = queues[backend] else { continue }
+                // Only where a copy can be taken back: elsewhere an acknowledgement would be one more message.
+                if message.reason == .acknowledged && !takingBack.contains(backend) { continue }
                 var body = message.body
                 if linking.contains(backend) {
                     // No buttons the hub can hear: the same actions as links (GET asks to confirm, POST acts).

@@ -195,6 +195,11 @@ import Testing
         #expect(advance(1800, setup).map(\.reason) == [.reminder])
         let acknowledged = book.acknowledge("leak/leak/status", by: "ana", via: "test", now: now)
         #expect(acknowledged)
+        // The copies already sent are taken back (where a backend can), and nothing more comes.
+        let takenBack = advance(1, setup)
+        #expect(takenBack.map(\.reason) == [.acknowledged])
+        #expect(takenBack.first?.backends == ["partner", "phone"] && takenBack.first?.group == "leak")
+        #expect(takenBack.first?.body == "leak — acknowledged by ana via test")
         #expect(advance(7200, setup).isEmpty)
         // Resolved: the escalation's backend was told it was firing, so it hears it ended.
         book.apply([event("leak", .changed, "dry", old: "wet")], setup, now: now)
@@ -206,7 +211,35 @@ import Testing
         #expect(advance(300, setup).count == 1)
         #expect(book.alerts["leak/leak/status"]?.acknowledged == nil)
         book.acknowledge("leak/leak/status", by: "ana", via: "test", now: now)
-        #expect(advance(3600, setup).isEmpty)
+        #expect(advance(3600, setup).map(\.reason) == [.acknowledged])
+    }
+
+    /// A group's notification is taken back only once nothing in it waits for anyone: acknowledging one of two
+    /// alerts takes nothing back, the second does; an alert acknowledged before its first message is not sent.
+    @Test func aGroupIsTakenBackWhenAllItsAlertsAreAcknowledged() {
+        let setup = AlertBook.Setup(rules: [Self.rule()])
+        offline(["shed", "garage"], setup)
+        #expect(advance(30, setup).map(\.title) == ["2 sensors offline"])
+        var acknowledged = book.acknowledge("power/shed/offline", by: "ana", via: "test", now: now)
+        #expect(acknowledged)
+        #expect(advance(1, setup).isEmpty, "garage still waits for someone")
+        acknowledged = book.acknowledge("power/garage/offline", by: "bo", via: "test", now: now)
+        #expect(acknowledged)
+        let takenBack = advance(1, setup)
+        #expect(takenBack.map(\.reason) == [.acknowledged])
+        #expect(takenBack.first?.title == "Acknowledged: 2 sensors offline")
+        #expect(takenBack.first?.alerts == ["power/shed/offline", "power/garage/offline"])
+        #expect(advance(600, setup).isEmpty)
+
+        // Acknowledged before its first message (inside group_wait): there is nothing to take back.
+        offline(["attic"], setup)
+        acknowledged = book.acknowledge("power/attic/offline", by: "ana", via: "test", now: now)
+        #expect(acknowledged)
+        #expect(advance(30, setup).isEmpty, "whoever acknowledged it knows")
+        #expect(book.alerts["power/attic/offline"]?.stateText == "acknowledged by ana via test")
+        let revision = book.revision
+        #expect(advance(600, setup).isEmpty)
+        #expect(book.revision == revision, "an acknowledged alert waiting for nothing changes nothing at each tick")
     }
 
     @Test func remindersHaveACap() {

@@ -7,9 +7,16 @@ extension AlertBook {
     @discardableResult
     public mutating func acknowledge(_ id: String, by: String, via: String, now: Timestamp) -> Bool {
         guard var alert = alerts[id], alert.firing else { return false }
-        alert.acknowledged = Acknowledgement(by: by, at: now, via: via)
+        let acknowledgement = Acknowledgement(by: by, at: now, via: via)
+        alert.acknowledged = acknowledgement
         alerts[id] = alert
         revision += 1
+        // The last unacknowledged alert of a group that was sent: its notifications can be taken back.
+        if !alert.told.isEmpty, let group = groups[alert.group],
+            !group.members.contains(where: { alerts[$0].map { $0.firing && $0.acknowledged == nil } ?? false })
+        {
+            groups[alert.group]?.takeBack = acknowledgement
+        }
         return true
     }
 

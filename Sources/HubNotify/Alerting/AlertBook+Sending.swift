@@ -17,6 +17,9 @@ public struct AlertMessage: Sendable, Hashable {
         case outage
         /// Events with no pair, grouped.
         case notice
+        /// Everything the group's earlier messages were about is acknowledged: backends that can take a
+        /// notification back clear it (ntfy), stop its retries (Pushover) or replace it quietly (Web Push, APNs).
+        case acknowledged
     }
 
     /// Unique and stable: the same state gives the same key after a crash, so the outbox keeps one copy.
@@ -47,7 +50,7 @@ extension AlertBook {
         let waiting = groups.values.contains { group in
             group.due == nil
                 && group.members.contains {
-                    alerts[$0].map { $0.firing && $0.told.isEmpty && $0.heldBy == nil } ?? false
+                    alerts[$0]?.waitsToBeSent ?? false
                 }
         }
         guard waiting || nextDeadline(setup, now: now).map({ $0 <= now }) == true else { return [] }
@@ -57,8 +60,9 @@ extension AlertBook {
         messages += sendGroups(setup, now: now)
         messages += remind(setup, now: now)
         messages += escalate(setup, now: now)
+        messages += takeBack(now: now)
         counters.messages += messages.count
-        for message in messages where message.reason != .resolved && message.reason != .notice {
+        for message in messages where ![.resolved, .notice, .acknowledged].contains(message.reason) {
             let firing = message.alerts.filter { alerts[$0]?.firing == true }
             guard !firing.isEmpty else { continue }
             links[ActionToken.handle(of: message.key)] = Link(
@@ -71,6 +75,7 @@ extension AlertBook {
     public func nextDeadline(_ setup: Setup, now: Timestamp) -> Timestamp? {
         var times: [Timestamp] = []
         for group in groups.values {
+            if group.takeBack != nil { times.append(now) }
             if let due = group.due { times.append(due) }
             if let reminder = group.nextReminder { times.append(reminder) }
         }
@@ -108,7 +113,7 @@ extension AlertBook {
                 continue
             }
             let members = group.members.compactMap { alerts[$0] }
-            let firing = members.filter { $0.firing && $0.told.isEmpty && $0.heldBy == nil }
+            let firing = members.filter(\.waitsToBeSent)
             let silenced = firing.filter { isSilenced($0, now: now) }
             counters.silenced += silenced.count
             let sendable = firing.filter { !isSilenced($0, now: now) }
@@ -128,7 +133,7 @@ extension AlertBook {
             for key in groups.keys.sorted() where !due.contains(where: { $0.key == key }) {
                 guard let group = groups[key], setup.rules[group.rule] != nil else { continue }
                 let firing = group.members.compactMap { alerts[$0] }.filter {
-                    $0.firing && $0.told.isEmpty && $0.heldBy == nil && !isSilenced($0, now: now)
+                    $0.waitsToBeSent && !isSilenced($0, now: now)
                 }
                 guard !firing.isEmpty else { continue }
                 due.append((key, firing, [], group.notices))
@@ -188,7 +193,7 @@ extension AlertBook {
         for (key, group) in groups where group.due == nil {
             let waiting = group.members.contains { id in
                 guard let alert = alerts[id] else { return false }
-                return alert.firing && alert.told.isEmpty && alert.heldBy == nil && !isSilenced(alert, now: now)
+                return alert.waitsToBeSent && !isSilenced(alert, now: now)
             }
             if waiting { groups[key]?.due = now }
         }
@@ -249,6 +254,20 @@ extension AlertBook {
             // In quiet hours below urgent, a reminder is skipped: the digest will say it is still open.
             if quietEnd(rule, policy, setup, now: now) != nil { continue }
             messages.append(reminder(group, rule, open: open, now: now))
+        }
+        return messages
+    }
+
+    /// Groups whose told alerts are all acknowledged now: one `acknowledged` message each, to the backends told.
+    private mutating func takeBack(now: Timestamp) -> [AlertMessage] {
+        var messages: [AlertMessage] = []
+        for key in groups.keys.sorted() {
+            guard var group = groups[key], let acknowledgement = group.takeBack else { continue }
+            group.takeBack = nil
+            groups[key] = group
+            let members = group.members.compactMap { alerts[$0] }.filter { $0.firing && !$0.told.isEmpty }
+            guard !members.isEmpty else { continue }
+            messages.append(acknowledged(group, members, acknowledgement, now: now))
         }
         return messages
     }

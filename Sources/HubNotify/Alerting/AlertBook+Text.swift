@@ -136,6 +136,17 @@ extension AlertBook {
             event: Self.newest(open)!, alerts: open.map(\.id))
     }
 
+    func acknowledged(_ group: Group, _ alerts: [Alert], _ by: Acknowledgement, now: Timestamp) -> AlertMessage {
+        let alerts = alerts.sorted { $0.opened < $1.opened }
+        return AlertMessage(
+            key: "\(group.key)#a\(by.at.millisecondsSince1970)", group: group.key, rule: group.rule,
+            reason: .acknowledged,
+            backends: Array(Set(alerts.flatMap(\.told))).sorted(),
+            title: "Acknowledged: \(Self.headline(alerts, rule: group.rule))",
+            body: "\(Self.names(alerts)) — acknowledged by \(by.by) via \(by.via)", priority: 1,
+            event: Self.newest(alerts)!, alerts: alerts.map(\.id))
+    }
+
     func escalation(
         _ key: String, _ rule: NotificationRule, _ step: AlertPolicy.Escalation, _ alerts: [Alert], now: Timestamp
     ) -> AlertMessage {

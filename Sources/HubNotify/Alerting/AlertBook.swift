@@ -71,6 +71,10 @@ public struct AlertBook: Sendable, Codable {
         public var escalated = 0
         var labels: [String: String] = [:]
 
+        /// Firing, not sent yet, held by no parent and acknowledged by nobody (someone who acknowledged an alert
+        /// before its first message knows of it already).
+        var waitsToBeSent: Bool { firing && told.isEmpty && heldBy == nil && acknowledged == nil }
+
         var fields: AlertFields {
             AlertFields(rule: rule, sensor: sensor, kind: kind, status: event.newStatus, labels: labels)
         }
@@ -101,6 +105,8 @@ public struct AlertBook: Sendable, Codable {
         var sent = 0
         var reminders = 0
         var nextReminder: Timestamp?
+        /// Set when the last of its told alerts was acknowledged: the copies on phones are to be taken back.
+        var takeBack: Acknowledgement?
     }
 
     struct QuietSpell: Sendable, Hashable, Codable {

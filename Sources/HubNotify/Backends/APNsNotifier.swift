@@ -78,7 +78,12 @@ struct APNsNotifier: DevicePushBackend {
         writer.string(Template.clip(notification.title, 256))
         writer.raw(",\"body\":")
         writer.string(Template.clip(notification.body, 2048))
-        writer.raw("},\"sound\":\"default\"")
+        if notification.alert?.reason == .acknowledged {
+            // Replaces the group's notification without a sound or lighting the screen.
+            writer.raw("},\"interruption-level\":\"passive\"")
+        } else {
+            writer.raw("},\"sound\":\"default\"")
+        }
         if let alert = notification.alert, !alert.actions.isEmpty {
             // The app registers this category with Acknowledge and Snooze; a tap POSTs the token to the hub.
             writer.raw(",\"category\":\"SENSORHUB_ALERT\",\"thread-id\":")
@@ -134,6 +139,7 @@ final class APNsTokenSigner: Sendable {
 extension APNsNotifier {
     struct Settings: BackendSettings {
         static let type = "apns"
+        static let takesBack = true
         static let keys = [
             "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id",
             "ca_file",

@@ -55,6 +55,8 @@ extension Notification {
         // An alert group's messages replace each other (the service worker's tag), and carry their buttons.
         writer.raw(",\"group\":")
         writer.string(alert.replaceHandle)
+        writer.raw(",\"reason\":")
+        writer.string(alert.reason.rawValue)
         writer.raw(",\"actions\":[")
         for (index, action) in alert.actions.enumerated() {
             if index > 0 { writer.raw(",") }

@@ -17,6 +17,16 @@ struct NtfyNotifier: HTTPBacked {
         }
         if let click = settings.click { headers.add(name: "X-Click", value: headerValue(click)) }
         if let token = settings.token { headers.add(name: "Authorization", value: "Bearer " + token) }
+        if let alert = notification.alert, alert.reason == .acknowledged {
+            // Acknowledged elsewhere: the group's notification is marked read and dismissed on every phone.
+            let url = settings.url + "/" + alert.replaceHandle + "/clear"
+            do {
+                let answer = try await http.request(.PUT, url, headers: headers, body: nil)
+                return HTTPDelivery.result(answer, what: url)
+            } catch {
+                return HTTPDelivery.result(error, what: url)
+            }
+        }
         if let alert = notification.alert {
             // A later message of the same group replaces this one on the phone (ntfy 2.16 and later).
             headers.add(name: "X-Sequence-ID", value: alert.replaceHandle)
@@ -38,6 +48,7 @@ struct NtfyNotifier: HTTPBacked {
 extension NtfyNotifier {
     struct Settings: BackendSettings {
         static let type = "ntfy"
+        static let takesBack = true
         static let keys = ["url", "topic", "priority", "tags", "click", "ca_file"]
         static let secrets = ["token"]
         var url: String

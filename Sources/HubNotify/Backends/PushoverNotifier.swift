@@ -6,12 +6,16 @@ import HubCore
 /// application's monthly limit) and 5xx are retried.
 ///
 /// The hub's priorities 1–5 are Pushover's -2 (no alert) to 2 (emergency: repeated every `emergency_retry` until
-/// acknowledged or `emergency_expire` has passed, the two parameters Pushover requires for it).
+/// acknowledged or `emergency_expire` has passed, the two parameters Pushover requires for it). An emergency
+/// message about an alert keeps its receipt (`PushoverReceipts`): acknowledged in the app, it acknowledges the
+/// alert; acknowledged elsewhere, its retries are cancelled.
 struct PushoverNotifier: HTTPBacked {
     let settings: Settings
     let http: HTTPDelivery
+    let receipts: PushoverReceipts
 
     func send(_ notification: Notification) async -> DeliveryResult {
+        if notification.alert?.reason == .acknowledged { return await cancelRetries(notification) }
         let priority = settings.priority ?? Self.priority(notification.priority)
         // Pushover's limits: a title of 250 characters, a message of 1024.
         var fields = [
@@ -40,6 +44,16 @@ struct PushoverNotifier: HTTPBacked {
             if (400..<500).contains(answer.status), answer.status != 429, let errors = Self.errors(answer.body) {
                 return .failed(reason: "\(what) answered HTTP \(answer.status): \(errors)")
             }
+            if priority == 2, answer.status == 200, let alert = notification.alert,
+                case .string(let receipt)? = (try? JSONTree.parse(Array(answer.body.utf8)))?["receipt"]
+            {
+                receipts.add(
+                    .init(
+                        receipt: receipt, group: alert.replaceHandle, token: alert.actions.first?.token,
+                        polled: alert.actions.first?.url == nil,
+                        until: Timestamp.now.adding(
+                            milliseconds: Int64(settings.emergencyExpire.components.seconds + 60) * 1000)))
+            }
             return HTTPDelivery.result(answer, what: what)
         case .failure(let error):
             return HTTPDelivery.result(error, what: what)
@@ -64,6 +78,7 @@ extension PushoverNotifier {
     struct Settings: BackendSettings {
         static let type = "pushover"
         static let linksInText = true
+        static let takesBack = true
         static let keys = ["device", "sound", "priority", "emergency_retry", "emergency_expire", "url", "ca_file"]
         static let secrets = ["token", "user"]
         /// The application's API token.
@@ -113,7 +128,10 @@ extension PushoverNotifier {
         }
 
         func makeNotifier(_ context: BackendContext) throws(ConfigurationError) -> any Notifier {
-            PushoverNotifier(settings: self, http: try context.http(caFile: caFile))
+            PushoverNotifier(
+                settings: self, http: try context.http(caFile: caFile),
+                receipts: PushoverReceipts(
+                    directory: context.stateDirectory, backend: context.name, logger: context.logger))
         }
     }
 }

@@ -138,6 +138,7 @@ extension NotificationRouter {
 extension WebPushNotifier {
     struct Settings: BackendSettings {
         static let type = "webpush"
+        static let takesBack = true
         static let keys = ["subject", "key_file", "ttl", "urgency", "topic", "ca_file"]
         /// `mailto:` or `https:`: whom the push service's operators contact about this hub's pushes.
         var subject: String
