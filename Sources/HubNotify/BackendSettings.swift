@@ -80,6 +80,9 @@ public struct BackendSpec: Sendable {
     public var policy: DeliveryPolicy
     /// What the configuration said for it: a reload keeps a backend whose fingerprint is the same.
     public var fingerprint: String
+    /// Its quiet hours (names from `alerts.quiet_hours`): alert messages below urgent wait for one digest at the
+    /// window's end.
+    public var quietHours: [String] = []
 
     public var type: String { Swift.type(of: settings).type }
 
@@ -93,9 +96,10 @@ public struct BackendSpec: Sendable {
         guard let kind = Self.kinds.first(where: { $0.type == type }) else {
             throw node["type"].invalid("'\(type)' is not a backend; use \(known)")
         }
-        try node.allow(["type"] + DeliveryPolicy.keys + kind.keys, secrets: kind.secrets)
+        try node.allow(["type", "quiet_hours"] + DeliveryPolicy.keys + kind.keys, secrets: kind.secrets)
         self.name = name
         self.policy = try DeliveryPolicy(node)
+        self.quietHours = try node["quiet_hours"].strings() ?? []
         do {
             self.settings = try kind.init(node)
         } catch {

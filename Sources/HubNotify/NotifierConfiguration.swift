@@ -38,19 +38,21 @@ public struct NotifierConfiguration: Sendable {
     public static func read(_ root: ConfigNode) throws(ConfigurationError) -> NotifierConfiguration {
         let node = root["notifiers"]
         try node.allow(["backends", "rules"])
+        let alerts = try AlertSettings.read(root["alerts"])
+        let windows = Set(alerts.quietHours.map(\.name))
         var backends: [BackendSpec] = []
         for (name, backend) in try node["backends"].entries() {
             guard name.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil else {
                 throw backend.invalid("a backend name is 1–64 letters, digits, - or _")
             }
+            try checkQuietHours(backend["quiet_hours"], known: windows)
             backends.append(try BackendSpec(name: name, node: backend))
         }
         let names = Set(backends.map(\.name))
-        let alerts = try AlertSettings.read(root["alerts"])
         var rules: [NotificationRule] = []
         for (name, rule) in try node["rules"].entries() {
             var read = try readRule(rule, name: name, backends: names)
-            read.alerting = try readAlerting(rule, backends: names, quietHours: Set(alerts.quietHours.map(\.name)))
+            read.alerting = try readAlerting(rule, backends: names, quietHours: windows)
             rules.append(read)
         }
         return NotifierConfiguration(backends: backends, rules: rules, alerts: alerts)

@@ -180,6 +180,52 @@ import Testing
         #expect(morning.first?.body == "Events: door open")
     }
 
+    /// Quiet hours on a backend: the partner's phone is quiet 22:00–07:00, the house's tablet is not. A leak at 23:00
+    /// (below urgent) reaches the tablet at once and the phone in its 07:00 digest, with what ended meanwhile; an
+    /// urgent alert reaches both at once.
+    @Test func aBackendsQuietHoursKeepWhatItMissedForItsDigest() throws {
+        let zone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let night = QuietHours(name: "night", from: 22 * 60, to: 7 * 60, zone: zone)
+        let leak = Self.rule("leak", events: [.changed], statuses: ["wet"], backends: ["tablet", "partner"])
+        let smoke = Self.rule(
+            "smoke", events: [.changed], sensors: ["smoke"], statuses: ["alarm"], backends: ["partner"], priority: 5)
+        var setup = AlertBook.Setup(rules: [leak, smoke], quietHours: [night])
+        setup.backendQuietHours = ["partner": ["night"]]
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        now = Timestamp(calendar.date(from: DateComponents(year: 2026, month: 11, day: 27, hour: 23))!)
+        book.apply(
+            [event("cellar", .changed, "wet", old: "dry"), event("bath", .changed, "wet", old: "dry")], setup, now: now)
+        let sent = advance(30, setup)
+        #expect(sent.map(\.backends) == [["tablet"]], "the tablet at once, the partner's phone not")
+        book.apply([event("bath", .changed, "dry", old: "wet")], setup, now: now)
+        #expect(advance(300, setup).map(\.backends) == [["tablet"]])
+        book.apply([event("smoke", .changed, "alarm", old: "clear")], setup, now: now)
+        #expect(advance(30, setup).map(\.backends) == [["partner"]], "urgent passes quiet hours")
+
+        let seven = Timestamp(calendar.date(from: DateComponents(year: 2026, month: 11, day: 28, hour: 7))!)
+        #expect(book.nextDeadline(setup, now: now).map { $0 <= seven } == true)
+        now = seven
+        let morning = book.tick(setup, now: now)
+        let digest = try #require(morning.first { $0.backends == ["partner"] })
+        #expect(digest.reason == .digest && digest.title == "While quiet: 1 sensor wet")
+        #expect(digest.body == "Still open: cellar\nEnded: bath")
+        #expect(advance(3600, setup).allSatisfy { $0.backends != ["partner"] || $0.reason != .digest })
+
+        // The book, saved and read back during the night, still knows what the phone missed.
+        var copy = AlertBook()
+        copy.apply(
+            [event("attic", .changed, "wet", old: "dry")], setup,
+            now: Timestamp(
+                calendar.date(
+                    from: DateComponents(year: 2026, month: 11, day: 28, hour: 23))!))
+        _ = copy.tick(
+            setup,
+            now: Timestamp(calendar.date(from: DateComponents(year: 2026, month: 11, day: 28, hour: 23, minute: 1))!))
+        let read = try JSONDecoder().decode(AlertBook.self, from: JSONEncoder().encode(copy))
+        #expect(read.quietBackends["partner"]?.alerts == ["leak/attic/status": "attic"])
+    }
+
     @Test func remindersStopAtAnAcknowledgementAndEscalationGoesOnce() {
         let rule = Self.rule("leak", events: [.changed], statuses: ["wet"]) {
             $0.repeatEvery = [.seconds(900), .seconds(1800)]

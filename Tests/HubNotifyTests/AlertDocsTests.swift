@@ -63,6 +63,30 @@ import Testing
         }
     }
 
+    /// A backend's `quiet_hours` reach the book; a name no window has is refused, naming the key.
+    @Test func aBackendTakesQuietHours() throws {
+        let yaml = """
+            alerts:
+              quiet_hours:
+                night: { from: "22:00", to: "07:00" }
+            notifiers:
+              backends:
+                partner: { type: log, quiet_hours: [night] }
+                tablet: { type: log }
+              rules:
+                r: { backends: [partner, tablet], group_wait: 0s }
+            """
+        let configuration = try NotifierConfiguration.parse(yaml)
+        #expect(configuration.alertSetup.backendQuietHours == ["partner": ["night"]])
+        do {
+            _ = try NotifierConfiguration.parse(yaml.replacingOccurrences(of: "[night] }", with: "[nights] }"))
+            Issue.record("an unknown window was taken")
+        } catch {
+            #expect(error.description.contains("notifiers.backends.partner.quiet_hours"), "\(error)")
+            #expect(error.description.contains("no quiet hours are named 'nights'"), "\(error)")
+        }
+    }
+
     @Test func badQuietHoursAreNamed() {
         for (window, expected) in [
             (#"{ from: "22:00" }"#, "say when the quiet hours end"),

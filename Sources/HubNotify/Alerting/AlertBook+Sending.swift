@@ -61,6 +61,8 @@ extension AlertBook {
         messages += remind(setup, now: now)
         messages += escalate(setup, now: now)
         messages += takeBack(now: now)
+        messages = holdForQuietBackends(messages, setup, now: now)
+        messages += endBackendSpells(setup, now: now)
         counters.messages += messages.count
         for message in messages where ![.resolved, .notice, .acknowledged].contains(message.reason) {
             let firing = message.alerts.filter { alerts[$0]?.firing == true }
@@ -87,6 +89,7 @@ extension AlertBook {
             }
         }
         for spell in quiet.values { times.append(spell.until) }
+        for spell in quietBackends.values { times.append(spell.until) }
         for alert in alerts.values where alert.firing && alert.acknowledged == nil {
             guard let notified = alert.notified, let steps = setup.rules[alert.rule]?.alerting?.escalate,
                 alert.escalated < steps.count

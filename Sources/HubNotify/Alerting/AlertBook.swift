@@ -19,6 +19,8 @@ public struct AlertBook: Sendable, Codable {
     var offline: Set<String> = []
     /// Rules in quiet hours, with what waits for their digest.
     var quiet: [String: QuietSpell] = [:]
+    /// Backends in quiet hours, with what they missed.
+    var quietBackends: [String: MissedSpell] = [:]
     /// Each sensor's last event taken (its id's sequence) and when: an event the journal hands over again after a
     /// crash is not taken twice. Kept an hour, far longer than the journal holds what it has handed on.
     var taken: [String: Taken] = [:]
@@ -29,10 +31,24 @@ public struct AlertBook: Sendable, Codable {
     public internal(set) var revision = 0
 
     private enum CodingKeys: String, CodingKey {
-        case alerts, groups, silences, offline, quiet, taken, links, counters
+        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters
     }
 
     public init() {}
+
+    /// Reads a book written by this version or an earlier one (a part it did not have yet is empty).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alerts = try container.decodeIfPresent([String: Alert].self, forKey: .alerts) ?? [:]
+        groups = try container.decodeIfPresent([String: Group].self, forKey: .groups) ?? [:]
+        silences = try container.decodeIfPresent([Silence].self, forKey: .silences) ?? []
+        offline = try container.decodeIfPresent(Set<String>.self, forKey: .offline) ?? []
+        quiet = try container.decodeIfPresent([String: QuietSpell].self, forKey: .quiet) ?? [:]
+        quietBackends = try container.decodeIfPresent([String: MissedSpell].self, forKey: .quietBackends) ?? [:]
+        taken = try container.decodeIfPresent([String: Taken].self, forKey: .taken) ?? [:]
+        links = try container.decodeIfPresent([String: Link].self, forKey: .links) ?? [:]
+        counters = try container.decodeIfPresent(Counters.self, forKey: .counters) ?? Counters()
+    }
 
     /// The alerts a message's buttons act on, until the token expires; a token is used once.
     public struct Link: Sendable, Hashable, Codable {
@@ -45,7 +61,7 @@ public struct AlertBook: Sendable, Codable {
     /// Whether it holds nothing at all (a hub with no alerting rule and no silence).
     public var isEmpty: Bool {
         alerts.isEmpty && groups.isEmpty && silences.isEmpty && offline.isEmpty && quiet.isEmpty && taken.isEmpty
-            && links.isEmpty
+            && links.isEmpty && quietBackends.isEmpty
     }
 
     public struct Alert: Sendable, Hashable, Codable {
@@ -114,6 +130,13 @@ public struct AlertBook: Sendable, Codable {
         var notices: [SensorEvent] = []
     }
 
+    /// What a backend in quiet hours did not get: the alerts its held messages were about (id → sensor).
+    struct MissedSpell: Sendable, Hashable, Codable {
+        var until: Timestamp
+        var alerts: [String: String] = [:]
+        var notices: [SensorEvent] = []
+    }
+
     struct Taken: Sendable, Hashable, Codable {
         var sequence: Int
         var at: Timestamp
@@ -145,6 +168,8 @@ public struct AlertBook: Sendable, Codable {
         /// The sensors some sensor depends on, when known: only their going offline is looked for among the alerts
         /// (10,000 sensors offline at once were 10,000 scans of every alert). `nil`: any sensor may be a parent.
         public var parents: Set<String>?
+        /// Each backend's quiet hours, by name, for those that have any.
+        public var backendQuietHours: [String: [String]] = [:]
 
         public init(
             rules: [NotificationRule], quietHours: [QuietHours] = [], storm: Int = 20,

@@ -84,9 +84,13 @@ extension NotifierConfiguration {
     /// What the alert stage needs of this configuration.
     public var alertSetup: AlertBook.Setup {
         let settings = alerts
-        return AlertBook.Setup(
+        var setup = AlertBook.Setup(
             rules: rules, quietHours: settings.quietHours, storm: settings.storm, facts: { settings.facts($0) },
             parents: Set(settings.sensors.compactMap(\.facts.parent)))
+        for backend in backends where !backend.quietHours.isEmpty {
+            setup.backendQuietHours[backend.name] = backend.quietHours
+        }
+        return setup
     }
 
     /// A rule's `group_by`, `group_wait`, `group_interval`, `repeat`, `repeat_limit`, `escalate`, `quiet_hours`:
@@ -128,12 +132,17 @@ extension NotifierConfiguration {
             }
             policy.escalate.append(.init(after: after, backends: targets.map(\.text)))
         }
-        for (name, item) in try node["quiet_hours"].stringItems() ?? [] where !quietHours.contains(name) {
-            let known = quietHours.sorted().joined(separator: ", ")
-            throw item.invalid(
-                "no quiet hours are named '\(name)' in alerts.quiet_hours (\(known.isEmpty ? "none" : known))")
-        }
+        try checkQuietHours(node["quiet_hours"], known: quietHours)
         policy.quietHours = try node["quiet_hours"].strings() ?? []
         return policy
+    }
+
+    /// A rule's or a backend's `quiet_hours`: names of windows in `alerts.quiet_hours`.
+    static func checkQuietHours(_ node: ConfigNode, known: Set<String>) throws(ConfigurationError) {
+        for (name, item) in try node.stringItems() ?? [] where !known.contains(name) {
+            let names = known.sorted().joined(separator: ", ")
+            throw item.invalid(
+                "no quiet hours are named '\(name)' in alerts.quiet_hours (\(names.isEmpty ? "none" : names))")
+        }
     }
 }
