@@ -83,6 +83,9 @@ final class WebDriver: Sendable {
     let process: ChildProcess
     let base: String
     let session: String
+    /// `host:port` of Chromium's DevTools (chromedriver's `goog:chromeOptions.debuggerAddress`): where a test speaks
+    /// the DevTools protocol to the page's targets, its service worker among them (`Tests/Peers/cdp_worker.py`).
+    let debuggerAddress: String?
 
     static func start() async throws -> WebDriver {
         let driver = try requireExecutable("chromedriver", package: "chromium-driver")
@@ -110,11 +113,13 @@ final class WebDriver: Sendable {
             ]
         ]
         let answer = try await request("POST", base + "/session", capabilities)
-        guard let session = (answer["value"] as? [String: Any])?["sessionId"] as? String else {
+        guard let value = answer["value"] as? [String: Any], let session = value["sessionId"] as? String else {
             process.send(SIGKILL)
             throw TestKitError("no WebDriver session: \(answer)")
         }
-        return WebDriver(process: process, base: base, session: session)
+        let options = (value["capabilities"] as? [String: Any])?["goog:chromeOptions"] as? [String: Any]
+        return WebDriver(
+            process: process, base: base, session: session, debuggerAddress: options?["debuggerAddress"] as? String)
     }
 
     /// Runs `body` with a browser, which is closed afterwards, whether `body` threw or not.
@@ -129,10 +134,11 @@ final class WebDriver: Sendable {
         await browser.stop()
     }
 
-    private init(process: ChildProcess, base: String, session: String) {
+    private init(process: ChildProcess, base: String, session: String, debuggerAddress: String?) {
         self.process = process
         self.base = base
         self.session = session
+        self.debuggerAddress = debuggerAddress
     }
 
     func open(_ url: String) async throws {

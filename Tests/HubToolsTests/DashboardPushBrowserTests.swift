@@ -101,8 +101,48 @@ import Testing
         _ browser: WebDriver, hub: RunningHub, broker: MosquittoBroker, pushService: TestHTTPServer
     ) async throws {
         let endpoint = pushService.url + "/push/browser-1"
+        let (privateKey, auth) = try await browser.standInForThePushService(endpoint: endpoint)
+
+        try await browser.pressNotifyMe(sensors: "*door", expecting: "This device gets notifications for *door.")
+        // The page subscribed with the hub's VAPID key, and the hub keeps the device with its choice.
+        let key = try await browser.script("return fetch('/api/v1/webpush/key').then(r => r.json())") as? [String: Any]
+        #expect(try await browser.script("return window.subscribed") as? String == key?["publicKey"] as? String)
+        let list = try await hub.hubctl.run("devices", "list")
+        #expect(
+            list.standardOutput.contains("webpush") && list.standardOutput.contains("*door"), "\(list.standardOutput)")
+
+        // The kitchen is not the door: only the door's change reaches the browser.
+        try await publish(broker, [("kitchen", Array("open".utf8)), ("front door", Array("open".utf8))])
+        let door = try await pushService.waitForRequests(1)[0]
+        let checked = try await PythonPeers.checkWebPush(
+            endpoint: endpoint, authorization: try #require(door.header("Authorization")), body: door.body,
+            privateKey: privateKey, auth: auth)
+        let payload = try JSONSerialization.jsonObject(with: Data(checked.plaintext.utf8)) as? [String: Any]
+        #expect(payload?["title"] as? String == "front door is open" && payload?["sensor"] as? String == "front door")
+        #expect(checked.k == key?["publicKey"] as? String)
+
+        // Pressed again with other sensors: the same device, its choice changed (PATCH); now the kitchen comes.
+        try await browser.pressNotifyMe(sensors: "kitchen", expecting: "This device gets notifications for kitchen.")
+        let edited = try await hub.hubctl.run("devices", "list")
+        #expect(edited.standardOutput.split(separator: "\n").count == list.standardOutput.split(separator: "\n").count)
+        #expect(edited.standardOutput.contains("kitchen") && !edited.standardOutput.contains("*door"))
+        try await publish(broker, [("kitchen", Array("closed".utf8))])
+        let kitchen = try await pushService.waitForRequests(2)[1]
+        let second = try await PythonPeers.checkWebPush(
+            endpoint: endpoint, authorization: try #require(kitchen.header("Authorization")), body: kitchen.body,
+            privateKey: privateKey, auth: auth)
+        #expect(second.plaintext.contains(#""sensor":"kitchen""#))
+        #expect(pushService.requests.count == 2)
+    }
+}
+
+extension WebDriver {
+    /// Stands in for the browser's push service on the open dashboard: `pushManager.subscribe` answers with a
+    /// subscription at `endpoint` whose keys the page's WebCrypto made (headless Chromium reaches no push service
+    /// here). Returns the subscription's private key (a JWK's `d`) and auth secret, base64url, to decrypt with.
+    func standInForThePushService(endpoint: String) async throws -> (privateKey: String, auth: String) {
         let stubbed =
-            try await browser.script(
+            try await script(
                 """
                 const b64 = bytes => btoa(String.fromCharCode(...bytes)).replace(/\\+/g, '-').replace(/\\//g, '_')
                   .replace(/=+$/, '');
@@ -122,50 +162,18 @@ import Testing
                   return {d, auth};
                 });
                 """) as? [String: Any]
-        let privateKey = try #require(stubbed?["d"] as? String)
-        let auth = try #require(stubbed?["auth"] as? String)
-
-        try await press(browser, sensors: "*door", expecting: "This device gets notifications for *door.")
-        // The page subscribed with the hub's VAPID key, and the hub keeps the device with its choice.
-        let key = try await browser.script("return fetch('/api/v1/webpush/key').then(r => r.json())") as? [String: Any]
-        #expect(try await browser.script("return window.subscribed") as? String == key?["publicKey"] as? String)
-        let list = try await hub.hubctl.run("devices", "list")
-        #expect(
-            list.standardOutput.contains("webpush") && list.standardOutput.contains("*door"), "\(list.standardOutput)")
-
-        // The kitchen is not the door: only the door's change reaches the browser.
-        try await publish(broker, [("kitchen", Array("open".utf8)), ("front door", Array("open".utf8))])
-        let door = try await pushService.waitForRequests(1)[0]
-        let checked = try await PythonPeers.checkWebPush(
-            endpoint: endpoint, authorization: try #require(door.header("Authorization")), body: door.body,
-            privateKey: privateKey, auth: auth)
-        let payload = try JSONSerialization.jsonObject(with: Data(checked.plaintext.utf8)) as? [String: Any]
-        #expect(payload?["title"] as? String == "front door is open" && payload?["sensor"] as? String == "front door")
-        #expect(checked.k == key?["publicKey"] as? String)
-
-        // Pressed again with other sensors: the same device, its choice changed (PATCH); now the kitchen comes.
-        try await press(browser, sensors: "kitchen", expecting: "This device gets notifications for kitchen.")
-        let edited = try await hub.hubctl.run("devices", "list")
-        #expect(edited.standardOutput.split(separator: "\n").count == list.standardOutput.split(separator: "\n").count)
-        #expect(edited.standardOutput.contains("kitchen") && !edited.standardOutput.contains("*door"))
-        try await publish(broker, [("kitchen", Array("closed".utf8))])
-        let kitchen = try await pushService.waitForRequests(2)[1]
-        let second = try await PythonPeers.checkWebPush(
-            endpoint: endpoint, authorization: try #require(kitchen.header("Authorization")), body: kitchen.body,
-            privateKey: privateKey, auth: auth)
-        #expect(second.plaintext.contains(#""sensor":"kitchen""#))
-        #expect(pushService.requests.count == 2)
+        return (try #require(stubbed?["d"] as? String), try #require(stubbed?["auth"] as? String))
     }
 
     /// Types `sensors`, presses the button and waits for the page to say `expecting`.
-    func press(_ browser: WebDriver, sensors: String, expecting: String) async throws {
-        _ = try await browser.script(
+    func pressNotifyMe(sensors: String, expecting: String) async throws {
+        _ = try await script(
             """
             document.getElementById('push-sensors').value = '\(sensors)';
             document.getElementById('push-button').click(); return true;
             """)
-        try await browser.waitUntil("the page says: \(expecting)", within: .seconds(20)) {
-            try await browser.text("#push-status") == expecting
+        try await waitUntil("the page says: \(expecting)", within: .seconds(20)) {
+            try await text("#push-status") == expecting
         }
     }
 }
