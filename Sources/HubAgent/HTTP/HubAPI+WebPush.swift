@@ -70,9 +70,12 @@ extension HubAPI {
           } catch (e) {
             data = {title: 'SensorHub', body: event.data ? event.data.text() : ''};
           }
-          // An alert group's messages replace each other; its buttons acknowledge or snooze from the phone.
+          // An alert group's messages replace each other; its buttons acknowledge or snooze from the phone. A
+          // reminder or a change in the group alerts again (renotify); an acknowledgement replaces it quietly.
+          const quiet = data.reason === 'acknowledged';
           event.waitUntil(self.registration.showNotification(data.title || 'SensorHub', {
             body: data.body || '', tag: data.group || data.sensor || undefined, data, icon: '/icon.svg',
+            renotify: !!data.group && !quiet, silent: quiet,
             actions: (data.actions || []).map(a => ({action: a.action, title: a.title}))
           }));
         });

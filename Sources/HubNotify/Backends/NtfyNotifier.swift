@@ -20,6 +20,8 @@ struct NtfyNotifier: HTTPBacked {
         if let alert = notification.alert, alert.reason == .acknowledged {
             // Acknowledged elsewhere: the group's notification is marked read and dismissed on every phone.
             let url = settings.url + "/" + alert.replaceHandle + "/clear"
+            var headers = HTTPHeaders()
+            if let token = settings.token { headers.add(name: "Authorization", value: "Bearer " + token) }
             do {
                 let answer = try await http.request(.PUT, url, headers: headers, body: nil)
                 return HTTPDelivery.result(answer, what: url)
