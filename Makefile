@@ -33,6 +33,7 @@ bench:
 	bench/route.sh
 	bench/cluster.sh
 	bench/alerts.sh
+	bench/alerts-ab.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

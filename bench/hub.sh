@@ -88,55 +88,6 @@ touch "$work/goals" "$work/warnings" "$work/quiet"
 
 start_broker
 
-# A state directory with N sensors s0…s(N-1) on bench/s<i>, pointed at the broker.
-make_state() {
-    mkdir -p "$1"
-    # A client id of its own: a persistent session left by an earlier run must not replay its queue into this one.
-    awk -v n="$2" -v port="$port" -v id="bench-$(basename "$1")-$$" 'BEGIN {
-        print "{\n  \"schemaVersion\": 1,\n  \"broker\": {\"host\": \"127.0.0.1\", \"port\": " port ", \"clientId\": \"" id "\"},\n  \"sensors\": ["
-        for (i = 0; i < n; i++) printf "    {\"name\": \"s%d\", \"topic\": \"bench/s%d\", \"status\": \"Waiting\", \"added\": \"2026-11-22T10:00:00.000Z\", \"kind\": \"status\"}%s\n", i, i, (i < n - 1) ? "," : ""
-        print "  ]\n}"
-    }' >"$1/defaults.json"
-}
-
-# Starts hubd on state directory $1 with configuration $2 (YAML, http.listen added) and waits until it has
-# subscribed; sets hub_pid, hub_http and hub_ready (seconds from start to subscribed).
-start_hubd() {
-    local state=$1
-    printf '%s\n%s\nhttp: {listen: "127.0.0.1:0"}\n' "$2" "$HUBD_YAML" >"$state/hubd.yaml"
-    local t0; t0=$(now)
-    : >"$state/hubd.log"  # made now, so the wait below does not grep a file the child has yet to open
-    # Notice: the ready line, and not a line per status change (that would be measured too).
-    HUB_STATE_DIR=$state "$bin/hubd" --config "$state/hubd.yaml" --log-level notice 2>"$state/hubd.log" &
-    hub_pid=$!
-    pids+=("$hub_pid")
-    until grep -q "\] ready$" "$state/hubd.log"; do
-        kill -0 "$hub_pid" || { cat "$state/hubd.log" >&2; exit 1; }
-        sleep 0.02
-    done
-    hub_ready=$(elapsed "$t0")
-    until grep -q 'address=127.0.0.1:[0-9]*' "$state/hubd.log"; do sleep 0.02; done
-    hub_http=$(grep -o 'address=127.0.0.1:[0-9]*' "$state/hubd.log" | head -1 | cut -d: -f2)
-}
-stop_hubd() { kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; }
-metric() { curl -s "http://127.0.0.1:$hub_http/metrics" | awk -v name="$1" '$1 == name { print $2 }'; }
-# A lost message would otherwise hang the benchmark: give up after WAIT_LIMIT seconds, saying what was missing.
-WAIT_LIMIT=${WAIT_LIMIT:-300}
-wait_metric() { # name, target[, -le: until it falls to the target instead]
-    local start=$SECONDS
-    until [ "$(metric "$1" | cut -d. -f1)" "${3:--ge}" "$2" ] 2>/dev/null; do
-        ((SECONDS - start < WAIT_LIMIT)) || { echo "bench: $1 reached $(metric "$1") of $2 in ${WAIT_LIMIT}s" >&2; exit 1; }
-        sleep 0.02
-    done
-}
-wait_lines() { # file, count
-    local start=$SECONDS
-    until [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ]; do
-        ((SECONDS - start < WAIT_LIMIT)) || { echo "bench: $1 has $(wc -l <"$1") of $2 lines in ${WAIT_LIMIT}s" >&2; exit 1; }
-        sleep 0.02
-    done
-}
-
 # mqttwarn with one service: $1 = name, $2 = [config:…] section, $3 = targets for bench/#.
 start_mqttwarn() {
     cat >"$work/$1.ini" <<INI
