@@ -74,6 +74,104 @@ import Testing
         }
     }
 
+    /// An update of the group that names everything its message named (the bathroom joins as the kitchen resolves)
+    /// edits that message (`editMessageText`, the same message_id, new buttons); one that doesn't (the cellar joins,
+    /// the bathroom still wet) is a new message, since an edit would take the bathroom out of the chat; all resolved
+    /// is a new message too (an edit is silent).
+    @Test func aGroupUpdateEditsTheMessage() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { request, index in
+            guard request.path.contains("/getUpdates") else {
+                return .init(body: #"{"ok":true,"result":{"message_id":\#(77 + index),"chat":{"id":42}}}"#)
+            }
+            return .init(body: #"{"ok":true,"result":[]}"#)
+        }
+        defer { Task { await server.stop() } }
+        try await withRouter(Self.groupedYAML(server.url), directory: directory) { router in
+            router.submit(event("kitchen", "dry", "wet"))
+            try await eventually("the first message") { Self.calls(server, "sendMessage").count == 1 }
+            let first = try Self.json(Self.calls(server, "sendMessage")[0])
+            router.submit(event("kitchen", "wet", "dry"))
+            router.submit(event("bathroom", "dry", "wet"))
+            try await eventually("the edit") { Self.calls(server, "editMessageText").count == 1 }
+            let edit = try Self.json(Self.calls(server, "editMessageText")[0])
+            #expect(edit["message_id"] as? Int == 77 && edit["chat_id"] as? String == "42")
+            let text = edit["text"] as? String ?? ""
+            #expect(text.contains("bathroom") && text.contains("Resolved: kitchen"), "\(text)")
+            // New buttons: the first message's tokens named the kitchen alone.
+            #expect(Self.buttons(edit).count == 2 && Self.buttons(edit) != Self.buttons(first), "\(edit)")
+            #expect(Self.calls(server, "sendMessage").count == 1)
+
+            router.submit(event("cellar", "dry", "wet"))
+            try await eventually("a new message for the cellar") { Self.calls(server, "sendMessage").count == 2 }
+            #expect(Self.calls(server, "editMessageText").count == 1)
+
+            router.submit(event("bathroom", "wet", "dry"))
+            router.submit(event("cellar", "wet", "dry"))
+            try await eventually("the resolved message") { Self.calls(server, "sendMessage").count == 3 }
+            let resolved = try Self.json(Self.calls(server, "sendMessage")[2])
+            #expect((resolved["text"] as? String)?.contains("no more") == true, "\(resolved)")
+            #expect(Self.calls(server, "editMessageText").count == 1)
+            try await eventually("four delivered") { router.statistics.backends["chat"]?.delivered == 4 }
+        }
+    }
+
+    /// An edit Telegram refuses (the message was deleted) is sent as a new message in the same attempt: no retry.
+    @Test func aFailedEditSendsANewMessage() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { request, index in
+            if request.path.contains("/getUpdates") { return .init(body: #"{"ok":true,"result":[]}"#) }
+            if request.path.hasSuffix("/editMessageText") {
+                return .init(
+                    status: 400,
+                    body: #"{"ok":false,"error_code":400,"description":"Bad Request: message to edit not found"}"#)
+            }
+            return .init(body: #"{"ok":true,"result":{"message_id":\#(77 + index),"chat":{"id":42}}}"#)
+        }
+        defer { Task { await server.stop() } }
+        try await withRouter(Self.groupedYAML(server.url), directory: directory) { router in
+            router.submit(event("kitchen", "dry", "wet"))
+            try await eventually("the first message") { Self.calls(server, "sendMessage").count == 1 }
+            router.submit(event("kitchen", "wet", "dry"))
+            router.submit(event("bathroom", "dry", "wet"))
+            try await eventually("a new message after the refused edit") {
+                Self.calls(server, "sendMessage").count == 2
+            }
+            #expect(Self.calls(server, "editMessageText").count == 1)
+            #expect(try Self.json(Self.calls(server, "editMessageText")[0])["message_id"] as? Int == 77)
+            let second = try Self.json(Self.calls(server, "sendMessage")[1])
+            #expect((second["text"] as? String)?.contains("Resolved: kitchen") == true, "\(second)")
+            #expect(Self.buttons(second).count == 2)
+            try await eventually("both delivered") { router.statistics.backends["chat"]?.delivered == 2 }
+            #expect(router.statistics.backends["chat"]?.retried == 0)
+        }
+    }
+
+    /// One group for the whole rule, sent at once, its updates a second apart.
+    static func groupedYAML(_ url: String) -> String {
+        """
+        notifiers:
+          backends:
+            chat: { type: telegram, url: "\(url)", token: "123:abc", chat_id: "42" }
+          rules:
+            leak: { events: [changed], statuses: [wet], backends: [chat], group_wait: 0s, group_interval: 1s }
+        """
+    }
+
+    static func calls(_ server: TestHTTPServer, _ method: String) -> [TestHTTPServer.Request] {
+        server.requests.filter { $0.path.hasSuffix("/" + method) }
+    }
+
+    static func json(_ request: TestHTTPServer.Request) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+    }
+
+    /// The callback_data of a request's inline buttons.
+    static func buttons(_ body: [String: Any]) -> [String] {
+        let rows = (body["reply_markup"] as? [String: Any])?["inline_keyboard"] as? [[[String: Any]]] ?? []
+        return rows.flatMap { $0.compactMap { $0["callback_data"] as? String } }
+    }
+
     /// A backend with no buttons the hub can hear (Gotify here) gets the actions as signed links in its text, and
     /// each link's token is one this hub verifies.
     @Test func gotifyGetsSignedLinks() async throws {

@@ -4,15 +4,52 @@ import NIOHTTP1
 
 /// `telegram`: the Bot API's `sendMessage` to one chat. Telegram answers a flood with 429 and
 /// `parameters.retry_after` (seconds) in its JSON body: the queue waits that long before the next attempt.
+///
+/// A later message of an alert group whose message this process sent edits that message (`editMessageText`, with
+/// the new buttons) rather than sending another, as `GroupMessages` decides; an edit Telegram refuses (the message was
+/// deleted, or can no longer be edited) is sent as a new message in the same attempt.
 struct TelegramNotifier: HTTPBacked {
     let settings: Settings
     let http: HTTPDelivery
+    /// The message_id of each alert group's message, for the edits (this process only).
+    let groups = GroupMessages<Int>()
 
     func send(_ notification: Notification) async -> DeliveryResult {
         // The token is part of the URL, so it never appears in what a failure says.
-        let url = settings.url + "/bot" + settings.token + "/sendMessage"
+        let base = settings.url + "/bot" + settings.token
+        if let messageID = groups.target(of: notification) {
+            let what = settings.url + "/bot…/editMessageText"
+            let answer = await http.postJSON(base + "/editMessageText") { writer, first in
+                writer.key("chat_id", first: &first)
+                writer.string(settings.chat)
+                writer.key("message_id", first: &first)
+                writer.number(messageID)
+                writer.key("text", first: &first)
+                writer.string(notification.title + "\n" + notification.body)
+                // Always a keyboard: none (an empty one) takes the old buttons off.
+                writer.key("reply_markup", first: &first)
+                Self.keyboard(notification.alert?.actions ?? [], into: &writer)
+            }
+            if case .success(let reply) = answer, reply.status == 400,
+                reply.body.contains("message is not modified")
+            {
+                // The same text again: an earlier attempt made this edit and its answer was lost.
+                groups.edited(messageID, for: notification)
+                return .delivered
+            }
+            switch Self.result(answer, what: what) {
+            case .delivered:
+                groups.edited(messageID, for: notification)
+                return .delivered
+            case .failed:
+                // Deleted, or no longer editable: tell it in a new message.
+                groups.forget(notification)
+            case let result:
+                return result
+            }
+        }
         let what = settings.url + "/bot…/sendMessage"
-        let answer = await http.postJSON(url) { writer, first in
+        let answer = await http.postJSON(base + "/sendMessage") { writer, first in
             writer.key("chat_id", first: &first)
             writer.string(settings.chat)
             writer.key("text", first: &first)
@@ -23,21 +60,40 @@ struct TelegramNotifier: HTTPBacked {
             // An alert's buttons: the hub fetches the presses (`listen`), so they work behind NAT.
             if let actions = notification.alert?.actions, !actions.isEmpty {
                 writer.key("reply_markup", first: &first)
-                writer.raw("{\"inline_keyboard\":[[")
-                for (index, action) in actions.enumerated() {
-                    if index > 0 { writer.raw(",") }
-                    writer.raw("{\"text\":")
-                    writer.string(action.title)
-                    writer.raw(",\"callback_data\":")
-                    writer.string(Self.callbackPrefix + action.token)
-                    writer.raw("}")
-                }
-                writer.raw("]]}")
+                Self.keyboard(actions, into: &writer)
             }
         }
+        let result = Self.result(answer, what: what)
+        if case .delivered = result, case .success(let reply) = answer,
+            case .number(let id)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["result"]?["message_id"],
+            id.isFinite, abs(id) < 1e15
+        {
+            groups.sent(Int(id), for: notification)
+        }
+        return result
+    }
+
+    /// One row of inline buttons, each with its token as `callback_data`: `{"inline_keyboard":[[…]]}`
+    /// (`{"inline_keyboard":[]}` for none).
+    static func keyboard(_ actions: [Notification.AlertContext.Action], into writer: inout JSONWriter) {
+        guard !actions.isEmpty else { return writer.raw("{\"inline_keyboard\":[]}") }
+        writer.raw("{\"inline_keyboard\":[[")
+        for (index, action) in actions.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.raw("{\"text\":")
+            writer.string(action.title)
+            writer.raw(",\"callback_data\":")
+            writer.string(callbackPrefix + action.token)
+            writer.raw("}")
+        }
+        writer.raw("]]}")
+    }
+
+    /// As every HTTP backend, with a 429 waiting its `parameters.retry_after`.
+    static func result(_ answer: Result<HTTPDelivery.Answer, any Error>, what: String) -> DeliveryResult {
         switch answer {
         case .success(let answer):
-            if answer.status == 429, let seconds = Self.retryAfter(answer.body) {
+            if answer.status == 429, let seconds = retryAfter(answer.body) {
                 return .retry(reason: "\(what) answered HTTP 429 (too many requests)", after: .seconds(seconds))
             }
             return HTTPDelivery.result(answer, what: what)
