@@ -11,11 +11,24 @@ import NIOHTTP1
 /// With an access token, that is all. With a user and password, hubd logs in once (as one stable device, so the
 /// account does not collect a device per start) and logs in again when the server says the token is no longer
 /// valid. A room alias (`#home:example.org`) is resolved to its id once.
+///
+/// An alert's message names the reactions that act on it (✅ acknowledge, 💤 snooze) and carries their tokens in
+/// `org.sensorhub.actions`; `listen` (MatrixAnswers.swift) reads the reactions through `/sync`. A later message of
+/// the group edits the group's message (an `m.replace` event) as `GroupMessages` decides; an edit the homeserver
+/// refuses (it no longer knows the event) is sent as a new message in the same attempt.
 struct MatrixNotifier: HTTPBacked {
     let settings: Settings
     let http: HTTPDelivery
-    /// The access token and room id found so far.
-    let session = Locked<(token: String?, room: String?)>((nil, nil))
+    /// The access token, room id and the account's own user id found so far.
+    let session = Locked(Session())
+    /// The event id of each alert group's message, for the edits (this process only).
+    let groups = GroupMessages<String>()
+
+    struct Session {
+        var token: String?
+        var room: String?
+        var user: String?
+    }
 
     func send(_ notification: Notification) async -> DeliveryResult {
         let token: String
@@ -28,27 +41,99 @@ struct MatrixNotifier: HTTPBacked {
         case .success(let value): room = value
         case .failure(let failure): return failure.result
         }
+        let what = "Matrix at \(settings.host)"
+        if let original = groups.target(of: notification) {
+            // A transaction id of its own: the new message that may follow keeps the notification's id.
+            let answer = await put(notification.id + ".edit", room: room, token: token) { writer, first in
+                writeEdit(of: original, notification, into: &writer, first: &first)
+            }
+            switch Self.result(answer, what: what) {
+            case .delivered:
+                groups.edited(original, for: notification)
+                return .delivered
+            case .failed(let reason):
+                if case .success(let reply) = answer, reply.status == 401, settings.user != nil {
+                    return relogin(token, reason)
+                }
+                // An event the homeserver no longer knows (or won't relate to): tell it in a new message.
+                groups.forget(notification)
+            case let result:
+                return result
+            }
+        }
+        let answer = await put(notification.id, room: room, token: token) { writer, first in
+            writeContent(notification, into: &writer, first: &first)
+        }
+        let result = Self.result(answer, what: what)
+        guard case .failed(let reason) = result, case .success(let answer) = answer else {
+            if case .delivered = result, case .success(let reply) = answer,
+                case .string(let event)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["event_id"]
+            {
+                groups.sent(event, for: notification)
+            }
+            return result
+        }
+        if answer.status == 401, settings.user != nil { return relogin(token, reason) }
+        return .failed(reason: reason + (answer.status == 403 ? " (has the account joined the room?)" : ""))
+    }
+
+    /// The token was logged out or expired: log in again, now.
+    private func relogin(_ token: String, _ reason: String) -> DeliveryResult {
+        session.withLock { if $0.token == token { $0.token = nil } }
+        return .retry(reason: reason + "; logging in again", after: .zero)
+    }
+
+    /// PUTs one `m.room.message` event with transaction id `transaction`.
+    func put(
+        _ transaction: String, room: String, token: String, members: (inout JSONWriter, inout Bool) -> Void
+    ) async -> Result<HTTPDelivery.Answer, any Error> {
         let url =
             settings.homeserver + "/_matrix/client/v3/rooms/" + WebText.percentEncoded(room)
-            + "/send/m.room.message/" + WebText.percentEncoded(notification.id)
-        let answer = await http.postJSON(url, method: .PUT, headers: Self.authorization(token)) { writer, first in
-            writer.key("msgtype", first: &first)
-            writer.string(settings.messageType)
-            writer.key("body", first: &first)
-            writer.string(notification.title + "\n" + notification.body)
-            writer.key("format", first: &first)
-            writer.string("org.matrix.custom.html")
-            writer.key("formatted_body", first: &first)
-            writer.string(Self.html(title: notification.title, body: notification.body))
+            + "/send/m.room.message/" + WebText.percentEncoded(transaction)
+        return await http.postJSON(url, method: .PUT, headers: Self.authorization(token), members: members)
+    }
+
+    /// The message's content: its text (with the reactions that act on it), as plain text and HTML, and the
+    /// reactions' tokens.
+    func writeContent(
+        _ notification: Notification, prefix: String = "", into writer: inout JSONWriter, first: inout Bool
+    ) {
+        let reactions = Self.reactions(notification.alert?.actions ?? [])
+        let body = notification.body + (reactions.isEmpty ? "" : "\n" + Self.reactionHint(reactions))
+        writer.key("msgtype", first: &first)
+        writer.string(settings.messageType)
+        writer.key("body", first: &first)
+        writer.string(prefix + notification.title + "\n" + body)
+        writer.key("format", first: &first)
+        writer.string("org.matrix.custom.html")
+        writer.key("formatted_body", first: &first)
+        writer.string(WebText.html(prefix) + Self.html(title: notification.title, body: body))
+        guard !reactions.isEmpty else { return }
+        writer.key(Self.actionsField, first: &first)
+        writer.raw("{")
+        var inner = true
+        for (key, action) in reactions {
+            writer.key(key, first: &inner)
+            writer.string(action.token)
         }
-        let result = Self.result(answer, what: "Matrix at \(settings.host)")
-        guard case .failed(let reason) = result, case .success(let answer) = answer else { return result }
-        if answer.status == 401, settings.user != nil {
-            // The token was logged out or expired: log in again, now.
-            session.withLock { if $0.token == token { $0.token = nil } }
-            return .retry(reason: reason + "; logging in again", after: .zero)
-        }
-        return .failed(reason: reason + (answer.status == 403 ? " (has the account joined the room?)" : ""))
+        writer.raw("}")
+    }
+
+    /// An `m.replace` edit of `original`: the fallback (`* ` and the text) for clients without edits, the new content
+    /// in `m.new_content`. The tokens are in both: a reaction to the edit itself (a client that shows it as a message
+    /// of its own) works as well as one to the original.
+    func writeEdit(of original: String, _ notification: Notification, into writer: inout JSONWriter, first: inout Bool)
+    {
+        writeContent(notification, prefix: "* ", into: &writer, first: &first)
+        writer.key("m.new_content", first: &first)
+        writer.raw("{")
+        var inner = true
+        writeContent(notification, into: &writer, first: &inner)
+        writer.raw("}")
+        writer.key("m.relates_to", first: &first)
+        writer.raw(#"{"rel_type":"m.replace","event_id":"#)
+        writer.string(original)
+        writer.raw("}")
     }
 
     /// `<strong>title</strong><br>body`, every character of both escaped and line breaks kept.
@@ -65,12 +150,13 @@ struct MatrixNotifier: HTTPBacked {
     }
 
     /// Why a step before the message could not be made, as the attempt's result.
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
         var result: DeliveryResult
+        var description: String { "\(result)" }
     }
 
     /// The configured token, or the one a login gave.
-    private func accessToken() async -> Result<String, Failure> {
+    func accessToken() async -> Result<String, Failure> {
         if let token = settings.token ?? session.withLock({ $0.token }) { return .success(token) }
         guard let user = settings.user, let password = settings.password else {
             return .failure(Failure(result: .failed(reason: "Matrix: no access token and no password")))
@@ -91,12 +177,18 @@ struct MatrixNotifier: HTTPBacked {
             writer.string("SensorHub")
         }
         let token = Self.text("access_token", of: answer, what: what)
-        if case .success(let token) = token { session.withLock { $0.token = token } }
+        if case .success(let token) = token {
+            let user = Self.text("user_id", of: answer, what: what)
+            session.withLock { session in
+                session.token = token
+                if case .success(let user) = user { session.user = user }
+            }
+        }
         return token
     }
 
     /// The room's id: as configured (`!…`), or its alias (`#…`) resolved once.
-    private func roomID(token: String) async -> Result<String, Failure> {
+    func roomID(token: String) async -> Result<String, Failure> {
         if settings.room.hasPrefix("!") { return .success(settings.room) }
         if let room = session.withLock({ $0.room }) { return .success(room) }
         let what = "Matrix at \(settings.host) resolving \(settings.room)"
@@ -113,7 +205,7 @@ struct MatrixNotifier: HTTPBacked {
     }
 
     /// The text `member` of a 200 answer's JSON; else why not, as the attempt's result.
-    private static func text(
+    static func text(
         _ member: String, of answer: Result<HTTPDelivery.Answer, any Error>, what: String
     ) -> Result<String, Failure> {
         guard case .success(let reply) = answer, reply.status == 200 else {
