@@ -134,10 +134,13 @@ import Testing
         #expect(book.counters.silenced == 1)
         #expect(advance(1800, setup).isEmpty)
         #expect(book.nextDeadline(setup, now: now) == silence.endsAt)
-        // The silence ends with the door still open: sent at once.
+        // The silence ends with the door still open: sent at once (with the window, still open: the message
+        // replaces the group's earlier one on the phone). Only the door is newly told.
         now = silence.endsAt
         let after = book.tick(setup, now: now)
-        #expect(after.map(\.alerts) == [["doors/door-front/status"]])
+        #expect(after.map(\.alerts) == [["doors/window/status", "doors/door-front/status"]])
+        #expect(after.first?.title == "2 sensors open")
+        #expect(book.alerts["doors/window/status"]?.notified == Self.start.adding(milliseconds: 30_000))
     }
 
     @Test func analertToldBeforeASilenceGetsItsResolvedMessage() throws {
@@ -258,6 +261,30 @@ import Testing
         #expect(book.alerts["leak/leak/status"]?.acknowledged == nil)
         book.acknowledge("leak/leak/status", by: "ana", via: "test", now: now)
         #expect(advance(3600, setup).map(\.reason) == [.acknowledged])
+    }
+
+    /// A group's later message says everything firing in it (it replaces the earlier one on the phone), but only the
+    /// new alert is marked told now: the first one's escalation clock keeps running from its own message.
+    @Test func aGroupsLaterMessageNamesEverythingFiring() {
+        let rule = Self.rule("leak", events: [.changed], statuses: ["wet"]) {
+            $0.groupInterval = .seconds(60)
+            $0.escalate = [.init(after: .seconds(600), backends: ["partner"])]
+        }
+        let setup = AlertBook.Setup(rules: [rule])
+        book.apply([event("kitchen", .changed, "wet", old: "dry")], setup, now: now)
+        #expect(advance(30, setup).map(\.alerts) == [["leak/kitchen/status"]])
+        let firstNotified = book.alerts["leak/kitchen/status"]?.notified
+        book.apply([event("bath", .changed, "wet", old: "dry")], setup, now: now)
+        let update = advance(60, setup)
+        #expect(update.map(\.reason) == [.firing])
+        #expect(update.first?.title == "2 sensors wet" && update.first?.body == "kitchen, bath")
+        #expect(update.first?.alerts == ["leak/kitchen/status", "leak/bath/status"])
+        #expect(book.alerts["leak/kitchen/status"]?.notified == firstNotified)
+        // Acknowledged alerts are known to someone: a third joining names it and the unacknowledged bath.
+        book.acknowledge("leak/kitchen/status", by: "ana", via: "test", now: now)
+        book.apply([event("cellar", .changed, "wet", old: "dry")], setup, now: now)
+        let third = advance(60, setup).filter { $0.reason == .firing }
+        #expect(third.first?.alerts == ["leak/bath/status", "leak/cellar/status"])
     }
 
     /// A group's notification is taken back only once nothing in it waits for anyone: acknowledging one of two

@@ -79,7 +79,7 @@ import Testing
         }
     }
 
-    /// An update naming everything the group's message named (the bathroom joins as the kitchen resolves) edits it:
+    /// A firing update of the group (the bathroom joins as the kitchen resolves) edits its message:
     /// `m.replace`, the `* ` fallback, the new content with new tokens; a ✅ on the original takes the edit's tokens
     /// (bundled by the server), which name the bathroom; all resolved is a new message.
     @Test func aGroupUpdateEditsTheEvent() async throws {

@@ -74,10 +74,9 @@ import Testing
         }
     }
 
-    /// An update of the group that names everything its message named (the bathroom joins as the kitchen resolves)
-    /// edits that message (`editMessageText`, the same message_id, new buttons); one that doesn't (the cellar joins,
-    /// the bathroom still wet) is a new message, since an edit would take the bathroom out of the chat; all resolved
-    /// is a new message too (an edit is silent).
+    /// A firing update of the group edits its message (`editMessageText`, the same message_id, new buttons): the
+    /// bathroom joining as the kitchen resolves, then the cellar joining with the bathroom still wet (the update
+    /// names both); all resolved is a new message (an edit is silent).
     @Test func aGroupUpdateEditsTheMessage() async throws {
         let directory = try TemporaryDirectory()
         let server = try await TestHTTPServer.start { request, index in
@@ -103,15 +102,19 @@ import Testing
             #expect(Self.calls(server, "sendMessage").count == 1)
 
             router.submit(event("cellar", "dry", "wet"))
-            try await eventually("a new message for the cellar") { Self.calls(server, "sendMessage").count == 2 }
-            #expect(Self.calls(server, "editMessageText").count == 1)
+            try await eventually("the second edit") { Self.calls(server, "editMessageText").count == 2 }
+            let second = try Self.json(Self.calls(server, "editMessageText")[1])
+            let both = second["text"] as? String ?? ""
+            #expect(
+                second["message_id"] as? Int == 77 && both.contains("bathroom") && both.contains("cellar"), "\(both)")
+            #expect(Self.calls(server, "sendMessage").count == 1)
 
             router.submit(event("bathroom", "wet", "dry"))
             router.submit(event("cellar", "wet", "dry"))
-            try await eventually("the resolved message") { Self.calls(server, "sendMessage").count == 3 }
-            let resolved = try Self.json(Self.calls(server, "sendMessage")[2])
+            try await eventually("the resolved message") { Self.calls(server, "sendMessage").count == 2 }
+            let resolved = try Self.json(Self.calls(server, "sendMessage")[1])
             #expect((resolved["text"] as? String)?.contains("no more") == true, "\(resolved)")
-            #expect(Self.calls(server, "editMessageText").count == 1)
+            #expect(Self.calls(server, "editMessageText").count == 2)
             try await eventually("four delivered") { router.statistics.backends["chat"]?.delivered == 4 }
         }
     }

@@ -153,8 +153,12 @@ extension AlertBook {
         var messages: [AlertMessage] = []
         for item in due {
             guard let rule = setup.rules[groups[item.key]!.rule] else { continue }
+            let alsoFiring = groups[item.key]!.members.compactMap { alerts[$0] }.filter {
+                $0.firing && !$0.told.isEmpty && $0.heldBy == nil && $0.acknowledged == nil && !isSilenced($0, now: now)
+            }
             if let message = groupMessage(
-                item.key, rule, firing: item.firing, resolved: item.resolved, notices: item.notices, now: now)
+                item.key, rule, firing: item.firing, alsoFiring: alsoFiring, resolved: item.resolved,
+                notices: item.notices, now: now)
             {
                 messages.append(message)
             }

@@ -28,12 +28,15 @@ extension AlertBook {
         alerts.max { $0.event.time < $1.event.time }?.event
     }
 
+    /// A group's message. When new alerts fire, it names those told before and still firing too (`alsoFiring`):
+    /// the message replaces the group's earlier one on the phone (ntfy, Web Push, APNs, chat edits), so it must say
+    /// the whole of what is firing, as Alertmanager's do.
     func groupMessage(
-        _ key: String, _ rule: NotificationRule, firing: [Alert], resolved: [Alert], notices: [SensorEvent],
-        now: Timestamp
+        _ key: String, _ rule: NotificationRule, firing: [Alert], alsoFiring: [Alert] = [], resolved: [Alert],
+        notices: [SensorEvent], now: Timestamp
     ) -> AlertMessage? {
         let sent = groups[key]?.sent ?? 0
-        let firing = firing.sorted { $0.opened < $1.opened }
+        let firing = (firing.isEmpty ? [] : alsoFiring + firing).sorted { $0.opened < $1.opened }
         let resolved = resolved.sorted { $0.opened < $1.opened }
         var message = AlertMessage(
             key: "\(key)#\(sent)", group: key, rule: rule.name, reason: .firing, backends: rule.backends, title: "",

@@ -7,12 +7,10 @@ import HubSupport
 /// next message is a new one, which is what a backend without edits does anyway; nothing is lost but the tidiness.
 ///
 /// What edits and what is sent anew:
-/// - `firing` (members joined, or some resolved): edits the group's message, but only when the new message names
-///   every alert the one it replaces named. The book's update of a group names what changed (the new alerts, the
-///   resolved ones), not the members it told of before: replacing "kitchen wet" by "bathroom wet" would take the
-///   kitchen and its buttons out of the chat, so that update is a new message. An update that names them all (the
-///   kitchen resolved and the bathroom new: "bathroom wet, resolved: kitchen") is an edit. Telegram and Matrix edit
-///   silently: the phone is not woken again, which is what reminders are for.
+/// - `firing` (members joined, or some resolved): edits the group's message. The book's update names everything
+///   still firing and unacknowledged in the group, not only what changed ("2 sensors wet: kitchen, bathroom"), so
+///   the edit loses nothing but what resolved or was acknowledged. Telegram and Matrix edit silently: the phone is
+///   not woken again, which is what reminders are for.
 /// - `resolved`: a new message, and the group is forgotten. An edit is silent on most clients, and whoever was woken
 ///   by the alert must also hear that it ended (Alertmanager sends a resolved notification as a message of its own);
 ///   the next firing of the group starts a new message too.
@@ -21,7 +19,7 @@ import HubSupport
 /// - `digest`, `outage`, `notice` (and any other): new messages that no group update edits.
 final class GroupMessages<ID: Sendable>: Sendable {
     private struct State {
-        var ids: [String: (id: ID, alerts: Set<String>, serial: Int)] = [:]
+        var ids: [String: (id: ID, serial: Int)] = [:]
         var serial = 0
     }
 
@@ -36,10 +34,7 @@ final class GroupMessages<ID: Sendable>: Sendable {
     func target(of notification: Notification) -> ID? {
         guard let alert = notification.alert, Self.edits(alert.reason) else { return nil }
         return state.withLock { state in
-            guard let earlier = state.ids[alert.replaceHandle], earlier.alerts.isSubset(of: alert.alerts) else {
-                return nil
-            }
-            return earlier.id
+            state.ids[alert.replaceHandle]?.id
         }
     }
 
@@ -74,7 +69,7 @@ final class GroupMessages<ID: Sendable>: Sendable {
     private func remember(_ id: ID, _ alert: Notification.AlertContext) {
         state.withLock { state in
             state.serial += 1
-            state.ids[alert.replaceHandle] = (id, Set(alert.alerts), state.serial)
+            state.ids[alert.replaceHandle] = (id, state.serial)
             guard state.ids.count > capacity else { return }
             // The group written longest ago goes (a scan of 1,000 entries, only when full).
             if let oldest = state.ids.min(by: { $0.value.serial < $1.value.serial })?.key {
