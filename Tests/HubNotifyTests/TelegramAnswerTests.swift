@@ -151,6 +151,34 @@ import Testing
     }
 
     /// One group for the whole rule, sent at once, its updates a second apart.
+    /// Acknowledged elsewhere (here through the hub's link, as `POST /a/{token}` does): the buttons come off the
+    /// group's Telegram message too, once; pressed on Telegram itself, they come off once, not twice.
+    @Test func anAcknowledgementElsewhereTakesTheButtonsOff() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await TestHTTPServer.start { request, _ in
+            guard request.path.contains("/getUpdates") else {
+                return .init(body: #"{"ok":true,"result":{"message_id":77,"chat":{"id":42}}}"#)
+            }
+            return .init(body: #"{"ok":true,"result":[]}"#)
+        }
+        defer { Task { await server.stop() } }
+        try await withRouter(Self.groupedYAML(server.url), directory: directory) { router in
+            router.submit(event("kitchen", "dry", "wet"))
+            try await eventually("the message") { Self.calls(server, "sendMessage").count == 1 }
+            let sent = try Self.json(Self.calls(server, "sendMessage")[0])
+            let data = try #require(Self.buttons(sent).first)
+            let token = String(data.dropFirst(TelegramNotifier.callbackPrefix.count))
+            #expect(await router.answer(token, by: "ana", via: "link") == "Acknowledged.")
+            try await eventually("the buttons taken off") { Self.calls(server, "editMessageReplyMarkup").count == 1 }
+            let edit = try Self.json(Self.calls(server, "editMessageReplyMarkup")[0])
+            #expect(edit["message_id"] as? Int == 77 && edit["chat_id"] as? String == "42")
+            #expect(((edit["reply_markup"] as? [String: Any])?["inline_keyboard"] as? [Any])?.isEmpty == true)
+            try await Task.sleep(for: .seconds(1))
+            #expect(Self.calls(server, "editMessageReplyMarkup").count == 1)
+            #expect(Self.calls(server, "sendMessage").count == 1, "no message about the acknowledgement")
+        }
+    }
+
     static func groupedYAML(_ url: String) -> String {
         """
         notifiers:

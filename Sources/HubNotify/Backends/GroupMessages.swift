@@ -18,12 +18,12 @@ import HubSupport
 ///   later updates edit (the newest one is what the person sees first).
 /// - `digest`, `outage`, `notice` (and any other): new messages that no group update edits.
 final class GroupMessages<ID: Sendable>: Sendable {
-    private struct State {
+    fileprivate struct State {
         var ids: [String: (id: ID, serial: Int)] = [:]
         var serial = 0
     }
 
-    private let state = Locked(State())
+    fileprivate let state = Locked(State())
     let capacity: Int
 
     init(capacity: Int = 1_000) {
@@ -36,6 +36,12 @@ final class GroupMessages<ID: Sendable>: Sendable {
         return state.withLock { state in
             state.ids[alert.replaceHandle]?.id
         }
+    }
+
+    /// The group's message, whatever `notification` is (an acknowledgement takes its buttons off).
+    func message(of notification: Notification) -> ID? {
+        guard let handle = notification.alert?.replaceHandle else { return nil }
+        return state.withLock { $0.ids[handle]?.id }
     }
 
     /// After an edit: the group's message now names what `notification` names.
@@ -79,4 +85,13 @@ final class GroupMessages<ID: Sendable>: Sendable {
     }
 
     var count: Int { state.withLock { $0.ids.count } }
+}
+
+extension GroupMessages where ID: Equatable {
+    /// Forgets the group whose message is `id` (a button pressed on it took its buttons off).
+    func forget(message id: ID) {
+        state.withLock { state in
+            if let handle = state.ids.first(where: { $0.value.id == id })?.key { state.ids.removeValue(forKey: handle) }
+        }
+    }
 }

@@ -59,6 +59,13 @@ extension TelegramNotifier: AnswerListener {
                         if case .string(let name)? = from["first_name"] { return name }
                         return nil
                     } ?? "telegram"
+                // This press takes the message's buttons off itself (below): the acknowledgement it makes must not
+                // take them off a second time, and the group's next update is a new message.
+                if case .number(let messageID)? = query["message"]?["message_id"], messageID.isFinite,
+                    abs(messageID) < 1e15
+                {
+                    groups.forget(message: Int(messageID))
+                }
                 let words = await answer(String(data.dropFirst(Self.callbackPrefix.count)), person)
                 _ = await http.postJSON(base + "/answerCallbackQuery") { writer, first in
                     writer.key("callback_query_id", first: &first)

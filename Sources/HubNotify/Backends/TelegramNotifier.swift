@@ -17,6 +17,9 @@ struct TelegramNotifier: HTTPBacked {
     func send(_ notification: Notification) async -> DeliveryResult {
         // The token is part of the URL, so it never appears in what a failure says.
         let base = settings.url + "/bot" + settings.token
+        if notification.alert?.reason == .acknowledged {
+            return await takeButtonsOff(notification, base: base)
+        }
         if let messageID = groups.target(of: notification) {
             let what = settings.url + "/bot…/editMessageText"
             let answer = await http.postJSON(base + "/editMessageText") { writer, first in
@@ -73,6 +76,24 @@ struct TelegramNotifier: HTTPBacked {
         return result
     }
 
+    /// Everything in the group was acknowledged (from another phone, `hubctl`, a link): the buttons come off the
+    /// group's message, as they do off one whose button was pressed. Nothing to do for a message this process did
+    /// not send (after a restart): its buttons then answer that the alert is acknowledged already.
+    private func takeButtonsOff(_ notification: Notification, base: String) async -> DeliveryResult {
+        guard let messageID = groups.message(of: notification) else { return .delivered }
+        let answer = await http.postJSON(base + "/editMessageReplyMarkup") { writer, first in
+            writer.key("chat_id", first: &first)
+            writer.string(settings.chat)
+            writer.key("message_id", first: &first)
+            writer.number(messageID)
+            writer.key("reply_markup", first: &first)
+            Self.keyboard([], into: &writer)
+        }
+        // Already without buttons (the press itself took them off), or gone: nothing left to take back.
+        if case .success(let reply) = answer, reply.status == 400 { return .delivered }
+        return Self.result(answer, what: settings.url + "/bot…/editMessageReplyMarkup")
+    }
+
     /// One row of inline buttons, each with its token as `callback_data`: `{"inline_keyboard":[[…]]}`
     /// (`{"inline_keyboard":[]}` for none).
     static func keyboard(_ actions: [Notification.AlertContext.Action], into writer: inout JSONWriter) {
@@ -114,6 +135,7 @@ struct TelegramNotifier: HTTPBacked {
 extension TelegramNotifier {
     struct Settings: BackendSettings {
         static let type = "telegram"
+        static let takesBack = true
         static let keys = ["chat_id", "url", "ca_file"]
         static let secrets = ["token"]
         /// The bot's token (from BotFather), kept out of logs and messages.
