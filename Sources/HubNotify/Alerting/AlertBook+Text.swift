@@ -38,12 +38,12 @@ extension AlertBook {
         let sent = groups[key]?.sent ?? 0
         let firing = (firing.isEmpty ? [] : alsoFiring + firing).sorted { $0.opened < $1.opened }
         let resolved = resolved.sorted { $0.opened < $1.opened }
+        // Nothing to say: a silence holds its new alerts, and another group due in the same tick sends.
+        guard let event = notices.last ?? firing.last?.event ?? resolved.last?.event else { return nil }
         var message = AlertMessage(
             key: "\(key)#\(sent)", group: key, rule: rule.name, reason: .firing, backends: rule.backends, title: "",
-            body: "", priority: rule.priority, event: notices.last ?? firing.last?.event ?? resolved.last!.event,
-            alerts: (firing + resolved).map(\.id))
+            body: "", priority: rule.priority, event: event, alerts: (firing + resolved).map(\.id))
         switch (firing.count, resolved.count, notices.count) {
-        case (0, 0, 0): return nil
         case (1, 0, 0), (0, 1, 0):
             let alert = firing.first ?? resolved[0]
             (message.title, message.body) = rule.render(alert.event, id: alert.event.id)
