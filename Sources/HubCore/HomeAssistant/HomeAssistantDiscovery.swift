@@ -212,7 +212,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         writer.raw("}")
     }
 
-    private func origin(_ writer: inout JSONWriter, _ first: inout Bool) {
+    func origin(_ writer: inout JSONWriter, _ first: inout Bool) {
         writer.key("origin", first: &first)
         var inner = true
         writer.raw("{")
@@ -221,7 +221,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         writer.raw("}")
     }
 
-    private func member(_ writer: inout JSONWriter, _ first: inout Bool, _ key: StaticString, _ value: String) {
+    func member(_ writer: inout JSONWriter, _ first: inout Bool, _ key: StaticString, _ value: String) {
         writer.key(key, first: &first)
         writer.string(value)
     }
