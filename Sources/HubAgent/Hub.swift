@@ -196,7 +196,14 @@ public struct Hub: Sendable {
                 journal: journal,
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
-                }, publishesConfigs: { keeper?.holds(.homeAssistant) ?? true }, logger: logger)
+                }, publishesConfigs: { keeper?.holds(.homeAssistant) ?? true },
+                // Each alerting rule an entity, where there is an alert book (not in a cluster).
+                alerts: shared != nil
+                    ? nil
+                    : .init(
+                        directory: state.path,
+                        rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
+                logger: logger)
             : nil
         var listeners: [any TopicListener] = []
         if let discoverer { listeners.append(discoverer) }

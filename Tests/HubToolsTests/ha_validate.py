@@ -5,10 +5,12 @@ Run with the interpreter of the venv that scripts/ha-venv makes (Home Assistant 
     "$(scripts/ha-venv)/bin/python" Tests/HubToolsTests/ha_validate.py FILE|- [--prefix homeassistant] [--lenient]
 
 Input: a JSON array of {"topic": "...", "payload": "..."}, the retained messages found under the discovery
-prefix (an empty or missing payload means the config was removed).
+prefix (an empty or missing payload means the config was removed). A config's message may carry "state": the
+payload on its state_topic (and json_attributes_topic, when they are the same topic).
 Output: one JSON line per message on stdout,
     {"topic", "ok", "component", "node_id", "object_id", "unique_id", "removed", "error", "warnings", "ignored"}
-(plus "config", the validated config with templates as strings, with --config)
+(plus "config", the validated config with templates as strings, with --config; and "entity", the state and
+attributes Home Assistant makes of "state", for a sensor or binary_sensor given one: see entity_view)
 and a summary on stderr. Exit status 0 when every message passed, 1 when any failed, 2 on bad input.
 
 How each message is checked, in the order Home Assistant itself handles a discovery message:
@@ -177,6 +179,40 @@ def sensor_entity_checks(config: dict[str, Any]) -> list[str]:
     return problems
 
 
+def entity_view(hass: HomeAssistant, component: str, config: dict[str, Any], payload: str) -> dict[str, Any]:
+    """What the entity shows for a state payload: its state and attributes, by the code MqttSensor /
+    MqttBinarySensor and MqttAttributes run on a message (sensor.py _update_state, binary_sensor.py
+    state_message_received, mixins.py attributes_message_received in 2024.3.3): MQTT's own MqttValueTemplate
+    renders value_template and json_attributes_template on a live hass, json_loads reads the attributes, and
+    MQTT_ATTRIBUTES_BLOCKED (and MQTT_SENSOR_ATTRIBUTES_BLOCKED for a sensor) filter them."""
+    from homeassistant.components.mqtt.mixins import MQTT_ATTRIBUTES_BLOCKED
+    from homeassistant.components.mqtt.models import MqttValueTemplate, PayloadSentinel
+    from homeassistant.components.mqtt.sensor import MQTT_SENSOR_ATTRIBUTES_BLOCKED
+    from homeassistant.util.json import json_loads
+
+    view: dict[str, Any] = {"state": None, "attributes": None}
+    rendered = MqttValueTemplate(
+        config.get("value_template"), hass=hass
+    ).async_render_with_possible_json_value(payload, PayloadSentinel.DEFAULT)
+    if rendered is not PayloadSentinel.DEFAULT:
+        if component == "binary_sensor":
+            rendered = str(rendered)
+            view["state"] = (
+                "on" if rendered == config.get("payload_on") else "off" if rendered == config.get("payload_off") else None
+            )
+        else:
+            view["state"] = str(rendered)
+    if config.get("json_attributes_topic") == config.get("state_topic"):
+        attributes = MqttValueTemplate(
+            config.get("json_attributes_template"), hass=hass
+        ).async_render_with_possible_json_value(payload)
+        loaded = json_loads(attributes) if isinstance(attributes, str) else None
+        if isinstance(loaded, dict):
+            blocked = MQTT_ATTRIBUTES_BLOCKED | (MQTT_SENSOR_ATTRIBUTES_BLOCKED if component == "sensor" else set())
+            view["attributes"] = {k: v for k, v in loaded.items() if k not in blocked}
+    return view
+
+
 def dropped_keys(expanded: dict[str, Any], validated: dict[str, Any]) -> list[str]:
     ignored = sorted(k for k in expanded if k not in validated and k != "platform")
     return ignored
@@ -258,6 +294,12 @@ async def validate(
         if component == "sensor":
             strict.extend(sensor_entity_checks(config))
         result["_config"] = config
+        if isinstance(message.get("state"), str) and component in ("sensor", "binary_sensor"):
+            try:
+                result["entity"] = entity_view(hass, component, config, message["state"])
+            except Exception as err:  # a template Home Assistant cannot render: the entity would show nothing
+                result["error"] = f"rendering the state: {type(err).__name__}: {err}"
+                continue
         if strict and not lenient:
             result["error"] = "; ".join(strict)
             continue

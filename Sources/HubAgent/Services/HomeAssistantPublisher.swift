@@ -12,18 +12,22 @@ import ServiceLifecycle
 ///
 /// Retained messages are idempotent, and all of them are published again after each (re)connection: so records
 /// are acknowledged to the journal as soon as they are taken, and nothing is kept on disk.
+///
+/// With an alert book (`alerts`), each rule that makes alerts is an entity too (`HomeAssistantPublisher+Alerts.swift`).
 final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sendable {
     static let consumerName = "homeassistant"
 
-    private let discovery: HomeAssistantDiscovery
+    let discovery: HomeAssistantDiscovery
     private let journal: Journal
     private let publish: @Sendable (String, [UInt8]) async throws -> Void
     /// Whether this hub publishes the configs: in a cluster, only the holder of the `homeassistant` duty does; every
     /// agent publishes the states of the messages it took.
     private let publishesConfigs: @Sendable () -> Bool
-    private let logger: Logger
-    private let work = Locked(Work())
-    private let doorbell = Doorbell()
+    let logger: Logger
+    let work = Locked(Work())
+    let doorbell = Doorbell()
+    /// Where the alert book is; `nil`: no alert entities (a cluster's agent).
+    let alertSource: AlertSource?
 
     struct Work {
         /// The registry's sensors with the hub's live statuses, by topic.
@@ -38,25 +42,29 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         var connected = false
         /// Whether the configs were this hub's to publish at the last flush.
         var publishedConfigs = false
+        var alerts = AlertWork()
     }
 
     init(
         discovery: HomeAssistantDiscovery, journal: Journal,
         publish: @escaping @Sendable (String, [UInt8]) async throws -> Void,
-        publishesConfigs: @escaping @Sendable () -> Bool = { true }, logger: Logger
+        publishesConfigs: @escaping @Sendable () -> Bool = { true }, alerts: AlertSource? = nil, logger: Logger
     ) {
         self.discovery = discovery
         self.journal = journal
         self.publish = publish
         self.publishesConfigs = publishesConfigs
+        self.alertSource = alerts
         self.logger = logger
     }
 
-    var filters: [[String]] { [[discovery.birthTopic]] }
+    var filters: [[String]] { [[discovery.birthTopic]] + (alertSource == nil ? [] : [discovery.alertFilters]) }
 
     /// Home Assistant's birth message: it has (re)started and wants every config again.
     func offer(topic: String, payload: [UInt8], retained: Bool) -> Bool {
-        guard topic == discovery.birthTopic else { return false }
+        guard topic == discovery.birthTopic else {
+            return offerAlerts(topic: topic, payload: payload, retained: retained)
+        }
         if !retained, String(decoding: payload, as: UTF8.self) == "online" {
             work.withLock { $0.everythingDue = true }
             doorbell.ring()
@@ -105,16 +113,27 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         doorbell.ring()
     }
 
+    /// Until shutdown, which needs nothing flushed (all of it goes again on the next connection): so it stops at once
+    /// rather than at the end of a 5 s wait.
     func run() async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            await doorbell.wait(until: .now + .seconds(5))
-            await flush()
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                if let alertSource = self.alertSource { group.addTask { await self.watchBook(alertSource) } }
+                while !Task.isCancelled {
+                    let book = self.work.withLock { $0.alerts.deadline }
+                    await self.doorbell.wait(until: min(.now + .seconds(5), book ?? .now + .seconds(5)))
+                    guard !Task.isCancelled else { break }
+                    await self.flush()
+                }
+                group.cancelAll()
+            }
         }
     }
 
     /// Publishes what is due; on a failure (not connected), everything is due again on the next connection.
     private func flush() async {
         let configs = publishesConfigs()
+        if configs, let alertSource { refreshAlerts(alertSource) }
         let messages = work.withLock { work -> [HomeAssistantDiscovery.Message] in
             guard work.connected else { return [] }
             // Just given the duty: everything, in case the agent that had it did not get to publish it all.
@@ -143,6 +162,7 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
                 $0.connected = false
                 $0.everythingDue = true
             }
+            guard !Task.isCancelled else { return }
             logger.notice(
                 "could not publish for Home Assistant; all of it goes again on the next connection",
                 metadata: ["error": "\(error)"])
@@ -194,6 +214,7 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         }
         work.statesDue = []
         if configs {
+            messages += work.alerts.due(discovery, everything: everything)
             work.configsDue = false
             work.everythingDue = false
         }
