@@ -99,7 +99,8 @@ extension HubctlCommand.HomeAssistant {
             abstract: "Remove every discovery config, state and availability the hub published (a clean uninstall).",
             discussion: """
                 Empties, retained, every config under the prefix that the hub published (sensorhub's node), \
-                those of sensors removed since included, and the sensors' state and availability topics: Home \
+                those of sensors removed since included, the sensors' state and availability topics and the alert \
+                entities' states: Home \
                 Assistant then removes the entities. A running hubd with homeassistant.enabled publishes them \
                 again; turn it off (and reload) first.
                 """)
@@ -122,7 +123,7 @@ extension HubctlCommand.HomeAssistant {
                     subscribing: [
                         [
                             "\(discovery.prefix)/+/sensorhub/+/config", "\(discovery.base)/sensor/+/state",
-                            "\(discovery.base)/sensor/+/availability",
+                            "\(discovery.base)/sensor/+/availability", "\(discovery.alertBase)/+/state",
                         ]
                     ], for: .zero
                 ) { message in

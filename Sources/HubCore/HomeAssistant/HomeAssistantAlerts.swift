@@ -71,7 +71,7 @@ extension HomeAssistantDiscovery {
         return "\(plain)_\(String(repeating: "0", count: 8 - hex.count))\(hex)"
     }
 
-    var alertBase: String { "\(base)/alerts/\(hubID)" }
+    public var alertBase: String { "\(base)/alerts/\(hubID)" }
     public func alertStateTopic(ruleID: String) -> String { "\(alertBase)/\(ruleID)/state" }
     public func alertCommandTopic(ruleID: String) -> String { "\(alertBase)/\(ruleID)/acknowledge" }
 
