@@ -365,7 +365,8 @@ public final class NotificationRouter: Service, Sendable {
             }
             if !asked { takeRequests() }
             asked = true
-            notifications += await alertNotifications(for: events)
+            let alerting = await alertNotifications(for: events)
+            notifications += alerting
             let queues = self.queues
             // Queued while the outbox flushes them (see `Outbox.append(_:meanwhile:)`), unless hubd is stopping:
             // then they only wait in the outbox for the next start.
@@ -377,17 +378,24 @@ public final class NotificationRouter: Service, Sendable {
             }
             do {
                 // An event the journal handed over again (after a crash) that is in the outbox already stays out.
-                try await outbox.append(notifications, meanwhile: dispatch)
+                let fresh = try await outbox.append(notifications) { fresh in
+                    await dispatch(alerting.isEmpty ? fresh : fresh.filter { $0.alert == nil })
+                }
                 // The book after the outbox: a crash between the two sends what the book said again (the same
                 // keys, which the outbox keeps once), never loses it. Until the book is on disk, the journal
                 // keeps the events that changed it. Once per burst: when the inbox is drained (a burst of ten
-                // batches wrote the book ten times, 10,000 alerts each).
-                if drained, alerts.save(), let through { progress?(through) }
+                // batches wrote the book ten times, 10,000 alerts each), or when alert messages go: their buttons
+                // and links act on what the book on disk says, so a tap must find it there (a phone answered
+                // "no longer open" when it beat the write).
+                let saved = (drained || !alerting.isEmpty) && alerts.save()
+                if drained, saved, let through { progress?(through) }
+                if !alerting.isEmpty { await dispatch(fresh.filter { $0.alert != nil }) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(
                     "cannot write the outbox; sending without it",
                     metadata: ["error": "\(error)", "count": "\(notifications.count)"])
+                if !alerting.isEmpty { await dispatch(alerting) }
             }
         }
     }

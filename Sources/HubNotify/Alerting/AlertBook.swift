@@ -310,10 +310,13 @@ public struct AlertBook: Sendable, Codable {
         groups[alert.group] = group
     }
 
-    /// A new group sends after `group_wait`; one that has sent, `group_interval` after its last message.
+    /// A new group sends after `group_wait`; one that has sent, `group_interval` after its last message and no
+    /// sooner than `group_wait` after the change, so that what comes with it goes in the same message (forty
+    /// sensors back a second apart, long after the outage's message, are one "40 sensors back", not "s01 is back"
+    /// and then the rest).
     private func schedule(_ group: inout Group, _ policy: AlertPolicy, now: Timestamp) {
-        let due =
-            group.lastSent.map { max(now, $0.adding(policy.groupInterval)) } ?? now.adding(policy.groupWait)
+        let gathered = now.adding(policy.groupWait)
+        let due = group.lastSent.map { max(gathered, $0.adding(policy.groupInterval)) } ?? gathered
         group.due = min(group.due ?? due, due)
     }
 
