@@ -48,7 +48,7 @@ extension MatrixNotifier: AnswerListener {
         // The long poll ends before the backend's own timeout.
         let wait = max(0, min(25, Int(http.timeout.components.seconds) - 2))
         var since: String?
-        var failures = 0
+        var backoff = AnswerBackoff()
         while !Task.isCancelled {
             let asked = ContinuousClock.now
             let reactions: [Reaction]
@@ -76,15 +76,9 @@ extension MatrixNotifier: AnswerListener {
                 }
                 reactions = since == nil ? [] : Self.reactions(in: tree, room: room, except: user)
                 since = next
-                failures = 0
+                backoff.succeeded()
             } catch {
-                failures += 1
-                if failures == 1 || failures % 60 == 0 {
-                    logger.warning(
-                        "cannot fetch Matrix reactions; trying again",
-                        metadata: ["error": "\(error)", "failures": "\(failures)"])
-                }
-                try? await Task.sleep(for: .seconds(min(30, 2 * failures)))
+                await backoff.failed("cannot fetch Matrix reactions", error, logger: logger)
                 continue
             }
             for reaction in reactions {

@@ -94,7 +94,7 @@ extension PushoverNotifier: AnswerListener {
     /// Polls the receipts of emergency messages sent without a callback, every 5 seconds while there are any: an
     /// acknowledgement in the Pushover app acknowledges the alert (by the device that acknowledged it).
     func listen(logger: Logger, _ answer: @escaping @Sendable (_ token: String, _ by: String) async -> String) async {
-        var failures = 0
+        var backoff = AnswerBackoff()
         while !Task.isCancelled {
             let due = receipts.toPoll(now: .now)
             if due.isEmpty {
@@ -104,14 +104,10 @@ extension PushoverNotifier: AnswerListener {
             for receipt in due where !Task.isCancelled {
                 do {
                     try await poll(receipt, logger: logger, answer)
-                    failures = 0
+                    backoff.succeeded()
                 } catch {
-                    failures += 1
-                    if failures == 1 || failures % 60 == 0 {
-                        logger.warning(
-                            "cannot poll a Pushover receipt; trying again",
-                            metadata: ["error": "\(error)", "failures": "\(failures)"])
-                    }
+                    // Polled again at the next round (every 5 s, as Pushover asks).
+                    await backoff.failed("cannot poll a Pushover receipt", error, logger: logger, waiting: false)
                 }
             }
             try? await Task.sleep(for: PushoverReceipts.pollInterval)

@@ -9,6 +9,23 @@ protocol AnswerListener: Notifier {
     func listen(logger: Logger, _ answer: @escaping @Sendable (_ token: String, _ by: String) async -> String) async
 }
 
+/// How a listener takes a failed fetch (the server down, a bad token): the first failure and every 60th logged,
+/// and a wait of 2 s a failure in a row, 30 s at most, before the next try.
+struct AnswerBackoff {
+    private(set) var failures = 0
+
+    mutating func succeeded() { failures = 0 }
+
+    /// Logs `what` (when due) and, unless `waiting` is false (a listener that waits anyway), waits.
+    mutating func failed(_ what: String, _ error: any Error, logger: Logger, waiting: Bool = true) async {
+        failures += 1
+        if failures == 1 || failures % 60 == 0 {
+            logger.warning("\(what); trying again", metadata: ["error": "\(error)", "failures": "\(failures)"])
+        }
+        if waiting { try? await Task.sleep(for: .seconds(min(30, 2 * failures))) }
+    }
+}
+
 extension TelegramNotifier: AnswerListener {
     /// What a button's `callback_data` starts with: the rest is an `ActionToken`.
     static let callbackPrefix = "sh:"
@@ -21,7 +38,7 @@ extension TelegramNotifier: AnswerListener {
         // The long poll ends before the backend's own timeout.
         let wait = max(0, min(25, Int(http.timeout.components.seconds) - 2))
         var offset: Int64 = 0
-        var failures = 0
+        var backoff = AnswerBackoff()
         while !Task.isCancelled {
             let url =
                 base + "/getUpdates?timeout=\(wait)&offset=\(offset)&allowed_updates=%5B%22callback_query%22%5D"
@@ -35,17 +52,11 @@ extension TelegramNotifier: AnswerListener {
                     throw TelegramAnswerError(description: "getUpdates answered HTTP \(reply.status)")
                 }
                 updates = list
-                failures = 0
+                backoff.succeeded()
                 // A server that answers a long poll at once with nothing is not waited on in a tight loop.
                 if list.isEmpty && ContinuousClock.now - asked < .seconds(1) { try? await Task.sleep(for: .seconds(1)) }
             } catch {
-                failures += 1
-                if failures == 1 || failures % 60 == 0 {
-                    logger.warning(
-                        "cannot fetch Telegram button presses; trying again",
-                        metadata: ["error": "\(error)", "failures": "\(failures)"])
-                }
-                try? await Task.sleep(for: .seconds(min(30, 2 * failures)))
+                await backoff.failed("cannot fetch Telegram button presses", error, logger: logger)
                 continue
             }
             for update in updates {
@@ -77,18 +88,7 @@ extension TelegramNotifier: AnswerListener {
                     case .number(let messageID)? = query["message"]?["message_id"],
                     let chat = query["message"]?["chat"]?["id"]
                 else { continue }
-                _ = await http.postJSON(base + "/editMessageReplyMarkup") { writer, first in
-                    writer.key("chat_id", first: &first)
-                    if case .number(let number) = chat {
-                        writer.number(Int(number))
-                    } else if case .string(let text) = chat {
-                        writer.string(text)
-                    }
-                    writer.key("message_id", first: &first)
-                    writer.number(Int(messageID))
-                    writer.key("reply_markup", first: &first)
-                    writer.raw("{\"inline_keyboard\":[]}")
-                }
+                _ = await removeButtons(base: base, chat: chat, message: Int(messageID))
             }
         }
     }

@@ -81,17 +81,27 @@ struct TelegramNotifier: HTTPBacked {
     /// not send (after a restart): its buttons then answer that the alert is acknowledged already.
     private func takeButtonsOff(_ notification: Notification, base: String) async -> DeliveryResult {
         guard let messageID = groups.message(of: notification) else { return .delivered }
-        let answer = await http.postJSON(base + "/editMessageReplyMarkup") { writer, first in
-            writer.key("chat_id", first: &first)
-            writer.string(settings.chat)
-            writer.key("message_id", first: &first)
-            writer.number(messageID)
-            writer.key("reply_markup", first: &first)
-            Self.keyboard([], into: &writer)
-        }
+        let answer = await removeButtons(base: base, chat: .string(settings.chat), message: messageID)
         // Already without buttons (the press itself took them off), or gone: nothing left to take back.
         if case .success(let reply) = answer, reply.status == 400 { return .delivered }
         return Self.result(answer, what: settings.url + "/bot…/editMessageReplyMarkup")
+    }
+
+    /// `editMessageReplyMarkup` with no keyboard: the buttons come off message `message` in `chat` (a number or a
+    /// name, as Telegram gave it).
+    func removeButtons(base: String, chat: JSONTree, message: Int) async -> Result<HTTPDelivery.Answer, any Error> {
+        await http.postJSON(base + "/editMessageReplyMarkup") { writer, first in
+            writer.key("chat_id", first: &first)
+            if case .number(let number) = chat, number.isFinite, abs(number) < 1e15 {
+                writer.number(Int(number))
+            } else if case .string(let text) = chat {
+                writer.string(text)
+            }
+            writer.key("message_id", first: &first)
+            writer.number(message)
+            writer.key("reply_markup", first: &first)
+            Self.keyboard([], into: &writer)
+        }
     }
 
     /// One row of inline buttons, each with its token as `callback_data`: `{"inline_keyboard":[[…]]}`
