@@ -146,16 +146,6 @@ struct HomeAssistantAlertTests {
                 try await eventually("the entities an earlier run left removed") { alertTopics().isEmpty }
                 await hub.stop()
 
-                // `hubctl ha clear` (a clean uninstall, hubd stopped) empties the alert entities and their state.
-                try Self.configuration(audit, alerting: true).write(
-                    toFile: hub.configFile, atomically: true, encoding: .utf8)
-                try await hub.startAndWaitUntilReady()
-                try await eventually("the entities back once more") { alertTopics().count == 3 }
-                await hub.stop()
-                let cleared = try await hub.hubctl.run("ha", "clear")
-                #expect(cleared.status == 0, "\(cleared.standardError)")
-                try await eventually("everything cleared") { alertTopics().isEmpty }
-                #expect(retained.text(stateTopic) == "")
             }
         }
     }
