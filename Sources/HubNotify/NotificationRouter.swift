@@ -381,12 +381,8 @@ public final class NotificationRouter: Service, Sendable {
                 let fresh = try await outbox.append(notifications) { fresh in
                     await dispatch(alerting.isEmpty ? fresh : fresh.filter { $0.alert == nil })
                 }
-                // The book after the outbox: a crash between the two sends what the book said again (the same
-                // keys, which the outbox keeps once), never loses it. Until the book is on disk, the journal
-                // keeps the events that changed it. Once per burst: when the inbox is drained (a burst of ten
-                // batches wrote the book ten times, 10,000 alerts each), or when alert messages go: their buttons
-                // and links act on what the book on disk says, so a tap must find it there (a phone answered
-                // "no longer open" when it beat the write).
+                // The book after the outbox (a crash between them resends, never loses); once per drained burst
+                // (ten batches wrote it ten times), or before alert messages go: a tap must find their links on disk.
                 let saved = (drained || !alerting.isEmpty) && alerts.save()
                 if drained, saved, let through { progress?(through) }
                 if !alerting.isEmpty { await dispatch(fresh.filter { $0.alert != nil }) }
