@@ -111,6 +111,7 @@ let package = Package(
             dependencies: [
                 "HubCore",
                 "HubHistory",
+                "HubNotify",
                 "HubSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -195,7 +196,8 @@ let package = Package(
             name: "route-bench", dependencies: ["HubCore"], path: "Tests/RouteBench", swiftSettings: strict),
         // The alert stage's benchmark (bench/alerts.sh): the router with and without alerting, and a 10,000-sensor storm.
         .executableTarget(
-            name: "alert-bench", dependencies: ["HubCore", "HubNotify", "HubSupport", .product(name: "Logging", package: "swift-log")],
+            name: "alert-bench",
+            dependencies: ["HubCore", "HubNotify", "HubSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/AlertBench"),
         // Test helpers: a real mosquitto broker on a free loopback port, certificates, password files.
         .target(

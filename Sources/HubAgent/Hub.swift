@@ -96,6 +96,7 @@ public struct Hub: Sendable {
                 if configuration.sds011.port != nil { duties.append(.sds011(configuration.sds011.name)) }
                 duties += configuration.feeds.map { .feed($0.name) }
                 if configuration.uv.place != nil { duties.append(.uv(configuration.uv.name)) }
+                duties.append(.alerts)
                 return LeaseKeeper(
                     database: ClusterDatabase(server: server, settings: cluster, logger: logger), duties: duties,
                     logger: logger)
@@ -126,13 +127,25 @@ public struct Hub: Sendable {
             restored: { subscriptionInputs.restored($0) },
             beforeReady: beforeReady,
             statusChanged: statusChanged, errors: errors, notifier: notifier, logger: logger)
+        // In a cluster the alert book is the database's, kept by one agent at a time.
+        let alertBook = keeper.flatMap { keeper in
+            configuration.store.map { server in
+                ClusterAlertBook(
+                    database: PostgresAlertBook(
+                        server: server, hub: configuration.storeHub,
+                        name: "hubd \(keeper.database.settings.agent) alerts",
+                        logger: logger),
+                    keeper: keeper)
+            }
+        }
         let router = try NotificationRouter(
             configuration: notifiers, stateDirectory: state.path, logger: logger,
             publish: { topic, payload, qos, retain in
                 try await connection.publish(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
-            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox)
+            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,
+            sharedAlerts: alertBook)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(
@@ -146,7 +159,7 @@ public struct Hub: Sendable {
                                     event: event.id)
                             })
                     },
-                    outboxChanged: { router.sharedOutboxChanged() })
+                    alerting: { router.alertEvents($0) }, outboxChanged: { router.sharedOutboxChanged() })
             }
         }
         // The history: history.sqlite, or with store: the store's database, which a queue like remote:'s feeds. Read

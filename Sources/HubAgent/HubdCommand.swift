@@ -156,7 +156,8 @@ extension HubdCommand {
             token: configuration.httpToken, metrics: metrics, logger: logger,
             webPushKey: { [router = hub.router] in router.webPushPublicKey },
             roads: configuration.routeRoads.flatMap { roads(from: $0, logger: logger) }, session: hub.session,
-            history: hub.history, actionKey: { [router = hub.router] in router.actionKey() })
+            history: hub.history, actionKey: { [router = hub.router] in router.actionKey() },
+            alerts: hub.router.alertPlace)
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
         let application = Application(

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import HubCore
 import HubNotify
+import HubRemote
+import Logging
 
 extension HubctlCommand {
     /// `hubctl alerts …`: what is open, and acknowledging it.
@@ -13,7 +15,8 @@ extension HubctlCommand {
                 Alerts are made by the rules that set group_by, group_wait, repeat, escalate or quiet_hours (see \
                 the README's "Alerts"). hubd keeps them in alerts.json in its state directory; what you ask here \
                 is handed to hubd through alert-requests.jsonl and works whether or not it runs (it is taken when \
-                hubd next starts).
+                hubd next starts). In a cluster (cluster: and store: in hubd.yaml) the book and the requests are \
+                in the cluster's database, and the agent that keeps the book takes them.
                 """,
             subcommands: [List.self, Show.self, Ack.self],
             defaultSubcommand: List.self
@@ -31,27 +34,43 @@ extension HubctlCommand {
     }
 }
 
-/// What hubctl reads of the alerts (`SavedAlerts`), and how it hands hubd a request.
+/// What hubctl reads of the alerts (`SavedAlerts`), and how it hands hubd a request: the state directory's files, or
+/// in a cluster (`cluster:` with `store:`) the cluster's database, whichever agent keeps the book.
 struct AlertView {
     var saved: SavedAlerts
-    let requests: AlertRequests
+    let place: any AlertPlace
     var book: AlertBook { saved.book }
 
-    init(state: StateDirectory) throws {
+    init(_ options: StateOptions) async throws {
+        let (configuration, state) = try await options.resolve()
+        if configuration.cluster != nil, let server = configuration.store {
+            var logger = Logger(label: "hubctl")
+            logger.logLevel = .warning
+            place = PostgresAlertBook(
+                server: server, hub: configuration.storeHub, name: "hubctl alerts", keepsConnection: false,
+                logger: logger)
+        } else {
+            place = AlertFiles(directory: state.path)
+        }
         do {
-            saved = try SavedAlerts(directory: state.path)
-        } catch {
+            saved = try await place.saved()
+        } catch let error as AlertInputError {
             Failure.printError(error.description)
             throw ExitCode(Failure.damagedFile)
+        } catch {
+            Failure.printError("cannot read the cluster's alert book: \(PostgresRegistry.reason(error))")
+            throw ExitCode(Failure.unavailable)
         }
-        requests = AlertRequests(directory: state.path)
     }
 
-    func send(_ request: AlertRequest) throws {
+    func send(_ request: AlertRequest) async throws {
         do {
-            try requests.append([request])
-        } catch {
+            try await place.send([request])
+        } catch let error as StoreError {
             throw Failure.report(error)
+        } catch {
+            Failure.printError("cannot queue the request: \(PostgresRegistry.reason(error))")
+            throw ExitCode(Failure.unavailable)
         }
     }
 
@@ -71,7 +90,7 @@ extension HubctlCommand.Alerts {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let view = try AlertView(state: try await state.state())
+            let view = try await AlertView(state)
             let now = Timestamp.now
             let alerts = view.book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) }
             if json {
@@ -101,7 +120,7 @@ extension HubctlCommand.Alerts {
         @Argument(help: "The alert's id (rule/sensor/kind), as `hubctl alerts list` shows it.") var alert: String
 
         func run() async throws {
-            let view = try AlertView(state: try await state.state())
+            let view = try await AlertView(state)
             guard let alert = view.book.alerts[alert] else {
                 Failure.printError("no open alert '\(alert)'; see hubctl alerts list")
                 throw ExitCode(Failure.invalidInput)
@@ -140,7 +159,7 @@ extension HubctlCommand.Alerts {
         @Option(help: "Who acknowledges (default: your login name).") var by: String?
 
         func run() async throws {
-            let view = try AlertView(state: try await state.state())
+            let view = try await AlertView(state)
             let firing = view.book.alerts.values.filter(\.firing)
             let chosen =
                 firing.filter { $0.id == target }.isEmpty
@@ -153,7 +172,7 @@ extension HubctlCommand.Alerts {
             }
             let now = Timestamp.now
             for alert in chosen.sorted(by: { $0.id < $1.id }) {
-                try view.send(.acknowledge(alert: alert.id, by: by ?? AlertView.person, via: "hubctl", at: now))
+                try await view.send(.acknowledge(alert: alert.id, by: by ?? AlertView.person, via: "hubctl", at: now))
                 print("Acknowledged \(alert.id).")
             }
         }
@@ -215,8 +234,8 @@ extension HubctlCommand.Silences {
             let silence = Silence(
                 id: id, matchers: parsed, startsAt: start, endsAt: end, createdBy: by ?? AlertView.person,
                 comment: comment)
-            let view = try AlertView(state: try await state.state())
-            try view.send(.silence(silence))
+            let view = try await AlertView(state)
+            try await view.send(.silence(silence))
             print("Silence \(id): \(parsed.map(\.description).joined(separator: " ")) until \(Output.absolute(end)).")
         }
 
@@ -241,7 +260,7 @@ extension HubctlCommand.Silences {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let view = try AlertView(state: try await state.state())
+            let view = try await AlertView(state)
             let now = Timestamp.now
             let silences = view.saved.silences(at: now, expired: all)
             if json {
@@ -275,13 +294,13 @@ extension HubctlCommand.Silences {
         @Argument(help: "The silence's id, as `hubctl silences list` shows it.") var id: String
 
         func run() async throws {
-            let view = try AlertView(state: try await state.state())
+            let view = try await AlertView(state)
             let now = Timestamp.now
             guard view.saved.hasSilence(id, at: now) else {
                 Failure.printError("no silence '\(id)' is in force or to come; see hubctl silences list")
                 throw ExitCode(Failure.invalidInput)
             }
-            try view.send(.expire(silence: id, at: now))
+            try await view.send(.expire(silence: id, at: now))
             print("Silence \(id) expired.")
         }
     }

@@ -60,11 +60,20 @@ extension NotificationRouter {
         return notifications
     }
 
+    /// Those of `events` that may change the alert book: what a cluster's ingest queues for its keeper. None when no
+    /// rule makes alerts.
+    public func alertEvents(_ events: [SensorEvent]) -> [SensorEvent] {
+        let setup = self.setup.withLock { $0.alerts }
+        guard !setup.isEmpty else { return [] }
+        return events.filter { AlertBook.takes($0, setup) }
+    }
+
     /// The hub's key for the tokens of buttons and links (`ActionToken.key`), read or made once; `nil` (logged) when
     /// the state directory can't hold it: messages then go without buttons.
     public func actionKey() -> SymmetricKey? {
         actionKeyCache.withLock { cache in
-            if let key = cache { return key }
+            // In a cluster, the cluster's (`takeSharedKey`): none until the database gave it.
+            if let key = cache { return key } else if sharedAlerts != nil { return nil }
             do {
                 cache = try ActionToken.key(directory: stateDirectory)
             } catch {
@@ -82,7 +91,7 @@ extension NotificationRouter {
             guard let policy = rule.alerting else { return false }
             return rule.backends.contains(queue.name) || policy.escalate.contains { $0.backends.contains(queue.name) }
         }
-        guard sends, shared == nil else { return }
+        guard sends else { return }
         logger.info("listening for button presses", metadata: ["backend": "\(queue.name)"])
         await listener.listen(logger: logger) { token, person in
             await self.answer(token, by: person, via: queue.name)
@@ -99,17 +108,23 @@ extension NotificationRouter {
             logger.warning("alert button refused", metadata: ["backend": "\(via)", "reason": "\(error)"])
             return "Refused: \(error)."
         }
-        let outcome = alerts.update { book in
-            book.apply(.act(handle: token.handle, action: token.action, by: person, via: via, at: now), now: now)
-        }
+        let request = AlertRequest.act(handle: token.handle, action: token.action, by: person, via: via, at: now)
+        // In a cluster the book's keeper acts on it (this agent, as it listens, but through its steps).
+        let outcome =
+            if let book = sharedAlerts { await askShared(book, request) } else {
+                alerts.update { $0.apply(request, now: now) }
+            }
         logger.notice(
             "alert request", metadata: ["request": "button via \(via) by \(person)", "outcome": "\(outcome)"])
         guard !outcome.hasPrefix("refused") else {
             logger.warning("alert button refused", metadata: ["backend": "\(via)", "reason": "\(outcome)"])
             return outcome.replacingOccurrences(of: "refused: ", with: "Not done: ")
         }
-        alerts.save()
-        doorbell.ring()
+        if outcome.hasPrefix("queued") { return "Taken: the hub acts on it in a moment." }
+        if sharedAlerts == nil {
+            alerts.save()
+            doorbell.ring()
+        }
         return outcome.hasPrefix("acknowledged") ? "Acknowledged." : "Snoozed for an hour."
     }
 

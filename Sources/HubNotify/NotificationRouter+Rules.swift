@@ -21,9 +21,8 @@ extension NotificationRouter {
         let now = Timestamp.now
         let silences = alerts.update { $0.silences }
         for event in events {
-            // A rule with alerting sends through the alert book (`alertNotifications`); in a cluster, whose agents
-            // keep no book yet, as a plain rule.
-            for rule in configuration.rules where rule.matches(event) && (rule.alerting == nil || shared != nil) {
+            // A rule with alerting sends through the alert book (`alertNotifications`; in a cluster its keeper's).
+            for rule in configuration.rules where rule.matches(event) && rule.alerting == nil {
                 if event.kind != .test, isSilenced(event, rule: rule, silences: silences, setup: alertSetup, now: now) {
                     continue
                 }

@@ -45,6 +45,12 @@ extension NotificationRouter {
             group.addTask { await self.routeUntilCancelled() }
             group.addTask { await self.claim(from: shared) }
             group.addTask { await self.renewClaims(shared) }
+            if let book = sharedAlerts {
+                group.addTask {
+                    await self.takeSharedKey(book)
+                    await self.followSharedAlerts(book)
+                }
+            }
             // Each ends once the service is cancelled (graceful shutdown).
         }
         // What was submitted but not routed yet (a test notification) goes to the cluster's outbox, as in one hub

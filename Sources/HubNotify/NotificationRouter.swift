@@ -31,6 +31,10 @@ public final class NotificationRouter: Service, Sendable {
     let requests: AlertRequests
     /// Set when the requests file changed (and at start): the next routing takes them.
     let requestsWaiting = Locked(true)
+    /// In a cluster: where the alert book is kept (`NotificationRouter+SharedAlerts.swift`), and what its keeper
+    /// waits on.
+    let sharedAlerts: (any SharedAlertBook)?
+    let sharedAlertsDoorbell = Doorbell()
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
@@ -95,11 +99,14 @@ public final class NotificationRouter: Service, Sendable {
     ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
     ///   - progress: told, after each outbox write, the journal position up to which events are routed.
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
+    ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
-        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil
+        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil,
+        sharedAlerts: (any SharedAlertBook)? = nil
     ) throws(ConfigurationError) {
         self.progress = progress
+        self.sharedAlerts = sharedAlerts
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
         self.shared = shared
         self.logger = logger
@@ -231,15 +238,7 @@ public final class NotificationRouter: Service, Sendable {
     }
 
     private func deliver() async {
-        if let shared {
-            let alerting = configuration.rules.filter { $0.alerting != nil }.map(\.name)
-            if !alerting.isEmpty {
-                logger.warning(
-                    "a cluster keeps no alert book yet: these rules send each event as it comes, ungrouped",
-                    metadata: ["rules": "\(alerting.joined(separator: ", "))"])
-            }
-            return await deliverShared(shared)
-        }
+        if let shared { return await deliverShared(shared) }
         alerts.open()
         await resendFromBefore()
         await withTaskGroup(of: Void.self) { group in
@@ -253,37 +252,6 @@ public final class NotificationRouter: Service, Sendable {
         // Whatever arrived but was not routed yet waits in the outbox for the next start.
         await route(durableOnly: true)
         await outbox.close()
-    }
-
-    /// Queues what the outbox file still holds from before.
-    private func resendFromBefore() async {
-        do {
-            let pending = try await outbox.open()
-            let unreadable = outbox.unreadableLines
-            inbox.withLock { $0.counters.outboxUnreadable = unreadable }
-            if unreadable > 0 {
-                logger.warning(
-                    "skipped unreadable outbox lines", metadata: ["lines": "\(unreadable)", "path": "\(outbox.path)"])
-            }
-            if !pending.isEmpty {
-                logger.notice("resending notifications left from before", metadata: ["count": "\(pending.count)"])
-            }
-            var byBackend: [String: [Notification]] = [:]
-            for notification in pending { byBackend[notification.backend, default: []].append(notification) }
-            for (backend, notifications) in byBackend {
-                if let queue = queues[backend] {
-                    await queue.enqueue(notifications)
-                } else {
-                    logger.warning(
-                        "dropping notifications for a backend that is no longer configured",
-                        metadata: ["backend": "\(backend)", "count": "\(notifications.count)"])
-                    await outbox.markDone(notifications.map(\.key))
-                }
-            }
-        } catch {
-            logger.error(
-                "cannot open the outbox; notifications will not survive a restart", metadata: ["error": "\(error)"])
-        }
     }
 
     /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
@@ -322,7 +290,8 @@ public final class NotificationRouter: Service, Sendable {
             queue.adopt(old.takeItems())
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.listenForAnswers(on: queue) }
+            // In a cluster only the book's keeper listens (from when it takes the book).
+            if shared == nil { group.addTask { await self.listenForAnswers(on: queue) } }
             await queue.run()
             group.cancelAll()
         }

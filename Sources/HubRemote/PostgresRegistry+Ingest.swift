@@ -47,12 +47,14 @@ extension PostgresRegistry {
     /// the events returned are the new ones. Changes of the sensor set wait for it, and it for them; agents' steps on
     /// other sensors run side by side. The statuses' revision is not moved: agents read statuses from their tracker.
     /// `notifications` makes the outbox's rows for the new events, written in the same transaction, with the
-    /// cluster's rate limits checked and recorded there too (`RateLimits`). `apply` is told
+    /// cluster's rate limits checked and recorded there too (`RateLimits`); `alerting` picks the new events queued for
+    /// the cluster's alert book (`PostgresAlertBook`), in the same transaction too. `apply` is told
     /// the packet ids of `deliveries` committed before (to skip), and `deliveries` are recorded with the step.
     /// Returns nil, having applied and committed nothing, when this agent no longer holds `fence`.
     public func ingest(
         onTopics topics: [String], hub: String, deliveries: Deliveries? = nil, fence: Fence? = nil,
         notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])? = nil,
+        alerting: (@Sendable ([SensorEvent]) -> [SensorEvent])? = nil,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> [SensorEvent]? {
         let (logger, location) = (logger, location)
@@ -65,8 +67,8 @@ extension PostgresRegistry {
         let outcome: Result<[SensorEvent]?, StoreError>
         do {
             outcome = try await step(
-                topics, hub: hub, deliveries: deliveries, fence: fence, notifications: notifications, check: check,
-                apply)
+                topics, hub: hub, deliveries: deliveries, fence: fence, notifications: notifications,
+                alerting: alerting, check: check, apply)
         } catch {
             abandoned.withLock { $0 = true }
             throw error
@@ -78,7 +80,7 @@ extension PostgresRegistry {
     private func step(
         _ topics: [String], hub: String, deliveries: Deliveries?, fence: Fence?,
         notifications: (@Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row])?,
-        check: @escaping @Sendable () throws -> Void,
+        alerting: (@Sendable ([SensorEvent]) -> [SensorEvent])?, check: @escaping @Sendable () throws -> Void,
         _ apply: @escaping @Sendable (inout DefaultsDocument, _ committedBefore: Set<Int>) -> [SensorEvent]
     ) async throws(StoreError) -> Result<[SensorEvent]?, StoreError> {
         let (logger, location) = (logger, location)
@@ -121,6 +123,9 @@ extension PostgresRegistry {
                     let limits = RateLimits(connection: connection, hub: hub, logger: logger)
                     try await PostgresOutbox.insert(
                         try await notifications(new, limits), hub: hub, on: connection, logger: logger)
+                }
+                if let alerting, !new.isEmpty {
+                    try await PostgresAlertBook.queue(alerting(new), hub: hub, on: connection, logger: logger)
                 }
                 try check()
                 return .success(new)

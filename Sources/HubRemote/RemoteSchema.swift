@@ -207,6 +207,32 @@ enum RemoteSchema {
                 )
                 """
             ]),
+        Migration(
+            version: 8, description: "a cluster's alert book, and what is queued for its keeper",
+            statements: [
+                // The book (AlertBook's JSON, empty before the first step) and the key of its buttons' tokens.
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_alert_book (
+                    hub text PRIMARY KEY,
+                    book text NOT NULL,
+                    key text NOT NULL,
+                    updated timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                // An event the ingest committed for the book, or a person's request; a taken event is deleted, a taken
+                // request keeps its outcome for an hour (a button's listener waits for it).
+                """
+                CREATE TABLE IF NOT EXISTS sensorhub_alert_queue (
+                    seq bigint GENERATED ALWAYS AS IDENTITY,
+                    hub text NOT NULL,
+                    event text,
+                    request text,
+                    outcome text,
+                    taken timestamptz,
+                    PRIMARY KEY (hub, seq)
+                )
+                """,
+            ]),
     ]
 
     /// The newest version.

@@ -320,10 +320,4 @@ import Testing
         let body = try await response.body.collect(upTo: 1024 * 1024)
         return (response.status.code, String(buffer: body))
     }
-
-    private func lines(_ path: String) -> [[String: Any]] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-    }
 }

@@ -91,10 +91,4 @@ import Testing
         }
         return (clock(minute - 1), clock(endMinute), Date(timeIntervalSince1970: Double(endMinute) * 60))
     }
-
-    private func lines(_ path: String) -> [[String: Any]] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-    }
 }

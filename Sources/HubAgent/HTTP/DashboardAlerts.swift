@@ -7,8 +7,8 @@ import NIOCore
 /// The dashboard's alerts page: the open alerts (firing, acknowledged by whom, held by a parent) and the silences
 /// with their expiry, as hubd's book has them; it reloads itself every 10 s.
 extension HubAPI {
-    func alertsPage() throws -> Response {
-        let saved = try savedAlerts()
+    func alertsPage() async throws -> Response {
+        let saved = try await savedAlerts()
         let book = saved.book
         let now = Timestamp.now
         var html = Self.pageHead(title: "SensorHub alerts")

@@ -7,25 +7,25 @@ import Hummingbird
 /// `/api/v1/alerts` and `/api/v1/silences`, and `/a/{token}`, where a notification's buttons and links act. What
 /// they ask goes to hubd's alert book the way `hubctl`'s requests do (`AlertRequests`), so there is one way in.
 extension HubAPI {
-    /// The book hubd saved last, and the requests it has not taken yet.
-    func savedAlerts() throws -> SavedAlerts {
+    /// The book as last kept (`alerts.json`, or a cluster's database), and the requests not taken yet.
+    func savedAlerts() async throws -> SavedAlerts {
         do {
-            return try SavedAlerts(directory: stateDirectory)
+            return try await alerts.saved()
         } catch {
-            throw HTTPError(.internalServerError, message: error.description)
+            throw HTTPError(.internalServerError, message: "\(error)")
         }
     }
 
-    func send(_ request: AlertRequest) throws {
+    func send(_ request: AlertRequest) async throws {
         do {
-            try AlertRequests(directory: stateDirectory).append([request])
+            try await alerts.send([request])
         } catch {
-            throw HTTPError(.internalServerError, message: error.description)
+            throw HTTPError(.internalServerError, message: "\(error)")
         }
     }
 
-    func listAlerts() throws -> Response {
-        let book = try savedAlerts().book
+    func listAlerts() async throws -> Response {
+        let book = try await savedAlerts().book
         return json(book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) })
     }
 
@@ -33,15 +33,15 @@ extension HubAPI {
         try authorize(request)
         let id = pathName(context, "id")
         let body = try await object(request, context, allowed: ["by"])
-        guard try savedAlerts().book.alerts[id]?.firing == true else {
+        guard try await savedAlerts().book.alerts[id]?.firing == true else {
             throw HTTPError(.notFound, message: "no firing alert '\(id)'")
         }
-        try send(.acknowledge(alert: id, by: try optionalString(body, "by") ?? "api", via: "api", at: .now))
+        try await send(.acknowledge(alert: id, by: try optionalString(body, "by") ?? "api", via: "api", at: .now))
         return json(["acknowledged": id], status: .accepted)
     }
 
-    func listSilences() throws -> Response {
-        return json(try savedAlerts().silences(at: .now, expired: true).map(\.silence))
+    func listSilences() async throws -> Response {
+        return json(try await savedAlerts().silences(at: .now, expired: true).map(\.silence))
     }
 
     func addSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -76,18 +76,18 @@ extension HubAPI {
             id: String(UInt32.random(in: 0...UInt32.max), radix: 16), matchers: matchers, startsAt: start, endsAt: end,
             createdBy: try optionalString(body, "createdBy") ?? "api",
             comment: try optionalString(body, "comment") ?? "")
-        try send(.silence(silence))
+        try await send(.silence(silence))
         return json(silence, status: .created)
     }
 
-    func expireSilence(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    func expireSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request)
         let id = pathName(context, "id")
         let now = Timestamp.now
-        guard try savedAlerts().hasSilence(id, at: now) else {
+        guard try await savedAlerts().hasSilence(id, at: now) else {
             throw HTTPError(.notFound, message: "no silence '\(id)' is in force or to come")
         }
-        try send(.expire(silence: id, at: now))
+        try await send(.expire(silence: id, at: now))
         return json(["expired": id])
     }
 
@@ -95,7 +95,7 @@ extension HubAPI {
 
     /// The token in the path, checked: a forged or expired one is refused (403 / 410) and logged, as is one whose
     /// alerts are gone or that was used before (404 / 409).
-    private func checkedToken(_ context: BasicRequestContext) throws -> (ActionToken, [String]) {
+    private func checkedToken(_ context: BasicRequestContext) async throws -> (ActionToken, [String]) {
         let text = pathName(context, "id")
         guard let key = actionKey() else {
             throw HTTPError(.serviceUnavailable, message: "the hub has no key for alert links")
@@ -108,7 +108,7 @@ extension HubAPI {
             logger.warning("alert link refused", metadata: ["reason": "\(error)"])
             throw HTTPError(error == .expired ? .gone : .forbidden, message: error.description)
         }
-        let saved = try savedAlerts()
+        let saved = try await savedAlerts()
         let (book, pending) = (saved.book, saved.pending)
         let taken = pending.contains {
             if case .act(let handle, _, _, _, _) = $0 { handle == token.handle } else { false }
@@ -122,8 +122,8 @@ extension HubAPI {
 
     /// GET: a page that says what the link does and asks to confirm (a mail scanner that fetches links acts on
     /// nothing).
-    func alertLinkPage(_ context: BasicRequestContext) throws -> Response {
-        let (token, alerts) = try checkedToken(context)
+    func alertLinkPage(_ context: BasicRequestContext) async throws -> Response {
+        let (token, alerts) = try await checkedToken(context)
         let text = pathName(context, "id")
         let html = """
             <!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">\
@@ -139,7 +139,7 @@ extension HubAPI {
 
     /// POST: acts (ntfy's `http` action, the service worker's button, the confirmation page's form).
     func alertLinkAct(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let (token, alerts) = try checkedToken(context)
+        let (token, alerts) = try await checkedToken(context)
         // Who POSTs: Pushover's callback (a form with the emergency's receipt and who acknowledged), the ntfy app,
         // or a page or service worker.
         let form = String(buffer: (try? await request.body.collect(upTo: 4096)) ?? ByteBuffer())
@@ -149,7 +149,7 @@ extension HubAPI {
             via = "pushover"
             by = callback.acknowledgedByDevice.map { "pushover (\($0))" } ?? "pushover"
         }
-        try send(.act(handle: token.handle, action: token.action, by: by, via: via, at: .now))
+        try await send(.act(handle: token.handle, action: token.action, by: by, via: via, at: .now))
         logger.notice(
             "alert link used",
             metadata: ["action": "\(token.action.word)", "alerts": "\(alerts.joined(separator: ","))"])

@@ -39,15 +39,19 @@ struct HubAPI: Sendable {
     let session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)?
     /// The key alert buttons' tokens are signed with (the router's); `nil` refuses every `/a/…` link.
     let actionKey: @Sendable () -> SymmetricKey?
+    /// Where the alert book is read and requests are left (the router's: files, or a cluster's database).
+    let alerts: any AlertPlace
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
-        history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil }
+        history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil },
+        alerts: (any AlertPlace)? = nil
     ) {
         self.actionKey = actionKey
+        self.alerts = alerts ?? AlertFiles(directory: stateDirectory)
         self.snapshot = snapshot
         self.store = store
         self.stateDirectory = stateDirectory
@@ -97,8 +101,8 @@ struct HubAPI: Sendable {
         router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
         router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
         router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
-        router.get("/a/{id}") { _, context in try self.alertLinkPage(context) }
-        router.get("/alerts") { _, _ in try self.alertsPage() }
+        router.get("/a/{id}") { _, context in try await self.alertLinkPage(context) }
+        router.get("/alerts") { _, _ in try await self.alertsPage() }
         router.post("/a/{id}") { request, context in try await self.alertLinkAct(request, context) }
         router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
         router.get("/dashboard/push.js") { _, _ in
@@ -134,11 +138,11 @@ struct HubAPI: Sendable {
         api.get("/sessions/{id}") { _, context in try await self.sessionDetail(context) }
         api.get("/sessions/{id}/track") { request, context in try await self.sessionTrack(request, context) }
         api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
-        api.get("/alerts") { _, _ in try self.listAlerts() }
+        api.get("/alerts") { _, _ in try await self.listAlerts() }
         api.post("/alerts/{id}/ack") { request, context in try await self.acknowledgeAlert(request, context) }
-        api.get("/silences") { _, _ in try self.listSilences() }
+        api.get("/silences") { _, _ in try await self.listSilences() }
         api.post("/silences") { request, context in try await self.addSilence(request, context) }
-        api.delete("/silences/{id}") { request, context in try self.expireSilence(request, context) }
+        api.delete("/silences/{id}") { request, context in try await self.expireSilence(request, context) }
         return router
     }
 

@@ -13,6 +13,8 @@ struct SharedIngest: Sendable {
     let hub: String
     /// The outbox's rows for new events (the router's rules), written in the step that commits them.
     let notifications: @Sendable ([SensorEvent], RateLimits) async throws -> [PostgresOutbox.Row]
+    /// Those of a step's new events that are queued for the cluster's alert book (the router's alerting rules').
+    let alerting: @Sendable ([SensorEvent]) -> [SensorEvent]
     /// Told after a step committed new events: the router claims their notifications.
     let outboxChanged: @Sendable () -> Void
     let partitions = ClusterPartitions.standard
@@ -172,7 +174,7 @@ extension Ingest {
         let taken = Locked<(T, [JournalRecord], observed: [SensorEvent])?>(nil)
         let committed = try await shared.registry.ingest(
             onTopics: Array(topics), hub: shared.hub, deliveries: deliveries, fence: fence,
-            notifications: shared.notifications
+            notifications: shared.notifications, alerting: shared.alerting
         ) { [tracker] document, committedBefore in
             tracker.withLock { tracker in
                 let (now, time) = (ContinuousClock.now, Timestamp.now)

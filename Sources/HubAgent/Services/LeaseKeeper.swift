@@ -21,6 +21,8 @@ final class LeaseKeeper: Service, Sendable {
         static let homeAssistant = Duty(rawValue: "homeassistant")
         /// Adding the devices heard on the broker.
         static let discovery = Duty(rawValue: "discovery")
+        /// Keeping the alert book (`ClusterAlertBook`), and listening for people's buttons.
+        static let alerts = Duty(rawValue: "alerts")
 
         /// Driving the SDS011 that makes the sensor `name`, wherever it is plugged in.
         static func sds011(_ name: String) -> Duty { Duty(rawValue: "sds011:" + name) }
@@ -53,6 +55,12 @@ final class LeaseKeeper: Service, Sendable {
     func holds(_ duty: Duty) -> Bool {
         let now = ContinuousClock.now
         return leases.withLock { $0[duty]?.isHeld(at: now) ?? false }
+    }
+
+    /// The epoch `duty` was granted at, while this agent holds it: what its work is fenced with.
+    func epoch(of duty: Duty) -> Int64? {
+        let now = ContinuousClock.now
+        return leases.withLock { leases in leases[duty].flatMap { $0.isHeld(at: now) ? $0.epoch : nil } }
     }
 
     /// The duties held now, by name.

@@ -137,6 +137,10 @@ public struct SavedAlerts: Sendable {
     public var book: AlertBook
     public var pending: [AlertRequest]
 
+    public init(book: AlertBook, pending: [AlertRequest]) {
+        (self.book, self.pending) = (book, pending)
+    }
+
     /// Reads `alerts.json` and `alert-requests.jsonl` in `directory`; no book yet is an empty one.
     public init(directory: String) throws(AlertInputError) {
         let path = "\(directory)/alerts.json"

@@ -1,0 +1,104 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// A cluster's alert book (docs/cluster.md, "Alerts"): two built hubd agents on a real PostgreSQL 15 and Mosquitto
+/// (default settings, statuses retained as firmware publishes them), 40 sensors spread over both agents' partitions,
+/// one file backend both agents append to.
+@Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
+struct ClusterAlertTests {
+    /// A power cut across both agents' sensors is one message; `hubctl alerts ack` at another agent's configuration
+    /// reaches the book; the agent keeping the book is SIGKILLed and the other takes it over, with the alerts and the
+    /// acknowledgement; the sensors come back → one resolved message, nothing sent twice.
+    @Test func aPowerCutIsOneMessageEachWayThroughAKeepersSIGKILL() async throws {
+        try await withPostgres { server in
+            try await server.createDatabase("alerts")
+            try await withBroker { broker in
+                let directory = try TemporaryDirectory()
+                let audit = directory.file("audit.jsonl")
+                let hubs = try ["hub-1", "hub-2"].map {
+                    try RunningHub(
+                        configuration: PostgresStoreTests.configuration(server, database: "alerts") + """
+
+                            cluster: { group: block-a, agent: \($0), lease: 5s }
+                            notifiers:
+                              backends:
+                                audit: { type: file, path: \(audit) }
+                              rules:
+                                power:
+                                  events: [offline, silent]
+                                  backends: [audit]
+                                  group_wait: 3s
+                                  group_interval: 2s
+                            """)
+                }
+                let config = ["--config", hubs[0].configFile]
+                let set = try await hubs[0].hubctl.run(
+                    ["broker", "set", "--host", broker.host, "--port", "\(broker.port)"] + config)
+                #expect(set.status == 0, "\(set.standardError)")
+                let sensors = (1...40).map { String(format: "s%02d", $0) }
+                let csv = directory.file("sensors.csv")
+                try ("name\n" + sensors.joined(separator: "\n") + "\n").write(
+                    toFile: csv, atomically: true, encoding: .utf8)
+                let imported = try await hubs[0].hubctl.run(["sensors", "import", csv] + config)
+                #expect(imported.status == 0, "\(imported.standardError)")
+                for hub in hubs { try await hub.startAndWaitUntilReady(within: .seconds(30)) }
+                defer { Task { for hub in hubs { await hub.stop(SIGKILL) } } }
+                try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
+                try await Task.sleep(for: .seconds(2))
+
+                // The cut, over both agents' partitions; s07 is back within the group's wait.
+                try await publish(broker, sensors.prefix(20).map { ($0, Array("offline".utf8)) }, retain: true)
+                try await Task.sleep(for: .seconds(1))
+                try await publish(broker, sensors.dropFirst(20).map { ($0, Array("offline".utf8)) }, retain: true)
+                try await publish(broker, "s07", "ok", retain: true)
+                try await eventually("the grouped message", within: .seconds(30)) { lines(audit).count == 1 }
+                let firing = try #require(lines(audit).first)
+                #expect(firing["reason"] as? String == "firing")
+                #expect(firing["title"] as? String == "39 sensors offline", "\(firing)")
+
+                // hubctl reads the book in the database and queues the request there; the keeper takes it.
+                let listed = try await hubs[1].hubctl.run(["alerts", "list", "--json", "--config", hubs[1].configFile])
+                #expect(listed.status == 0, "\(listed.standardError)")
+                #expect(Self.alerts(listed.standardOutput)?.count == 39, "\(listed.standardOutput)")
+                let ack = try await hubs[1].hubctl.run(
+                    ["alerts", "ack", "s01", "--by", "tester", "--config", hubs[1].configFile])
+                #expect(ack.status == 0, "\(ack.standardError)")
+                try await eventually("the acknowledgement in the book", within: .seconds(15)) {
+                    (try? await hubs[0].hubctl.run(["alerts", "show", "power/s01/offline"] + config))?
+                        .standardOutput.contains("by tester via hubctl") == true
+                }
+
+                // The keeper dies; the other agent takes the book (and the dead agent's partitions) once its lease
+                // has run out.
+                let keeper = try await server.psql(
+                    "SELECT holder FROM sensorhub_leases WHERE duty = 'alerts'", database: "alerts"
+                ).trimmingCharacters(in: .whitespacesAndNewlines)
+                let index = try #require(["hub-1", "hub-2"].firstIndex(of: keeper), "keeper: \(keeper)")
+                let (victim, survivor) = (hubs[index], hubs[1 - index])
+                #expect(await victim.stop(SIGKILL) == 128 + SIGKILL)
+                try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
+                try await eventually("the resolved message", within: .seconds(45)) { lines(audit).count == 2 }
+                let resolved = try #require(lines(audit).last)
+                #expect(resolved["reason"] as? String == "resolved")
+                #expect(resolved["title"] as? String == "39 sensors back", "\(resolved)")
+                try await survivor.waitForLog("keeping the cluster's alert book")
+
+                // Nothing more, and the book is empty once the resolved message went.
+                try await eventually("no open alert left", within: .seconds(15)) {
+                    let listed = try? await survivor.hubctl.run(["alerts", "list", "--json"] + config)
+                    return listed?.status == 0 && listed.flatMap { Self.alerts($0.standardOutput) }?.isEmpty == true
+                }
+                try await Task.sleep(for: .seconds(3))
+                let ids = lines(audit).compactMap { $0["id"] as? String }
+                #expect(ids.count == 2 && Set(ids).count == 2, "\(lines(audit))")
+            }
+        }
+    }
+
+    /// The alerts `hubctl alerts list --json` printed; nil when it is not a JSON list.
+    static func alerts(_ output: String) -> [[String: Any]]? {
+        (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [[String: Any]]
+    }
+}
