@@ -252,7 +252,7 @@ let package = Package(
         .testTarget(
             name: "HubRemoteTests",
             dependencies: [
-                "HubRemote", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
+                "HubRemote", "HubCore", "HubHistory", "HubNotify", "HubSupport", "HubTestKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
