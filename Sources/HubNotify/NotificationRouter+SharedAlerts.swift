@@ -46,30 +46,27 @@ extension NotificationRouter {
         }
     }
 
-    /// While kept: the book as committed, then a step each time something is queued or the book has a deadline,
-    /// and the listeners for buttons (one agent reads a bot's updates).
+    /// While kept: a step each time something is queued or the book has a deadline, and the listeners for buttons
+    /// (one agent reads a bot's updates).
     private func keep(_ book: any SharedAlertBook) async {
-        var failures = LogThrottle()
-        while !Task.isCancelled {
-            do {
-                let loaded = try await book.load()
-                alerts.update { $0 = loaded }
-                break
-            } catch {
-                if let count = failures.note() {
-                    logger.error(
-                        "cannot read the cluster's alert book", metadata: ["error": "\(error)", "times": "\(count)"])
-                }
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
         await withTaskGroup(of: Void.self) { group in
-            for queue in queues.values { group.addTask { await self.listenForAnswers(on: queue) } }
+            group.addTask { await self.listenWhileKept() }
             group.addTask {
                 for await _ in book.changes() { self.sharedAlertsDoorbell.ring() }
             }
             await steps(book)
             group.cancelAll()
+        }
+    }
+
+    /// The backends' listeners for buttons, started again after each reload (a backend made anew, added or removed).
+    private func listenWhileKept() async {
+        while !Task.isCancelled {
+            await withTaskGroup(of: Void.self) { group in
+                for queue in queues.values { group.addTask { await self.listenForAnswers(on: queue) } }
+                await listenersReload.wait(until: nil)
+                group.cancelAll()
+            }
         }
     }
 
@@ -97,34 +94,36 @@ extension NotificationRouter {
         }
     }
 
-    /// One step of the book (`SharedAlertBook.step`). The book in memory is put back as it was when the step is not
-    /// committed.
+    /// One step of the book (`SharedAlertBook.step`), on the book as committed: the memory is only what the last step
+    /// left, which a step whose commit went unanswered, or another keeper's, may have made stale.
     private func sharedStep(_ book: any SharedAlertBook) async throws -> Bool? {
-        let before = alerts.book
-        do {
-            let kept = try await book.step { step in
-                let now = Timestamp.now
-                if step.unreadable > 0 {
-                    self.logger.error(
-                        "skipped unreadable rows queued for the alert book", metadata: ["rows": "\(step.unreadable)"])
-                }
-                var outcomes: [Int64: String] = [:]
-                self.alerts.update { alerts in
-                    for (id, request) in step.requests {
-                        outcomes[id] = alerts.apply(request, now: now)
-                        self.logger.notice(
-                            "alert request", metadata: ["request": "\(request)", "outcome": "\(outcomes[id]!)"])
-                    }
-                }
-                let notifications = await self.alertNotifications(for: step.events, now: now)
-                return .init(book: self.alerts.book, notifications: notifications, outcomes: outcomes)
+        let kept = try await book.step { step in
+            let now = Timestamp.now
+            if step.unreadable > 0 {
+                self.logger.error(
+                    "skipped unreadable rows queued for the alert book", metadata: ["rows": "\(step.unreadable)"])
             }
-            if kept != nil { sharedDoorbell.ring() } else { alerts.update { $0 = before } }
-            return kept
-        } catch {
-            alerts.update { $0 = before }
-            throw error
+            var outcomes: [Int64: String] = [:]
+            self.alerts.update { alerts in
+                alerts = step.book
+                for (id, request) in step.requests {
+                    outcomes[id] = alerts.apply(request, now: now)
+                    self.logger.notice(
+                        "alert request", metadata: ["request": "\(request)", "outcome": "\(outcomes[id]!)"])
+                }
+            }
+            if !step.events.isEmpty && self.setup.withLock({ $0.alerts.isEmpty }) {
+                // Queued by an agent whose rules alert, taken by one whose rules (not reloaded yet) don't.
+                self.logger.warning(
+                    "events queued for the alert book dropped: no rule of this agent makes alerts",
+                    metadata: ["events": "\(step.events.count)"])
+            }
+            let notifications = await self.alertNotifications(for: step.events, now: now)
+            return SharedAlertStep.Result(book: self.alerts.book, notifications: notifications, outcomes: outcomes)
         }
+        // The messages are in the cluster's outbox: claimed at once.
+        if kept != nil { sharedDoorbell.ring() }
+        return kept
     }
 
     /// `answer`'s request in a cluster: queued for the keeper, whose outcome is awaited (10 s at most).

@@ -35,6 +35,8 @@ public final class NotificationRouter: Service, Sendable {
     /// waits on.
     let sharedAlerts: (any SharedAlertBook)?
     let sharedAlertsDoorbell = Doorbell()
+    /// Rung by a reload: the keeper of a cluster's book starts its listeners for buttons again.
+    let listenersReload = Doorbell()
 
     /// The rules and the backends' queues: replaced as a whole by a reload.
     struct Setup {
@@ -200,6 +202,7 @@ public final class NotificationRouter: Service, Sendable {
             return stopped
         }
         for queue in stopped { queue.stop() }
+        listenersReload.ring()
         result.added.sort()
         result.changed.sort()
         result.removed.sort()

@@ -42,7 +42,7 @@ extension PostgresRegistryTests {
             let seen = Locked<SharedAlertStep?>(nil)
             let more = try await book.step(fence: fence) { step in
                 seen.withLock { $0 = step }
-                var alerts = AlertBook()
+                var alerts = step.book
                 var outcomes: [Int64: String] = [:]
                 for (id, request) in step.requests { outcomes[id] = alerts.apply(request, now: .now) }
                 return .init(book: alerts, notifications: [], outcomes: outcomes)
@@ -56,12 +56,13 @@ extension PostgresRegistryTests {
             #expect(saved.book.silences.map(\.id) == ["s1"] && saved.pending.isEmpty)
             #expect(try await book.load().silences.map(\.id) == ["s1"])
 
-            // Taken once: the next step gets nothing.
+            // Taken once: the next step gets nothing, and the book as committed.
             _ = try await book.step(fence: fence) { step in
                 #expect(step.events.isEmpty && step.requests.isEmpty)
-                return .init(book: AlertBook(), notifications: [], outcomes: [:])
+                #expect(step.book.silences.map(\.id) == ["s1"])
+                return .init(book: step.book, notifications: [], outcomes: [:])
             }
-            #expect(try await book.load().silences.isEmpty)
+            #expect(try await book.load().silences.map(\.id) == ["s1"])
 
             // Another agent took the lease: the old keeper's step runs nothing and commits nothing; the queue waits.
             _ = try await store.ingest(onTopics: ["door"], hub: "block-a", alerting: { $0 }) { document, _ in

@@ -7,21 +7,21 @@ import Logging
 // The alert entities of `homeassistant:` (`HomeAssistantDiscovery`'s alerts part): for each rule that makes alerts,
 // a sensor with the rule's state and a button that acknowledges its firing alerts.
 //
-// The book is read through `SavedAlerts`, as hubctl and the API read it, when `alerts.json` changes (inotify on the
-// state directory, as the router watches its requests: nothing is polled) and at most once a second; the rules are
-// the router's, looked at on each of the publisher's wakes (every 5 s at most), so a reload that makes a rule stop
-// alerting removes its entities within seconds. A press goes into `alert-requests.jsonl` like `hubctl alerts ack`:
-// durable, logged by the router as it takes it, and the book saved with it. Nothing is published, and the book is not
-// read, while no rule makes alerts.
+// The book is read through its `AlertPlace`, as hubctl and the API read it, when it changes (inotify on
+// `alerts.json`, or in a cluster the keeper's notice on the database: nothing is polled) and at most once a second;
+// the rules are the router's, looked at on each of the publisher's wakes (every 5 s at most), so a reload that makes
+// a rule stop alerting removes its entities within seconds. A press is a request like `hubctl alerts ack`: durable,
+// logged by the book's keeper as it takes it. In a cluster the agent holding the `homeassistant` duty publishes and
+// acts on presses. Nothing is published, and the book is not read, while no rule makes alerts.
 extension HomeAssistantPublisher {
-    /// Where the alerts are, for a hub that keeps an alert book (a cluster's agents keep none).
+    /// Where the alerts are.
     struct AlertSource: Sendable {
-        /// The state directory: `alerts.json` and `alert-requests.jsonl`.
-        var directory: String
+        /// Where the book is read and requests are left (the router's).
+        var place: any AlertPlace
+        /// A signal each time the book may have changed.
+        var changes: @Sendable () -> AsyncStream<Void>
         /// The names of the rules that make alerts now (after the last reload).
         var rules: @Sendable () -> [String]
-
-        var bookPath: String { "\(directory)/alerts.json" }
     }
 
     /// The alert entities' share of the publisher's work.
@@ -85,7 +85,8 @@ extension HomeAssistantPublisher {
                     metadata: ["topic": "\(topic)", "retained": "\(retained)"])
                 return true
             }
-            work.withLock { $0.alerts.pressed.append(ruleID) }
+            // Acted on by the agent that publishes the entities (in a cluster, one), not later by another.
+            if publishesConfigs() { work.withLock { $0.alerts.pressed.append(ruleID) } }
         } else {
             guard retained, !payload.isEmpty else { return true }
             work.withLock { _ = $0.alerts.found.insert(ruleID) }
@@ -94,16 +95,16 @@ extension HomeAssistantPublisher {
         return true
     }
 
-    /// Signals each change of `alerts.json` until cancelled.
+    /// Signals each change of the book until cancelled.
     func watchBook(_ source: AlertSource) async {
-        for await _ in RegistryWatcher.changes(of: source.bookPath, logger: logger) {
+        for await _ in source.changes() {
             work.withLock { $0.alerts.bookDue = true }
             doorbell.ring()
         }
     }
 
     /// Looks at the rules, acts on the presses and reads the book when it changed; before `due`, off the lock.
-    func refreshAlerts(_ source: AlertSource) {
+    func refreshAlerts(_ source: AlertSource) async {
         var rules: [String: String] = [:]
         for name in source.rules() { rules[HomeAssistantDiscovery.ruleID(name)] = name }
         let (pressed, read) = work.withLock { work -> ([String], Bool) in
@@ -123,12 +124,14 @@ extension HomeAssistantPublisher {
             work.alerts.nextRead = .now + .seconds(1)
             return (work.alerts.pressed, true)
         }
-        for ruleID in pressed { acknowledge(ruleID, rule: rules[ruleID], source) }
+        for ruleID in pressed { await acknowledge(ruleID, rule: rules[ruleID], source) }
         guard read else { return }
         let book: AlertBook
         do {
-            book = try SavedAlerts(directory: source.directory).book
+            book = try await source.place.saved().book
         } catch {
+            // Read again at the next wake (a second on): the book is not due again until it changes.
+            work.withLock { $0.alerts.bookDue = true }
             logger.error("cannot read the alerts for Home Assistant", metadata: ["error": "\(error)"])
             return
         }
@@ -157,16 +160,16 @@ extension HomeAssistantPublisher {
     }
 
     /// The button of `rule` was pressed: its alerts that fire and that nobody acknowledged (nor asked to) are
-    /// acknowledged through `alert-requests.jsonl`, as `hubctl alerts ack` does. Held alerts are left: the entity does
+    /// acknowledged through the book's requests, as `hubctl alerts ack` does. Held alerts are left: the entity does
     /// not count them as firing, so the press is not about them.
-    private func acknowledge(_ ruleID: String, rule: String?, _ source: AlertSource) {
+    private func acknowledge(_ ruleID: String, rule: String?, _ source: AlertSource) async {
         guard let rule else {
             logger.notice(
                 "Home Assistant pressed acknowledge for a rule that makes no alerts", metadata: ["rule": "\(ruleID)"])
             return
         }
         do {
-            let saved = try SavedAlerts(directory: source.directory)
+            let saved = try await source.place.saved()
             var asked = Set<String>()
             for case .acknowledge(let alert, _, _, _) in saved.pending { asked.insert(alert) }
             let chosen = saved.book.alerts.values.filter {
@@ -178,7 +181,7 @@ extension HomeAssistantPublisher {
                 return
             }
             let now = Timestamp.now
-            try AlertRequests(directory: source.directory).append(
+            try await source.place.send(
                 chosen.map {
                     .acknowledge(
                         alert: $0, by: HomeAssistantDiscovery.acknowledgedBy,

@@ -22,7 +22,7 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     private let publish: @Sendable (String, [UInt8]) async throws -> Void
     /// Whether this hub publishes the configs: in a cluster, only the holder of the `homeassistant` duty does; every
     /// agent publishes the states of the messages it took.
-    private let publishesConfigs: @Sendable () -> Bool
+    let publishesConfigs: @Sendable () -> Bool
     let logger: Logger
     let work = Locked(Work())
     let doorbell = Doorbell()
@@ -133,7 +133,7 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     /// Publishes what is due; on a failure (not connected), everything is due again on the next connection.
     private func flush() async {
         let configs = publishesConfigs()
-        if configs, let alertSource { refreshAlerts(alertSource) }
+        if configs, let alertSource { await refreshAlerts(alertSource) }
         let messages = work.withLock { work -> [HomeAssistantDiscovery.Message] in
             guard work.connected else { return [] }
             // Just given the duty: everything, in case the agent that had it did not get to publish it all.

@@ -52,18 +52,22 @@ public protocol SharedAlertBook: AlertPlace {
     func ask(_ request: AlertRequest) async throws -> Int64
 }
 
-/// What a keeper's step takes: the events the ingest queued for the book, and people's requests by id.
+/// What a keeper's step takes: the book as committed (read under the step's lock: the truth, whatever the keeper
+/// believed before), the events the ingest queued for it, and people's requests by id.
 public struct SharedAlertStep: Sendable {
+    public var book: AlertBook
     public var events: [SensorEvent]
     public var requests: [(id: Int64, request: AlertRequest)]
-    /// Queued rows that could not be read (logged and counted by the keeper, then dropped).
+    /// Queued rows that could not be read (logged by the keeper, then dropped).
     public var unreadable: Int
 
-    public init(events: [SensorEvent], requests: [(id: Int64, request: AlertRequest)], unreadable: Int) {
-        (self.events, self.requests, self.unreadable) = (events, requests, unreadable)
+    public init(
+        book: AlertBook, events: [SensorEvent], requests: [(id: Int64, request: AlertRequest)], unreadable: Int
+    ) {
+        (self.book, self.events, self.requests, self.unreadable) = (book, events, requests, unreadable)
     }
 
-    /// What the step commits.
+    /// What the step commits: the book is written when its revision moved past the committed one's.
     public struct Result: Sendable {
         public var book: AlertBook
         public var notifications: [Notification]

@@ -11,7 +11,9 @@ import PostgresNIO
 /// API and the button listeners queue people's requests. The keeper (the `alerts` duty's holder) takes the queue in
 /// steps (`step`): the book row locked, the lease checked, the book, the messages due and the requests' outcomes
 /// written in one transaction. A sensor's events are committed one step after another (its row's lock), so their
-/// queue order is theirs.
+/// queue order is theirs; two sensors' events may be taken in another order than they were committed in (a sequence
+/// number is drawn at the insert, not at the commit), so a child's `silent` may come a step before its parent's
+/// `offline`, and is then not held back by it.
 public final class PostgresAlertBook: AlertPlace {
     public let hub: String
     private let session: DatabaseSession
@@ -39,7 +41,7 @@ public final class PostgresAlertBook: AlertPlace {
     {
         guard !events.isEmpty else { return }
         let encoder = JSONEncoder()
-        let texts = events.compactMap { try? encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+        let texts = try events.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         try await connection.query(
             """
             INSERT INTO sensorhub_alert_queue (hub, event) SELECT \(hub), * FROM unnest(\(texts)::text[])
@@ -187,7 +189,7 @@ public final class PostgresAlertBook: AlertPlace {
                     """, logger: logger
                 ).decode((Int64, String?, String?).self) { rows.append(row) }
                 let decoder = JSONDecoder()
-                var step = SharedAlertStep(events: [], requests: [], unreadable: 0)
+                var step = SharedAlertStep(book: try Self.book(before), events: [], requests: [], unreadable: 0)
                 for (seq, event, request) in rows {
                     if let event, let decoded = try? decoder.decode(SensorEvent.self, from: Data(event.utf8)) {
                         step.events.append(decoded)
@@ -200,8 +202,8 @@ public final class PostgresAlertBook: AlertPlace {
                     }
                 }
                 let result = await body(step)
-                let text = String(decoding: try JSONEncoder().encode(result.book), as: UTF8.self)
-                if text != before {
+                if result.book.revision != step.book.revision {
+                    let text = String(decoding: try JSONEncoder().encode(result.book), as: UTF8.self)
                     try await connection.query(
                         "UPDATE sensorhub_alert_book SET book = \(text), updated = now() WHERE hub = \(hub)",
                         logger: logger)
