@@ -12,14 +12,108 @@ struct ClusterAlertTests {
     /// reaches the book; the agent keeping the book is SIGKILLed and the other takes it over, with the alerts and the
     /// acknowledgement; the sensors come back → one resolved message, nothing sent twice.
     @Test func aPowerCutIsOneMessageEachWayThroughAKeepersSIGKILL() async throws {
+        try await Self.withCluster(database: "alerts") { cluster in
+            let (broker, hubs, audit, sensors, config) = (
+                cluster.broker, cluster.hubs, cluster.audit, cluster.sensors, cluster.config
+            )
+            // The cut, over both agents' partitions; s07 is back within the group's wait.
+            try await publish(broker, sensors.prefix(20).map { ($0, Array("offline".utf8)) }, retain: true)
+            try await Task.sleep(for: .seconds(1))
+            try await publish(broker, sensors.dropFirst(20).map { ($0, Array("offline".utf8)) }, retain: true)
+            try await publish(broker, "s07", "ok", retain: true)
+            try await eventually("the grouped message", within: .seconds(30)) { lines(audit).count == 1 }
+            let firing = try #require(lines(audit).first)
+            #expect(firing["reason"] as? String == "firing")
+            #expect(firing["title"] as? String == "39 sensors offline", "\(firing)")
+
+            // hubctl reads the book in the database and queues the request there; the keeper takes it.
+            let listed = try await hubs[1].hubctl.run(["alerts", "list", "--json", "--config", hubs[1].configFile])
+            #expect(listed.status == 0, "\(listed.standardError)")
+            #expect(Self.alerts(listed.standardOutput)?.count == 39, "\(listed.standardOutput)")
+            let ack = try await hubs[1].hubctl.run(
+                ["alerts", "ack", "s01", "--by", "tester", "--config", hubs[1].configFile])
+            #expect(ack.status == 0, "\(ack.standardError)")
+            try await eventually("the acknowledgement in the book", within: .seconds(15)) {
+                (try? await hubs[0].hubctl.run(["alerts", "show", "power/s01/offline"] + config))?
+                    .standardOutput.contains("by tester via hubctl") == true
+            }
+
+            // The keeper dies; the other agent takes the book (and the dead agent's partitions) once its lease
+            // has run out.
+            let index = try await Self.keeper(cluster)
+            let (victim, survivor) = (hubs[index], hubs[1 - index])
+            #expect(await victim.stop(SIGKILL) == 128 + SIGKILL)
+            try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
+            try await eventually("the resolved message", within: .seconds(45)) { lines(audit).count == 2 }
+            let resolved = try #require(lines(audit).last)
+            #expect(resolved["reason"] as? String == "resolved")
+            #expect(resolved["title"] as? String == "39 sensors back", "\(resolved)")
+            try await survivor.waitForLog("keeping the cluster's alert book")
+
+            // Nothing more, and the book is empty once the resolved message went.
+            try await eventually("no open alert left", within: .seconds(15)) {
+                let listed = try? await survivor.hubctl.run(["alerts", "list", "--json"] + config)
+                return listed?.status == 0 && listed.flatMap { Self.alerts($0.standardOutput) }?.isEmpty == true
+            }
+            try await Task.sleep(for: .seconds(3))
+            let ids = lines(audit).compactMap { $0["id"] as? String }
+            #expect(ids.count == 2 && Set(ids).count == 2, "\(lines(audit))")
+        }
+    }
+
+    /// The keeper is SIGKILLed inside the group's wait, with the cut's events queued and perhaps a step under way:
+    /// the other agent takes the book within the lease and sends the one grouped message, then the one resolved one.
+    @Test func aKeeperKilledInsideTheGroupsWaitLosesNothing() async throws {
+        try await Self.withCluster(database: "alerts_wait") { cluster in
+            let (broker, hubs, audit, sensors) = (cluster.broker, cluster.hubs, cluster.audit, cluster.sensors)
+            let index = try await Self.keeper(cluster)
+            try await publish(broker, sensors.map { ($0, Array("offline".utf8)) }, retain: true)
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(lines(audit).isEmpty)
+            #expect(await hubs[index].stop(SIGKILL) == 128 + SIGKILL)
+            try await eventually("the grouped message", within: .seconds(45)) { lines(audit).count == 1 }
+            #expect(lines(audit).first?["title"] as? String == "40 sensors offline", "\(lines(audit))")
+            try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
+            try await eventually("the resolved message", within: .seconds(30)) { lines(audit).count == 2 }
+            #expect(lines(audit).last?["title"] as? String == "40 sensors back", "\(lines(audit))")
+            try await Task.sleep(for: .seconds(3))
+            let ids = lines(audit).compactMap { $0["id"] as? String }
+            #expect(ids.count == 2 && Set(ids).count == 2, "\(lines(audit))")
+        }
+    }
+
+    /// Which of the cluster's agents keeps the alert book now (the `alerts` lease's holder), by index.
+    static func keeper(_ cluster: Cluster) async throws -> Int {
+        let keeper = try await cluster.server.psql(
+            "SELECT holder FROM sensorhub_leases WHERE duty = 'alerts'", database: cluster.database
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try #require(["hub-1", "hub-2"].firstIndex(of: keeper), "keeper: \(keeper)")
+    }
+
+    /// What a test of the cluster's alerts works with: two agents started, 40 sensors `ok`.
+    struct Cluster {
+        let broker: MosquittoBroker
+        let server: PostgresServer
+        let database: String
+        let hubs: [RunningHub]
+        /// The file backend both agents append to.
+        let audit: String
+        let sensors: [String]
+        /// `--config` with the first agent's configuration, for hubctl.
+        let config: [String]
+    }
+
+    /// Two built agents of one group (a 5 s lease) on a real PostgreSQL 15 and Mosquitto, a rule `power` grouping
+    /// offline sensors (group_wait 3 s) into a file backend, 40 sensors imported and `ok`.
+    static func withCluster(database: String, _ body: (Cluster) async throws -> Void) async throws {
         try await withPostgres { server in
-            try await server.createDatabase("alerts")
+            try await server.createDatabase(database)
             try await withBroker { broker in
                 let directory = try TemporaryDirectory()
                 let audit = directory.file("audit.jsonl")
                 let hubs = try ["hub-1", "hub-2"].map {
                     try RunningHub(
-                        configuration: PostgresStoreTests.configuration(server, database: "alerts") + """
+                        configuration: PostgresStoreTests.configuration(server, database: database) + """
 
                             cluster: { group: block-a, agent: \($0), lease: 5s }
                             notifiers:
@@ -47,52 +141,10 @@ struct ClusterAlertTests {
                 defer { Task { for hub in hubs { await hub.stop(SIGKILL) } } }
                 try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
                 try await Task.sleep(for: .seconds(2))
-
-                // The cut, over both agents' partitions; s07 is back within the group's wait.
-                try await publish(broker, sensors.prefix(20).map { ($0, Array("offline".utf8)) }, retain: true)
-                try await Task.sleep(for: .seconds(1))
-                try await publish(broker, sensors.dropFirst(20).map { ($0, Array("offline".utf8)) }, retain: true)
-                try await publish(broker, "s07", "ok", retain: true)
-                try await eventually("the grouped message", within: .seconds(30)) { lines(audit).count == 1 }
-                let firing = try #require(lines(audit).first)
-                #expect(firing["reason"] as? String == "firing")
-                #expect(firing["title"] as? String == "39 sensors offline", "\(firing)")
-
-                // hubctl reads the book in the database and queues the request there; the keeper takes it.
-                let listed = try await hubs[1].hubctl.run(["alerts", "list", "--json", "--config", hubs[1].configFile])
-                #expect(listed.status == 0, "\(listed.standardError)")
-                #expect(Self.alerts(listed.standardOutput)?.count == 39, "\(listed.standardOutput)")
-                let ack = try await hubs[1].hubctl.run(
-                    ["alerts", "ack", "s01", "--by", "tester", "--config", hubs[1].configFile])
-                #expect(ack.status == 0, "\(ack.standardError)")
-                try await eventually("the acknowledgement in the book", within: .seconds(15)) {
-                    (try? await hubs[0].hubctl.run(["alerts", "show", "power/s01/offline"] + config))?
-                        .standardOutput.contains("by tester via hubctl") == true
-                }
-
-                // The keeper dies; the other agent takes the book (and the dead agent's partitions) once its lease
-                // has run out.
-                let keeper = try await server.psql(
-                    "SELECT holder FROM sensorhub_leases WHERE duty = 'alerts'", database: "alerts"
-                ).trimmingCharacters(in: .whitespacesAndNewlines)
-                let index = try #require(["hub-1", "hub-2"].firstIndex(of: keeper), "keeper: \(keeper)")
-                let (victim, survivor) = (hubs[index], hubs[1 - index])
-                #expect(await victim.stop(SIGKILL) == 128 + SIGKILL)
-                try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
-                try await eventually("the resolved message", within: .seconds(45)) { lines(audit).count == 2 }
-                let resolved = try #require(lines(audit).last)
-                #expect(resolved["reason"] as? String == "resolved")
-                #expect(resolved["title"] as? String == "39 sensors back", "\(resolved)")
-                try await survivor.waitForLog("keeping the cluster's alert book")
-
-                // Nothing more, and the book is empty once the resolved message went.
-                try await eventually("no open alert left", within: .seconds(15)) {
-                    let listed = try? await survivor.hubctl.run(["alerts", "list", "--json"] + config)
-                    return listed?.status == 0 && listed.flatMap { Self.alerts($0.standardOutput) }?.isEmpty == true
-                }
-                try await Task.sleep(for: .seconds(3))
-                let ids = lines(audit).compactMap { $0["id"] as? String }
-                #expect(ids.count == 2 && Set(ids).count == 2, "\(lines(audit))")
+                try await body(
+                    Cluster(
+                        broker: broker, server: server, database: database, hubs: hubs, audit: audit, sensors: sensors,
+                        config: config))
             }
         }
     }
