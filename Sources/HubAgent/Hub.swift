@@ -210,16 +210,13 @@ public struct Hub: Sendable {
                 publish: { topic, payload in
                     try await connection.publish(topic: topic, payload: payload, qos: .atLeastOnce, retain: true)
                 }, publishesConfigs: { keeper?.holds(.homeAssistant) ?? true },
-                // Each alerting rule an entity, from the hub's book (not yet a cluster's: in 2 of 5 runs of
-                // ClusterAlertTests with them, the publisher stopped publishing; not diagnosed yet).
-                alerts: shared != nil
-                    ? nil
-                    : .init(
-                        place: router.alertPlace,
-                        changes: { [path = state.path + "/alerts.json"] in
-                            RegistryWatcher.changes(of: path, logger: logger)
-                        },
-                        rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
+                // Each alerting rule an entity, from the hub's book or the cluster's.
+                alerts: .init(
+                    place: router.alertPlace,
+                    changes: { [path = state.path + "/alerts.json"] in
+                        alertBook?.committed() ?? RegistryWatcher.changes(of: path, logger: logger)
+                    },
+                    rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
                 logger: logger)
             : nil
         var listeners: [any TopicListener] = []

@@ -1,6 +1,8 @@
 import Foundation
 import HubCore
 import HubTestKit
+import Logging
+import Mosquitto
 import Testing
 
 /// A cluster's alert book (docs/cluster.md, "Alerts"): two built hubd agents on a real PostgreSQL 15 and Mosquitto
@@ -9,7 +11,7 @@ import Testing
 @Suite(.timeLimit(.minutes(6)))  // with the wait for one of the two PostgreSQL servers a test process runs at once
 struct ClusterAlertTests {
     /// A power cut across both agents' sensors is one message; `hubctl alerts ack` at another agent's configuration
-    /// reaches the book; the agent keeping the book is SIGKILLed and the other takes it over, with the alerts and the
+    /// reaches the book, and so does the button of the rule's Home Assistant entity; the agent keeping the book is SIGKILLed and the other takes it over, with the alerts and the
     /// acknowledgement; the sensors come back → one resolved message, nothing sent twice.
     @Test func aPowerCutIsOneMessageEachWayThroughAKeepersSIGKILL() async throws {
         try await Self.withCluster(database: "alerts") { cluster in
@@ -36,6 +38,31 @@ struct ClusterAlertTests {
             try await eventually("the acknowledgement in the book", within: .seconds(15)) {
                 (try? await hubs[0].hubctl.run(["alerts", "show", "power/s01/offline"] + config))?
                     .standardOutput.contains("by tester via hubctl") == true
+            }
+
+            // Home Assistant's entity for the rule, from the cluster's book; its button acknowledges the rest.
+            let retained = HomeAssistantTests.Retained()
+            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+            configuration.operationTimeout = .seconds(10)
+            var logger = Logger(label: "home assistant")
+            logger.logLevel = .critical
+            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
+                _ = try await listener.subscribe(["sensorhub/alerts/#"], qos: .atLeastOnce)
+                let reader = Task { for await message in listener.messages { retained.take(message) } }
+                defer { reader.cancel() }
+                func state() -> (topic: String, json: [String: Any])? {
+                    let topic = retained.latest.withLock { $0.keys.first { $0.hasSuffix("/power/state") } }
+                    return topic.flatMap { topic in retained.json(topic).map { (topic, $0) } }
+                }
+                try await eventually("the rule's entity firing, one acknowledged", within: .seconds(20)) {
+                    let attributes = state()?.json["attributes"] as? [String: Any]
+                    return state()?.json["state"] as? String == "firing" && attributes?["acknowledged"] as? Int == 1
+                }
+                let command = try #require(state()?.topic.replacingOccurrences(of: "/state", with: "/acknowledge"))
+                try await publish(broker, [(command, Array("PRESS".utf8))], qos: .atLeastOnce, retain: false)
+                try await eventually("the rule's entity acknowledged", within: .seconds(20)) {
+                    state()?.json["state"] as? String == "acknowledged"
+                }
             }
 
             // The keeper dies; the other agent takes the book (and the dead agent's partitions) once its lease
@@ -116,6 +143,7 @@ struct ClusterAlertTests {
                         configuration: PostgresStoreTests.configuration(server, database: database) + """
 
                             cluster: { group: block-a, agent: \($0), lease: 5s }
+                            homeassistant: { enabled: true }
                             notifiers:
                               backends:
                                 audit: { type: file, path: \(audit) }

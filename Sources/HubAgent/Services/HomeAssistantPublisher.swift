@@ -40,6 +40,10 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         var configsDue = false
         var everythingDue = false
         var connected = false
+        /// After a failed publish: when to try again (everything), whether or not a new client came meanwhile, and
+        /// how many attempts in a row failed (the wait doubles, 1 s to 30 s).
+        var retry: ContinuousClock.Instant?
+        var failures = 0
         /// Whether the configs were this hub's to publish at the last flush.
         var publishedConfigs = false
         var alerts = AlertWork()
@@ -91,6 +95,7 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
             if newClient {
                 work.connected = true
                 work.everythingDue = true
+                work.retry = nil
             }
         }
         doorbell.ring()
@@ -120,8 +125,9 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
             await withTaskGroup(of: Void.self) { group in
                 if let alertSource = self.alertSource { group.addTask { await self.watchBook(alertSource) } }
                 while !Task.isCancelled {
-                    let book = self.work.withLock { $0.alerts.deadline }
-                    await self.doorbell.wait(until: min(.now + .seconds(5), book ?? .now + .seconds(5)))
+                    let (book, retry) = self.work.withLock { ($0.alerts.deadline, $0.retry) }
+                    let later = ContinuousClock.now + .seconds(5)
+                    await self.doorbell.wait(until: min(later, book ?? later, retry ?? later))
                     guard !Task.isCancelled else { break }
                     await self.flush()
                 }
@@ -130,11 +136,18 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
         }
     }
 
-    /// Publishes what is due; on a failure (not connected), everything is due again on the next connection.
+    /// Publishes what is due; on a failure (not connected), everything is due again on the next connection, or
+    /// after a back-off: a client is handed over before the connection says it is ready (in a cluster, after its
+    /// first share of partitions), and a flush in between used to leave the publisher silent until the next
+    /// reconnection (ClusterAlertTests, 2 runs of 5).
     private func flush() async {
         let configs = publishesConfigs()
         if configs, let alertSource { await refreshAlerts(alertSource) }
         let messages = work.withLock { work -> [HomeAssistantDiscovery.Message] in
+            if !work.connected, let retry = work.retry, ContinuousClock.now >= retry {
+                work.connected = true
+                work.retry = nil
+            }
             guard work.connected else { return [] }
             // Just given the duty: everything, in case the agent that had it did not get to publish it all.
             if configs && !work.publishedConfigs { work.everythingDue = true }
@@ -157,14 +170,17 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
                 try await group.waitForAll()
             }
             logger.debug("published for Home Assistant", metadata: ["messages": "\(messages.count)"])
+            work.withLock { $0.failures = 0 }
         } catch {
             work.withLock {
                 $0.connected = false
                 $0.everythingDue = true
+                $0.failures += 1
+                $0.retry = .now + min(.seconds(30), .seconds(1) * (1 << min($0.failures - 1, 5)))
             }
             guard !Task.isCancelled else { return }
             logger.notice(
-                "could not publish for Home Assistant; all of it goes again on the next connection",
+                "could not publish for Home Assistant; all of it goes again on the next connection or attempt",
                 metadata: ["error": "\(error)"])
         }
     }
