@@ -57,16 +57,18 @@ tsan:
 ## load spread); and issue 37's alert scenarios (a power cut, a gateway and its children, a silence that ends,
 ## reminders, an acknowledgement and an escalation) with hubd SIGKILLed at a seeded random moment in the middle,
 ## ALERT_CHAOS_RUNS times each (about 15 min at 20; it prints per scenario the messages expected and seen, lost,
-## doubled and sent again under their id, and the seeds: ALERT_CHAOS_SEED replays one). (The quick versions run in
-## `make test`.)
+## doubled and sent again under their id, and the seeds: ALERT_CHAOS_SEED replays one); and a cluster's alert book
+## with its keeper SIGKILLed at a seeded moment of a power cut, CLUSTER_ALERT_RUNS times (about 8 min at 20; it
+## prints the messages of each run; CLUSTER_ALERT_SEED replays one). (The quick versions run in `make test`.)
 CLUSTER_CHAOS_RUNS ?= 20
 ALERT_CHAOS_RUNS ?= 20
+CLUSTER_ALERT_RUNS ?= 20
 chaos:
 	scripts/install-deps
 	swift build --build-tests
 	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 CHAOS_KILL_RUNS=100 FAULT_RESTART_RUNS=20 CLUSTER_CHAOS_RUNS=$(CLUSTER_CHAOS_RUNS) CLUSTER_CHAOS_ALL=1 \
-		ALERT_CHAOS_RUNS=$(ALERT_CHAOS_RUNS) swift test --skip-build \
-		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL|KillDeliveryTests|ClusterChaosTests|AlertChaosTests'
+		ALERT_CHAOS_RUNS=$(ALERT_CHAOS_RUNS) CLUSTER_ALERT_RUNS=$(CLUSTER_ALERT_RUNS) swift test --skip-build \
+		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL|KillDeliveryTests|ClusterChaosTests|AlertChaosTests|aKeeperKilledInTheMiddleOfACut'
 
 ## libFuzzer on the parsers of untrusted input (the SDS011 decoder; MQTT payloads, statuses, names, the registry
 ## file): FUZZ_TIME seconds each (CI runs them briefly). Crashes are saved in Fuzz/ as crash-*.
