@@ -43,9 +43,11 @@ import Testing
             try await Task.sleep(for: .seconds(1))
             try await publish(broker, sensors.dropFirst(20).map { ($0, Array("offline".utf8)) }, retain: true)
             try await publish(broker, "s07", "ok", retain: true)
-            try await eventually("the grouped message in the file", within: .seconds(20)) { lines(audit).count == 1 }
+            try await eventually("the grouped message in the file", within: .seconds(20)) {
+                jsonLines(audit).count == 1
+            }
             _ = try await server.waitForRequests(1)
-            let firing = try #require(lines(audit).first)
+            let firing = try #require(jsonLines(audit).first)
             #expect(firing["reason"] as? String == "firing")
             #expect(firing["title"] as? String == "39 sensors offline")
             let named = try #require(firing["alerts"] as? [String])
@@ -59,8 +61,8 @@ import Testing
             #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
             try await hub.startAndWaitUntilReady()
             try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
-            try await eventually("the resolved message", within: .seconds(20)) { lines(audit).count == 2 }
-            let resolved = try #require(lines(audit).last)
+            try await eventually("the resolved message", within: .seconds(20)) { jsonLines(audit).count == 2 }
+            let resolved = try #require(jsonLines(audit).last)
             #expect(resolved["reason"] as? String == "resolved")
             #expect(resolved["title"] as? String == "39 sensors back")
             #expect((resolved["alerts"] as? [String])?.count == 39)
@@ -73,7 +75,7 @@ import Testing
             }
             // At least once: a delivery the kill cut before its done mark was durable comes again, with its id.
             let ids = Set(server.requests.compactMap { $0.header("X-SensorHub-Id") })
-            #expect(lines(audit).count == 2 && ids == Set(lines(audit).compactMap { $0["id"] as? String }))
+            #expect(jsonLines(audit).count == 2 && ids == Set(jsonLines(audit).compactMap { $0["id"] as? String }))
             try await eventually("hubctl status counts them") {
                 let alerts = hub.status?.notifications?.alerts
                 return alerts?.messages == 2 && alerts?.firing == 0 && alerts?.flapped == 1
@@ -119,20 +121,20 @@ import Testing
             #expect(listed.standardOutput.contains("sensor=door*") && listed.standardOutput.contains("active"))
 
             try await publish(broker, [("door", Array("open".utf8)), ("window", Array("open".utf8))], retain: true)
-            try await eventually("the window's alert") { lines(audit).count == 1 }
-            #expect(lines(audit)[0]["alerts"] as? [String] == ["doors/window/status"])
+            try await eventually("the window's alert") { jsonLines(audit).count == 1 }
+            #expect(jsonLines(audit)[0]["alerts"] as? [String] == ["doors/window/status"])
 
             // The silence ends with the door still open: its alert goes at once.
             let expired = try await hub.hubctl.run("silences", "expire", String(id))
             #expect(expired.status == 0, "\(expired.standardError)")
             try await eventually("the door's alert") {
-                lines(audit).contains {
+                jsonLines(audit).contains {
                     ($0["alerts"] as? [String])?.contains("doors/door/status") == true
                         && $0["reason"] as? String == "firing"
                 }
             }
             try await eventually("a reminder naming both") {
-                lines(audit).contains {
+                jsonLines(audit).contains {
                     $0["reason"] as? String == "reminder" && ($0["alerts"] as? [String])?.count == 2
                 }
             }
@@ -143,23 +145,23 @@ import Testing
                 #expect(ack.status == 0, "\(ack.standardError)")
                 try await hub.waitForLog("alert request", "doors/\(sensor)/status", "acknowledged")
             }
-            let acknowledged = lines(audit).count
+            let acknowledged = jsonLines(audit).count
             // A new alert after the acknowledgements: its own firing message and reminder, naming it alone.
             try await publish(broker, "gate", "open", retain: true)
             try await eventually("the gate's reminder", within: .seconds(20)) {
-                lines(audit).contains {
+                jsonLines(audit).contains {
                     $0["reason"] as? String == "reminder" && $0["alerts"] as? [String] == ["doors/gate/status"]
                 }
             }
-            let after = lines(audit).dropFirst(acknowledged)
+            let after = jsonLines(audit).dropFirst(acknowledged)
             #expect(!after.contains { ($0["alerts"] as? [String])?.contains("doors/door/status") == true })
             // Escalation: the gate's once; the door's and the window's at most once each, none after the acks.
             try await eventually("the gate's escalation") {
-                lines(partner).contains { $0["alerts"] as? [String] == ["doors/gate/status"] }
+                jsonLines(partner).contains { $0["alerts"] as? [String] == ["doors/gate/status"] }
             }
-            let escalated = lines(partner).flatMap { ($0["alerts"] as? [String]) ?? [] }
+            let escalated = jsonLines(partner).flatMap { ($0["alerts"] as? [String]) ?? [] }
             #expect(Set(escalated).count == escalated.count, "\(escalated)")
-            #expect(lines(partner).allSatisfy { $0["reason"] as? String == "escalation" })
+            #expect(jsonLines(partner).allSatisfy { $0["reason"] as? String == "escalation" })
             let shown = try await hub.hubctl.run("alerts", "show", "doors/door/status")
             #expect(shown.standardOutput.contains("by ana via hubctl"), "\(shown.standardOutput)")
             let unknown = try await hub.hubctl.run("alerts", "ack", "cellar")

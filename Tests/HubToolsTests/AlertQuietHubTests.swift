@@ -45,37 +45,37 @@ import Testing
             try await publish(broker, "leak", "wet", retain: true)
             try await publish(broker, "window", "open", retain: true)
             try await eventually("the urgent leak at once, to both") {
-                lines(audit).contains { $0["sensor"] as? String == "leak" }
-                    && lines(partner).contains { $0["sensor"] as? String == "leak" }
+                jsonLines(audit).contains { $0["sensor"] as? String == "leak" }
+                    && jsonLines(partner).contains { $0["sensor"] as? String == "leak" }
             }
             try await eventually("the window's alert to the backend that is not quiet") {
-                lines(audit).contains { $0["sensor"] as? String == "window" }
+                jsonLines(audit).contains { $0["sensor"] as? String == "window" }
             }
             try await hub.waitForLog("alert message", "reason", "firing", "window")
-            #expect(!lines(audit).contains { $0["sensor"] as? String == "door" }, "the door waits for the digest")
-            #expect(lines(partner).count == 1, "the partner's phone is quiet: only the urgent leak")
+            #expect(!jsonLines(audit).contains { $0["sensor"] as? String == "door" }, "the door waits for the digest")
+            #expect(jsonLines(partner).count == 1, "the partner's phone is quiet: only the urgent leak")
 
             // Killed in the window, and back: what waits is neither lost nor sent twice.
             #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
             try await hub.startAndWaitUntilReady()
             #expect(Date() < end, "the window ends at \(end): the test ran too slowly to show anything")
-            #expect(!lines(audit).contains { $0["reason"] as? String == "digest" })
+            #expect(!jsonLines(audit).contains { $0["reason"] as? String == "digest" })
 
             try await eventually("the digests when the window ends", within: .seconds(100)) {
-                lines(audit).contains { $0["reason"] as? String == "digest" }
-                    && lines(partner).contains { $0["reason"] as? String == "digest" }
+                jsonLines(audit).contains { $0["reason"] as? String == "digest" }
+                    && jsonLines(partner).contains { $0["reason"] as? String == "digest" }
             }
             #expect(Date() >= end)
-            let digest = try #require(lines(audit).first { $0["reason"] as? String == "digest" })
+            let digest = try #require(jsonLines(audit).first { $0["reason"] as? String == "digest" })
             #expect(digest["rule"] as? String == "doors")
             // Whatever the door did in the window (closed when the test began, then open), newest last.
             #expect((digest["message"] as? String)?.hasSuffix("door open") == true, "\(digest)")
-            let missed = try #require(lines(partner).first { $0["reason"] as? String == "digest" })
+            let missed = try #require(jsonLines(partner).first { $0["reason"] as? String == "digest" })
             #expect(missed["title"] as? String == "While quiet: 1 sensor open", "\(missed)")
             #expect(missed["message"] as? String == "Still open: window", "\(missed)")
             try await Task.sleep(for: .seconds(3))
-            #expect(lines(audit).filter { $0["reason"] as? String == "digest" }.count == 1)
-            #expect(lines(partner).filter { $0["reason"] as? String == "digest" }.count == 1)
+            #expect(jsonLines(audit).filter { $0["reason"] as? String == "digest" }.count == 1)
+            #expect(jsonLines(partner).filter { $0["reason"] as? String == "digest" }.count == 1)
             await hub.stop()
         }
     }

@@ -23,8 +23,8 @@ struct ClusterAlertTests {
             try await Task.sleep(for: .seconds(1))
             try await publish(broker, sensors.dropFirst(20).map { ($0, Array("offline".utf8)) }, retain: true)
             try await publish(broker, "s07", "ok", retain: true)
-            try await eventually("the grouped message", within: .seconds(30)) { lines(audit).count == 1 }
-            let firing = try #require(lines(audit).first)
+            try await eventually("the grouped message", within: .seconds(30)) { jsonLines(audit).count == 1 }
+            let firing = try #require(jsonLines(audit).first)
             #expect(firing["reason"] as? String == "firing")
             #expect(firing["title"] as? String == "39 sensors offline", "\(firing)")
 
@@ -71,8 +71,8 @@ struct ClusterAlertTests {
             let (victim, survivor) = (hubs[index], hubs[1 - index])
             #expect(await victim.stop(SIGKILL) == 128 + SIGKILL)
             try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
-            try await eventually("the resolved message", within: .seconds(45)) { lines(audit).count == 2 }
-            let resolved = try #require(lines(audit).last)
+            try await eventually("the resolved message", within: .seconds(45)) { jsonLines(audit).count == 2 }
+            let resolved = try #require(jsonLines(audit).last)
             #expect(resolved["reason"] as? String == "resolved")
             #expect(resolved["title"] as? String == "39 sensors back", "\(resolved)")
             try await survivor.waitForLog("keeping the cluster's alert book")
@@ -83,8 +83,8 @@ struct ClusterAlertTests {
                 return listed?.status == 0 && listed.flatMap { Self.alerts($0.standardOutput) }?.isEmpty == true
             }
             try await Task.sleep(for: .seconds(3))
-            let ids = lines(audit).compactMap { $0["id"] as? String }
-            #expect(ids.count == 2 && Set(ids).count == 2, "\(lines(audit))")
+            let ids = jsonLines(audit).compactMap { $0["id"] as? String }
+            #expect(ids.count == 2 && Set(ids).count == 2, "\(jsonLines(audit))")
         }
     }
 
@@ -109,17 +109,19 @@ struct ClusterAlertTests {
                 try await publish(broker, sensors.map { ($0, Array("offline".utf8)) }, retain: true)
                 try await Task.sleep(for: .milliseconds(delay))
                 #expect(await hubs[index].stop(SIGKILL) == 128 + SIGKILL)
-                try await eventually("the grouped message, \(label)", within: .seconds(45)) { !lines(audit).isEmpty }
+                try await eventually("the grouped message, \(label)", within: .seconds(45)) {
+                    !jsonLines(audit).isEmpty
+                }
                 try await publish(broker, sensors.map { ($0, Array("ok".utf8)) }, retain: true)
                 try await eventually("the resolved message, \(label)", within: .seconds(30)) {
-                    lines(audit).contains { $0["reason"] as? String == "resolved" }
+                    jsonLines(audit).contains { $0["reason"] as? String == "resolved" }
                 }
                 try await Task.sleep(for: .seconds(3))
                 // One message per id (an id twice is a retry: at least once).
                 var byID: [String: String] = [:]
-                for line in lines(audit) { byID[line["id"] as? String ?? ""] = line["title"] as? String ?? "" }
+                for line in jsonLines(audit) { byID[line["id"] as? String ?? ""] = line["title"] as? String ?? "" }
                 let titles = byID.values.sorted()
-                print("cluster alert kill \(label): messages \(titles), lines \(lines(audit).count)")
+                print("cluster alert kill \(label): messages \(titles), lines \(jsonLines(audit).count)")
                 if titles != ["40 sensors back", "40 sensors offline"] { failed.append("\(label): \(titles)") }
             }
         }

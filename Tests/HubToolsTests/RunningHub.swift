@@ -235,10 +235,3 @@ extension FileHandle {
         return handle
     }
 }
-
-/// The JSON objects of a file of JSON lines (a file backend's), none when it is not there yet.
-func lines(_ path: String) -> [[String: Any]] {
-    ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-        (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-    }
-}
