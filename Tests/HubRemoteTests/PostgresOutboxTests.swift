@@ -1,6 +1,7 @@
 import Foundation
 import HubCore
 import HubRemote
+import HubSupport
 import HubTestKit
 import Testing
 
@@ -24,9 +25,13 @@ struct PostgresOutboxTests {
             let (a, b) = (outbox(server, "hub-1"), outbox(server, "hub-2"))
             try await a.add(rows(300))
             try await a.add(rows(5, backend: "other"))
-            // Two agents claim seven at a time, concurrently, until nothing is left.
-            async let first = Self.drain(a)
-            async let second = Self.drain(b)
+            // Both connected first: under load, b's first connection took longer than a's whole drain (CI, once).
+            #expect(try await b.pending() == 305)
+            // Two agents claim seven at a time, concurrently, until nothing is left; neither goes on past its first
+            // claim before the other has made one.
+            let started = Locked(0)
+            async let first = Self.drain(a, started)
+            async let second = Self.drain(b, started)
             let (x, y) = try await (first, second)
             #expect(Set(x).isDisjoint(with: y))
             #expect(Set(x + y) == Set(rows(300).map(\.key)) && x.count + y.count == 300)
@@ -38,11 +43,19 @@ struct PostgresOutboxTests {
         }
     }
 
-    /// Claims seven at a time until nothing is left; returns the keys.
-    static func drain(_ outbox: PostgresOutbox) async throws -> [String] {
+    /// Claims seven at a time until nothing is left; returns the keys. After its first claim it counts itself in
+    /// `started` and waits (5 s at most) until another drain has too.
+    static func drain(_ outbox: PostgresOutbox, _ started: Locked<Int>? = nil) async throws -> [String] {
         var keys: [String] = []
         while true {
             let claimed = try await outbox.claim(limit: 7, backends: ["hook"])
+            if let started, keys.isEmpty {
+                started.withLock { $0 += 1 }
+                let deadline = ContinuousClock.now + .seconds(5)
+                while started.withLock({ $0 }) < 2, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
             if claimed.isEmpty { return keys }
             keys += claimed.map(\.key)
         }

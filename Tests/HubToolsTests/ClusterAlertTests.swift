@@ -1,8 +1,6 @@
 import Foundation
 import HubCore
 import HubTestKit
-import Logging
-import Mosquitto
 import Testing
 
 /// A cluster's alert book (docs/cluster.md, "Alerts"): two built hubd agents on a real PostgreSQL 15 and Mosquitto
@@ -41,15 +39,7 @@ struct ClusterAlertTests {
             }
 
             // Home Assistant's entity for the rule, from the cluster's book; its button acknowledges the rest.
-            let retained = HomeAssistantTests.Retained()
-            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
-            configuration.operationTimeout = .seconds(10)
-            var logger = Logger(label: "home assistant")
-            logger.logLevel = .critical
-            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
-                _ = try await listener.subscribe(["sensorhub/alerts/#"], qos: .atLeastOnce)
-                let reader = Task { for await message in listener.messages { retained.take(message) } }
-                defer { reader.cancel() }
+            try await HomeAssistantTests.Retained.listening(broker, ["sensorhub/alerts/#"]) { retained in
                 func state() -> (topic: String, json: [String: Any])? {
                     let topic = retained.latest.withLock { $0.keys.first { $0.hasSuffix("/power/state") } }
                     return topic.flatMap { topic in retained.json(topic).map { (topic, $0) } }

@@ -39,15 +39,8 @@ struct HomeAssistantAlertTests {
             let audit = directory.file("audit.jsonl")
             let hub = try RunningHub(configuration: Self.configuration(audit, alerting: false))
             try await hub.prepare(broker, sensors: ["kitchen leak", "door"])
-            let retained = HomeAssistantTests.Retained()
-            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
-            configuration.operationTimeout = .seconds(10)
-            var logger = Logger(label: "home assistant")
-            logger.logLevel = .critical
-            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
-                _ = try await listener.subscribe(["homeassistant/#", "sensorhub/alerts/#"], qos: .atLeastOnce)
-                let reader = Task { for await message in listener.messages { retained.take(message) } }
-                defer { reader.cancel() }
+            try await HomeAssistantTests.Retained.listening(broker, ["homeassistant/#", "sensorhub/alerts/#"]) {
+                retained in
                 func topics(_ suffix: String) -> [String] {
                     retained.latest.withLock { $0.filter { !$0.value.isEmpty }.keys.filter { $0.hasSuffix(suffix) } }
                 }

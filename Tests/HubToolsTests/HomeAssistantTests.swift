@@ -37,6 +37,24 @@ struct HomeAssistantTests {
         func text(_ topic: String) -> String? {
             latest.withLock { $0[topic] }.map { String(decoding: $0, as: UTF8.self) }
         }
+
+        /// Runs `body` while a client of `broker` (as Home Assistant's would be) takes what is published on `filters`
+        /// into a `Retained`.
+        static func listening<T: Sendable>(
+            _ broker: MosquittoBroker, _ filters: [String], _ body: (Retained) async throws -> T
+        ) async throws -> T {
+            let retained = Retained()
+            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
+            configuration.operationTimeout = .seconds(10)
+            var logger = Logger(label: "home assistant")
+            logger.logLevel = .critical
+            return try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
+                _ = try await listener.subscribe(filters, qos: .atLeastOnce)
+                let reader = Task { for await message in listener.messages { retained.take(message) } }
+                defer { reader.cancel() }
+                return try await body(retained)
+            }
+        }
     }
 
     @Test func sensorsBecomeEntitiesThatFollowRenamesRemovalsBirthAndSilence() async throws {
@@ -52,15 +70,7 @@ struct HomeAssistantTests {
             let ids = try Dictionary(uniqueKeysWithValues: hub.registry().sensors.map { ($0.name, $0.id) })
             let door = try #require(ids["front door"])
             let kitchen = try #require(ids["Küche oben"])
-            let retained = Retained()
-            var configuration = MosquittoConfiguration(host: broker.host, port: broker.port)
-            configuration.operationTimeout = .seconds(10)
-            var logger = Logger(label: "home assistant")
-            logger.logLevel = .critical
-            try await MosquittoClient.withConnection(configuration: configuration, logger: logger) { listener in
-                _ = try await listener.subscribe(["homeassistant/#", "sensorhub/sensor/#"], qos: .atLeastOnce)
-                let reader = Task { for await message in listener.messages { retained.take(message) } }
-                defer { reader.cancel() }
+            try await Retained.listening(broker, ["homeassistant/#", "sensorhub/sensor/#"]) { retained in
                 try await hub.startAndWaitUntilReady()
                 let doorConfig = "homeassistant/binary_sensor/sensorhub/\(door)/config"
                 // Within a minute: in the full suite on 2 cores the first publication took over 15 s once (CI,
