@@ -1,0 +1,41 @@
+#!/bin/bash
+# Where a notification's CPU goes (issue 38's first step): a release hubd with 1,000 sensors and one file backend,
+# state on disk, fed RATE QoS 1 status changes a second for SECS seconds by bench/pubgen.c, sampled by
+# `perf record -g` (999 Hz) the whole time. Prints hubd's CPU per notification and the profile by library, by symbol
+# and by thread pool; keeps perf.data in $work for `perf report -i`.
+#   RATE=1000 SECS=10 bench/profile.sh        (after swift build -c release --product hubd)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${RATE:-1000}
+SECS=${SECS:-10}
+work=${PROFILE_WORK:-$(mktemp -d /tmp/hubd-profile.XXXXXX)}
+pids=()
+source bench/lib.sh
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+command -v perf >/dev/null || { echo "profile: perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+bin=.build/release
+[ -x "$bin/hubd" ] || { echo "profile: build it first: swift build -c release --product hubd" >&2; exit 2; }
+gcc -O2 -o "$work/pubgen" bench/pubgen.c -lmosquitto
+start_broker
+make_state "$work/state" 1000
+start_hubd "$work/state" "notifiers:
+  backends:
+    audit: {type: file, path: $work/audit.jsonl}
+  rules:
+    all: {events: [changed], backends: [audit]}"
+sleep 1
+before=$(cpu_ticks "$hub_pid")
+"$work/pubgen" 127.0.0.1 "$port" "bench/s%d" 1000 $((RATE * SECS)) 1 2 "$RATE" >"$work/pub.log" &
+publisher=$!
+perf record -F 999 -g -p "$hub_pid" -o "$work/perf.data" -- sleep "$SECS" 2>"$work/perf.err"
+wait "$publisher"
+sleep 1
+after=$(cpu_ticks "$hub_pid")
+sent=$(wc -l <"$work/audit.jsonl")
+cpu=$(seconds_of_ticks $((after - before)))
+echo "hubd at $RATE msg/s for $SECS s: $cpu s CPU, $sent notifications, $(us_each "$cpu" "$sent") µs each"
+report() { perf report -i "$work/perf.data" --no-children --stdio -g none "$@" 2>/dev/null | grep '%' | cut -c1-120; }
+echo "-- by library"; report --sort dso | head -8
+echo "-- by symbol"; report --sort symbol | head -25
+echo "-- by thread pool"; report --sort comm | head -6
+echo "(perf.data in $work)"
