@@ -202,7 +202,7 @@ public struct AlertBook: Sendable, Codable {
     public mutating func apply(_ events: [SensorEvent], _ setup: Setup, now: Timestamp) {
         for event in events where event.kind != .test {
             let roles = setup.rules.values.compactMap { rule in rule.role(of: event).map { (rule, $0) } }
-            guard Self.takes(event, roles: roles.count) else { continue }
+            guard Self.takes(event, hasRole: !roles.isEmpty) else { continue }
             if let (sensor, sequence) = Self.sequence(of: event.id) {
                 if let last = taken[sensor], last.sequence >= sequence {
                     counters.replayed += 1
@@ -235,19 +235,19 @@ public struct AlertBook: Sendable, Codable {
         }
     }
 
-    /// A sensor's event id is `<sensor id>-<sequence>` (`SensorEvent.id(sensor:sequence:)`).
     /// Whether `event` may change the book: a steady flow of statuses no alerting rule is about writes nothing (and
     /// in a cluster is not queued for the book's keeper).
     public static func takes(_ event: SensorEvent, _ setup: Setup) -> Bool {
-        takes(event, roles: setup.rules.values.count { $0.role(of: event) != nil })
+        takes(event, hasRole: setup.rules.values.contains { $0.role(of: event) != nil })
     }
 
     /// `takes` once the rules' roles are known: an event some rule opens or closes an alert with, or one a sensor's
     /// children depend on (going silent or offline, coming back).
-    private static func takes(_ event: SensorEvent, roles: Int) -> Bool {
-        event.kind != .test && (roles > 0 || [.silent, .offline, .recovered].contains(event.kind))
+    private static func takes(_ event: SensorEvent, hasRole: Bool) -> Bool {
+        event.kind != .test && (hasRole || [.silent, .offline, .recovered].contains(event.kind))
     }
 
+    /// A sensor's event id is `<sensor id>-<sequence>` (`SensorEvent.id(sensor:sequence:)`).
     static func sequence(of id: String) -> (String, Int)? {
         guard let dash = id.lastIndex(of: "-"), let sequence = Int(id[id.index(after: dash)...]) else { return nil }
         return (String(id[..<dash]), sequence)
