@@ -54,10 +54,7 @@ public final class PostgresAlertBook: AlertPlace {
     public func saved() async throws -> SavedAlerts {
         let hub = hub
         let (text, requests) = try await session.run { connection in
-            var text = ""
-            for try await book in try await connection.query(
-                "SELECT book FROM sensorhub_alert_book WHERE hub = \(hub)", logger: connection.logger
-            ).decode(String.self) { text = book }
+            let text = try await Self.bookText(hub, connection)
             var requests: [String] = []
             for try await request in try await connection.query(
                 """
@@ -121,17 +118,32 @@ public final class PostgresAlertBook: AlertPlace {
 
     /// The book as last committed; an empty one before the first step.
     public func load() async throws -> AlertBook {
-        try Self.book(try await bookText())
+        let hub = hub
+        return try Self.book(try await session.run { try await Self.bookText(hub, $0) })
     }
 
-    private func bookText() async throws -> String {
-        let hub = hub
-        return try await session.run { connection in
-            for try await book in try await connection.query(
-                "SELECT book FROM sensorhub_alert_book WHERE hub = \(hub)", logger: connection.logger
-            ).decode(String.self) { return book }
-            return ""
-        }
+    /// The book's JSON as committed ("" before the first step, or with no row yet); `locking` the row for the
+    /// caller's transaction.
+    private static func bookText(_ hub: String, _ connection: PostgresConnection, locking: Bool = false)
+        async throws -> String
+    {
+        let rows = try await connection.query(
+            locking
+                ? "SELECT book FROM sensorhub_alert_book WHERE hub = \(hub) FOR UPDATE"
+                : "SELECT book FROM sensorhub_alert_book WHERE hub = \(hub)",
+            logger: connection.logger)
+        for try await book in rows.decode(String.self) { return book }
+        return ""
+    }
+
+    /// Makes the hub's row, with a new key, unless it has one.
+    private static func makeRow(_ hub: String, _ connection: PostgresConnection) async throws {
+        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64EncodedString()
+        try await connection.query(
+            """
+            INSERT INTO sensorhub_alert_book (hub, book, key) VALUES (\(hub), '', \(key))
+            ON CONFLICT (hub) DO NOTHING
+            """, logger: connection.logger)
     }
 
     private static func book(_ text: String) throws -> AlertBook {
@@ -142,17 +154,12 @@ public final class PostgresAlertBook: AlertPlace {
     /// The hub's key for buttons and links: the row's, made with the row by the first agent that asks.
     public func key() async throws -> SymmetricKey {
         let hub = hub
-        let made = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64EncodedString()
         let text = try await session.run { connection in
-            try await connection.query(
-                """
-                INSERT INTO sensorhub_alert_book (hub, book, key) VALUES (\(hub), '', \(made))
-                ON CONFLICT (hub) DO NOTHING
-                """, logger: connection.logger)
+            try await Self.makeRow(hub, connection)
             for try await key in try await connection.query(
                 "SELECT key FROM sensorhub_alert_book WHERE hub = \(hub)", logger: connection.logger
             ).decode(String.self) { return key }
-            return made
+            return ""
         }
         guard let data = Data(base64Encoded: text), data.count == 32 else {
             throw PostgresAlertBookError(description: "the cluster's alert key in sensorhub_alert_book is not 32 bytes")
@@ -170,16 +177,8 @@ public final class PostgresAlertBook: AlertPlace {
         return try await session.run { connection in
             try await connection.withTransaction(logger: connection.logger) { connection -> Bool? in
                 let logger = connection.logger
-                try await connection.query(
-                    """
-                    INSERT INTO sensorhub_alert_book (hub, book, key) VALUES (\(hub), '',
-                        \(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64EncodedString()))
-                    ON CONFLICT (hub) DO NOTHING
-                    """, logger: logger)
-                var before = ""
-                for try await book in try await connection.query(
-                    "SELECT book FROM sensorhub_alert_book WHERE hub = \(hub) FOR UPDATE", logger: logger
-                ).decode(String.self) { before = book }
+                try await Self.makeRow(hub, connection)
+                let before = try await Self.bookText(hub, connection, locking: true)
                 if let fence, try await !PostgresRegistry.holds(fence, connection, logger: logger) { return nil }
                 var rows: [(Int64, String?, String?)] = []
                 for try await row in try await connection.query(
@@ -213,21 +212,28 @@ public final class PostgresAlertBook: AlertPlace {
                     result.notifications.map {
                         PostgresOutbox.Row(key: $0.key, backend: $0.backend, body: Outbox.text($0))
                     }, hub: hub, on: connection, logger: logger)
+                // Events (and unreadable rows) go; requests keep their outcome for an hour, for whoever waits on
+                // one. A step that takes nothing (a deadline's) writes nothing here.
                 let taken = rows.map(\.0).filter { result.outcomes[$0] == nil }
-                try await connection.query(
-                    "DELETE FROM sensorhub_alert_queue WHERE hub = \(hub) AND seq = ANY(\(taken)::bigint[])",
-                    logger: logger)
+                if !taken.isEmpty {
+                    try await connection.query(
+                        "DELETE FROM sensorhub_alert_queue WHERE hub = \(hub) AND seq = ANY(\(taken)::bigint[])",
+                        logger: logger)
+                }
                 let answered = result.outcomes.sorted { $0.key < $1.key }
-                try await connection.query(
-                    """
-                    UPDATE sensorhub_alert_queue AS q SET outcome = a.outcome, taken = now()
-                    FROM unnest(\(answered.map(\.key))::bigint[], \(answered.map(\.value))::text[]) AS a(seq, outcome)
-                    WHERE q.hub = \(hub) AND q.seq = a.seq
-                    """, logger: logger)
-                try await connection.query(
-                    """
-                    DELETE FROM sensorhub_alert_queue WHERE hub = \(hub) AND taken < now() - interval '1 hour'
-                    """, logger: logger)
+                if !answered.isEmpty {
+                    try await connection.query(
+                        """
+                        UPDATE sensorhub_alert_queue AS q SET outcome = a.outcome, taken = now()
+                        FROM unnest(\(answered.map(\.key))::bigint[], \(answered.map(\.value))::text[])
+                            AS a(seq, outcome)
+                        WHERE q.hub = \(hub) AND q.seq = a.seq
+                        """, logger: logger)
+                    try await connection.query(
+                        """
+                        DELETE FROM sensorhub_alert_queue WHERE hub = \(hub) AND taken < now() - interval '1 hour'
+                        """, logger: logger)
+                }
                 return rows.count == Self.batch
             }
         }
