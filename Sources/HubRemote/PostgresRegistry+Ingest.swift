@@ -38,6 +38,11 @@ extension PostgresRegistry {
             self.agent = agent
             self.epoch = epoch
         }
+
+        /// This agent's lease on `duty` in its cluster, at `epoch`.
+        public init(_ settings: ClusterSettings, duty: String, epoch: Int64) {
+            self.init(cluster: settings.group, duty: duty, agent: settings.agent, epoch: epoch)
+        }
     }
 
     /// One step of a cluster's shared ingest (docs/cluster.md): in one transaction, locks the rows of the sensors on

@@ -24,10 +24,7 @@ final class ClusterAlertBook: SharedAlertBook {
     func key() async throws -> SymmetricKey { try await database.key() }
 
     func step(_ body: @escaping @Sendable (SharedAlertStep) async -> SharedAlertStep.Result) async throws -> Bool? {
-        guard let epoch = keeper.epoch(of: .alerts) else { return nil }
-        let settings = keeper.database.settings
-        let fence = PostgresRegistry.Fence(
-            cluster: settings.group, duty: LeaseKeeper.Duty.alerts.rawValue, agent: settings.agent, epoch: epoch)
+        guard let fence = keeper.fence(of: .alerts) else { return nil }
         return try await database.step(fence: fence, body)
     }
 

@@ -57,10 +57,11 @@ final class LeaseKeeper: Service, Sendable {
         return leases.withLock { $0[duty]?.isHeld(at: now) ?? false }
     }
 
-    /// The epoch `duty` was granted at, while this agent holds it: what its work is fenced with.
-    func epoch(of duty: Duty) -> Int64? {
+    /// What work on `duty` is fenced with while this agent holds it: the lease at the epoch it was granted.
+    func fence(of duty: Duty) -> PostgresRegistry.Fence? {
         let now = ContinuousClock.now
-        return leases.withLock { leases in leases[duty].flatMap { $0.isHeld(at: now) ? $0.epoch : nil } }
+        let epoch = leases.withLock { leases in leases[duty].flatMap { $0.isHeld(at: now) ? $0.epoch : nil } }
+        return epoch.map { PostgresRegistry.Fence(database.settings, duty: duty.rawValue, epoch: $0) }
     }
 
     /// The duties held now, by name.

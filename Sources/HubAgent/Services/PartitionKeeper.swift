@@ -182,9 +182,7 @@ final class PartitionKeeper: Service, Sendable {
                 metadata: ["partition": "\(partition)", "error": "\(error)", "retry_in": "\(retry)"])
             return
         }
-        let fence = PostgresRegistry.Fence(
-            cluster: database.settings.group, duty: ClusterPartitions.duty(partition), agent: database.settings.agent,
-            epoch: epoch)
+        let fence = PostgresRegistry.Fence(database.settings, duty: ClusterPartitions.duty(partition), epoch: epoch)
         let isHeld: @Sendable () -> Bool = { self.isHeld(partition, by: client) }
         let kept = held.withLock { held -> Bool in
             // Given up, or lost, while connecting.
