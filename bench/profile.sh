@@ -2,7 +2,7 @@
 # Where a notification's CPU goes (issue 38's first step): a release hubd with 1,000 sensors and one file backend,
 # state on disk, fed RATE QoS 1 status changes a second for SECS seconds by bench/pubgen.c, sampled by
 # `perf record -g` (999 Hz) the whole time. Prints hubd's CPU per notification and the profile by library, by symbol
-# and by thread pool; keeps perf.data in $work for `perf report -i`.
+# and by thread pool, then (in a second burst, under strace) system calls per notification; keeps perf.data in $work for `perf report -i`.
 #   RATE=1000 SECS=10 bench/profile.sh        (after swift build -c release --product hubd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ start_hubd "$work/state" "notifiers:
     all: {events: [changed], backends: [audit]}"
 sleep 1
 before=$(cpu_ticks "$hub_pid")
-"$work/pubgen" 127.0.0.1 "$port" "bench/s%d" 1000 $((RATE * SECS)) 1 2 "$RATE" >"$work/pub.log" &
+"$work/pubgen" 127.0.0.1 "$port" "bench/s%d" 1000 $((RATE * SECS)) 1 0 "$RATE" >"$work/pub.log" &
 publisher=$!
 perf record -F 999 -g -p "$hub_pid" -o "$work/perf.data" -- sleep "$SECS" 2>"$work/perf.err"
 wait "$publisher"
@@ -34,8 +34,23 @@ after=$(cpu_ticks "$hub_pid")
 sent=$(wc -l <"$work/audit.jsonl")
 cpu=$(seconds_of_ticks $((after - before)))
 echo "hubd at $RATE msg/s for $SECS s: $cpu s CPU, $sent notifications, $(us_each "$cpu" "$sent") µs each"
+set +o pipefail # head closes perf report's pipe early
 report() { perf report -i "$work/perf.data" --no-children --stdio -g none "$@" 2>/dev/null | grep '%' | cut -c1-120; }
 echo "-- by library"; report --sort dso | head -8
 echo "-- by symbol"; report --sort symbol | head -25
 echo "-- by thread pool"; report --sort comm | head -6
+# A second burst under strace: system calls per notification (fsyncs, futex wake-ups, writes), counted over every
+# thread. strace slows hubd, so its CPU is not read here.
+if command -v strace >/dev/null; then
+    : >"$work/audit.jsonl"
+    "$work/pubgen" 127.0.0.1 "$port" "bench/s%d" 1000 $((RATE * SECS)) 1 0 "$RATE" >"$work/pub2.log" &
+    publisher=$!
+    timeout -s INT "$SECS" strace -c -f -p "$hub_pid" -o "$work/strace.txt" 2>/dev/null || true
+    wait "$publisher"
+    sleep 1
+    sent=$(wc -l <"$work/audit.jsonl")
+    echo "-- system calls per notification ($sent notifications under strace)"
+    awk -v n="$sent" '$NF ~ /^(fsync|fdatasync|futex|write|writev|read|openat|rename|epoll_wait|poll|ppoll|clock_nanosleep|sendto|recvfrom)$/ && n > 0 {
+        calls = ($4 ~ /^[0-9]+$/) ? $4 : $3; printf "  %-16s %8.2f\n", $NF, calls / n }' "$work/strace.txt" | sort -k2 -gr
+fi
 echo "(perf.data in $work)"

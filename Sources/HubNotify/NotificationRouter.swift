@@ -25,6 +25,9 @@ public final class NotificationRouter: Service, Sendable {
     let inbox = Locked(Inbox())
     /// Told the journal position up to which every submitted event is in the outbox (or needed none).
     let progress: (@Sendable (Int) -> Void)?
+    /// Routed up to here, written to the outbox but not yet flushed (`NotificationRouter+Progress.swift`).
+    let routedPosition = Locked<Int?>(nil)
+    let outboxSyncBell = Doorbell()
     /// The alerts, their groups and silences (`AlertBook`), kept in `alerts.json`.
     let alerts: AlertLedger
     /// What people ask of the alerts (`hubctl alerts ack`, `hubctl silences add`), on its way to the book.
@@ -99,7 +102,7 @@ public final class NotificationRouter: Service, Sendable {
 
     /// - Parameters:
     ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
-    ///   - progress: told, after each outbox write, the journal position up to which events are routed.
+    ///   - progress: told the journal position up to which events are routed, once the outbox holds them on disk.
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
     public init(
@@ -254,6 +257,7 @@ public final class NotificationRouter: Service, Sendable {
         }
         // Whatever arrived but was not routed yet waits in the outbox for the next start.
         await route(durableOnly: true)
+        await syncRouted()
         await outbox.close()
     }
 
@@ -261,6 +265,7 @@ public final class NotificationRouter: Service, Sendable {
     func routeUntilCancelled() async {
         await withTaskGroup(of: Void.self) { group in
             if shared == nil {
+                group.addTask { await self.syncRoutedUntilCancelled() }
                 group.addTask {
                     for await _ in RegistryWatcher.changes(of: self.requests.path, logger: self.logger) {
                         self.requestsWaiting.withLock { $0 = true }
@@ -327,7 +332,7 @@ public final class NotificationRouter: Service, Sendable {
                 return (events, inbox.position, true)
             }
             guard !events.isEmpty || (!asked && shared == nil) else {
-                if let through { progress?(through) }
+                if let through { routed(through: through) }
                 return
             }
             var notifications = await self.notifications(for: events)
@@ -350,13 +355,13 @@ public final class NotificationRouter: Service, Sendable {
             }
             do {
                 // An event the journal handed over again (after a crash) that is in the outbox already stays out.
-                let fresh = try await outbox.append(notifications) { fresh in
+                let fresh = try await outbox.append(notifications, durable: durableOnly) { fresh in
                     await dispatch(alerting.isEmpty ? fresh : fresh.filter { $0.alert == nil })
                 }
                 // The book after the outbox (a crash between them resends, never loses); once per drained burst
                 // (ten batches wrote it ten times), or before alert messages go: a tap must find their links on disk.
                 let saved = (drained || !alerting.isEmpty) && alerts.save()
-                if drained, saved, let through { progress?(through) }
+                if drained, saved, let through { routed(through: through) }
                 if !alerting.isEmpty { await dispatch(fresh.filter { $0.alert != nil }) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }

@@ -40,6 +40,10 @@ public final class Outbox: Sendable {
         var doneFlushScheduled = false
         /// Writes that failed (logged): done marks that may reappear as duplicates, compactions that did not happen.
         var errors = 0
+        /// Adds written without `fsync` since the last one (`append(_:durable: false)`, then `sync()`).
+        var unsynced = false
+        /// `fsync`s of adds since start (the bench counts them per notification).
+        var syncs = 0
     }
 
     public init(directory: String, logger: Logger? = nil) {
@@ -56,6 +60,9 @@ public final class Outbox: Sendable {
 
     /// Notifications waiting to be delivered.
     public var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// `fsync`s of added notifications since start.
+    public var syncCount: Int { state.withLock { $0.syncs } }
 
     /// Opens the outbox and returns the notifications still pending, oldest first.
     public func open() async throws(StoreError) -> [Notification] {
@@ -107,16 +114,19 @@ public final class Outbox: Sendable {
         try await append(notifications) { _ in }
     }
 
-    /// `append`, running `meanwhile` with the new notifications once their write is queued, while it is flushed.
+    /// `append`, running `meanwhile` with the new notifications once their write is queued, while it is written.
     ///
-    /// The router hands them to their backends' queues there, so a first attempt does not wait for this `fsync`
-    /// (the second in a row after the journal's: it was most of the p99 from publish to notification). Nothing is
-    /// lost by it: until the router reports the journal position as routed, which it does only once this returns,
-    /// the journal keeps the events, and a crash replays them into the same notifications (the same ids). A done
-    /// mark made by a delivery that beats the flush is written after the add: the file's queue is serial.
+    /// The router hands them to their backends' queues there, so a first attempt does not wait for the write. A done
+    /// mark made by a delivery that beats it is written after the add: the file's queue is serial.
+    ///
+    /// - Parameter durable: false to leave the `fsync` to a later `sync()`. The router does so, and reports the
+    ///   journal position as routed only after that `sync()`: until then the journal keeps the events, and a crash
+    ///   replays them into the same notifications (the same ids). So a burst pays one `fsync`, the journal's, and
+    ///   the outbox is flushed once a second at most (issue 38: the outbox's own `fsync` per batch was half of a
+    ///   notification's disk time).
     @discardableResult
     public func append(
-        _ notifications: [Notification], meanwhile: ([Notification]) async -> Void
+        _ notifications: [Notification], durable: Bool = true, meanwhile: ([Notification]) async -> Void
     ) async throws(StoreError) -> [Notification] {
         let fresh = state.withLock { state in
             notifications.filter { state.pending[$0.key] == nil && !state.seenAtOpen.contains($0.key) }
@@ -138,8 +148,9 @@ public final class Outbox: Sendable {
         let (written, result) = AsyncStream.makeStream(of: Result<Void, StoreError>.self)
         queue.async {
             do throws(StoreError) {
-                try self.write(bytes, sync: true)
+                try self.write(bytes, sync: durable)
                 self.state.withLock { state in
+                    if durable { state.syncs += 1 } else { state.unsynced = true }
                     for (key, line) in lines {
                         if state.pending.updateValue(line, forKey: key) == nil { state.order.append(key) }
                     }
@@ -153,6 +164,22 @@ public final class Outbox: Sendable {
         await meanwhile(fresh)
         for await outcome in written { try outcome.get() }
         return fresh
+    }
+
+    /// Flushes to disk the adds written without it (`append(_:durable: false)`); returns once they are durable.
+    public func sync() async throws(StoreError) {
+        try await perform { () throws(StoreError) in
+            guard self.state.withLock({ $0.unsynced }) else { return }
+            // A compaction that failed may have closed the descriptor: the file at the path holds the adds still.
+            var fd = self.state.withLock { $0.fd }
+            defer { self.state.withLock { $0.fd = fd } }
+            if fd < 0 { fd = try AppendFile.open(self.path, in: self.directory) }
+            try AppendFile.sync(fd, path: self.path)
+            self.state.withLock {
+                $0.unsynced = false
+                $0.syncs += 1
+            }
+        }
     }
 
     /// Marks `key` done without waiting: marks are collected and written in one go by the outbox's queue (one
@@ -291,6 +318,8 @@ public final class Outbox: Sendable {
         }
         try replaceFileAtomically(at: path, with: lines)
         state.withLock {
+            // Every pending add is in the new file, flushed before its rename.
+            $0.unsynced = false
             $0.doneLines = 0
             $0.unreadableLines = 0
         }

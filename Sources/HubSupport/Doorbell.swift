@@ -22,33 +22,36 @@ package final class Doorbell: Sendable {
 
     /// Returns on a ring, at `deadline`, or when the task is cancelled.
     package func wait(until deadline: ContinuousClock.Instant?) async {
+        // Without a deadline, no child tasks: a wait per routed batch made two tasks and a timer (issue 38).
+        guard let deadline else { return await waitForRing() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForRing() }
+            group.addTask { try? await Task.sleep(until: deadline) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns on a ring (at once when one came since the last wait), or when the task is cancelled.
+    private func waitForRing() async {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
         }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { continuation in
-                        let resumeNow = self.state.withLock { state -> Bool in
-                            if state.pending || Task.isCancelled {
-                                state.pending = false
-                                return true
-                            }
-                            state.waiters[id] = continuation
-                            return false
-                        }
-                        if resumeNow { continuation.resume() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = self.state.withLock { state -> Bool in
+                    if state.pending || Task.isCancelled {
+                        state.pending = false
+                        return true
                     }
-                } onCancel: {
-                    self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+                    state.waiters[id] = continuation
+                    return false
                 }
+                if resumeNow { continuation.resume() }
             }
-            if let deadline {
-                group.addTask { try? await Task.sleep(until: deadline) }
-            }
-            await group.next()
-            group.cancelAll()
+        } onCancel: {
+            self.state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -10,13 +10,15 @@ import Testing
 /// A router built from a `notifiers:` YAML section, running until `body` returns.
 func withRouter<T: Sendable>(
     _ yaml: String, directory: TemporaryDirectory, before: (NotificationRouter) -> Void = { _ in },
-    publish: MQTTPublish? = nil, log: LogRecorder? = nil, _ body: (NotificationRouter) async throws -> T
+    publish: MQTTPublish? = nil, log: LogRecorder? = nil, progress: (@Sendable (Int) -> Void)? = nil,
+    _ body: (NotificationRouter) async throws -> T
 ) async throws -> T {
     let configuration = try NotifierConfiguration.parse(yaml, file: directory.file("hubd.yaml"))
     var logger = log.map { recorder in Logger(label: "test") { _ in recorder.handler() } } ?? Logger(label: "test")
     logger.logLevel = .debug
     let router = try NotificationRouter(
-        configuration: configuration, stateDirectory: directory.path, logger: logger, publish: publish)
+        configuration: configuration, stateDirectory: directory.path, logger: logger, publish: publish,
+        progress: progress)
     before(router)
     let task = Task { await router.run() }
     do {

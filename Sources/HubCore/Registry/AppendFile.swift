@@ -40,7 +40,12 @@ package enum AppendFile {
             }
             offset += count
         }
-        if sync && fsync(fd) != 0 { throw .system(path: path, action: "flush to disk", errno: errno) }
+        if sync { try self.sync(fd, path: path) }
+    }
+
+    /// Flushes what was written to `fd` to disk; an error is an error (Linux reports a writeback failure once).
+    package static func sync(_ fd: Int32, path: String) throws(StoreError) {
+        if fsync(fd) != 0 { throw .system(path: path, action: "flush to disk", errno: errno) }
     }
 
     /// Appends `bytes` as `append(_:to:path:sync:)` does to the descriptor `fd` holds, first opening `path` when it

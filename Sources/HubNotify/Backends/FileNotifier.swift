@@ -11,6 +11,10 @@ struct FileNotifier: Notifier {
     /// Up to 512 lines in one `write`: a burst of changes costs one open, one write and one close.
     var batchSize: Int { 512 }
 
+    /// No timer per attempt: a write that never suspends can't be cut short by one, and the queue's timeout task
+    /// cost a timer and two child tasks per line (issue 38).
+    var enforcesTimeout: Bool { true }
+
     func send(_ notification: Notification) async -> DeliveryResult {
         await send(batch: [notification])[0]
     }

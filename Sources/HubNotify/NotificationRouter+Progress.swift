@@ -1,0 +1,54 @@
+import HubCore
+
+/// How the router tells the journal which events it has routed (`progress`): only once their notifications are on
+/// disk. The outbox's adds are written without `fsync` (`Outbox.append(_:durable: false)`); a second after the
+/// first routed batch, one `fsync` of the outbox covers every batch since, and then the position they reach is
+/// reported. Until then the journal keeps the events, and a crash (or a power cut) replays them into the same
+/// notifications, with the same ids. So a burst pays one `fsync` per batch, the journal's, plus one a second for
+/// the outbox, where it paid two per batch (issue 38; `bench/profile.sh` counts them per notification).
+extension NotificationRouter {
+    /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more.
+    static let outboxSyncDelay = Duration.seconds(1)
+
+    /// Everything submitted up to `position` is written to the outbox (or needed nothing there): reported once the
+    /// outbox is flushed. In a cluster, where the shared outbox commits each batch, at once.
+    func routed(through position: Int) {
+        if shared != nil {
+            progress?(position)
+            return
+        }
+        routedPosition.withLock { $0 = max($0 ?? 0, position) }
+        outboxSyncBell.ring()
+    }
+
+    /// Until cancelled: a second after something is routed, flushes the outbox and reports where routing reached.
+    func syncRoutedUntilCancelled() async {
+        while !Task.isCancelled {
+            await outboxSyncBell.wait(until: nil)
+            guard (try? await Task.sleep(for: Self.outboxSyncDelay)) != nil else { return }
+            await syncRouted()
+        }
+    }
+
+    /// Flushes the outbox, then reports the position routed before the flush began. A flush that fails reports
+    /// nothing (the journal keeps the events) and is tried again with the next batch.
+    func syncRouted() async {
+        guard
+            let through = routedPosition.withLock({ position in
+                defer { position = nil }; return position
+            })
+        else {
+            return
+        }
+        do {
+            try await outbox.sync()
+            progress?(through)
+        } catch {
+            routedPosition.withLock { $0 = max($0 ?? 0, through) }
+            inbox.withLock { $0.counters.outboxErrors += 1 }
+            logger.error(
+                "cannot flush the outbox to disk; the journal keeps its events until it can",
+                metadata: ["error": "\(error)", "path": "\(outbox.path)"])
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HubCore
+import HubSupport
+import HubTestKit
+import Testing
+
+@testable import HubNotify
+
+/// The router tells the journal which events it has routed only once their notifications are on disk; the outbox
+/// is flushed once for a burst, not once per batch (issue 38).
+@Suite struct RouterProgressTests {
+    /// What `progress` was told, and how many notifications the outbox file held at that moment.
+    final class Reports: Sendable {
+        let seen = Locked<[(position: Int, lines: Int)]>([])
+        let outbox: Outbox
+
+        init(_ directory: TemporaryDirectory) { outbox = Outbox(directory: directory.path) }
+
+        func report(_ position: Int) {
+            let lines = AppendFile.lines(AppendFile.contents(outbox.path)).filter {
+                $0.starts(with: Array("{\"add\"".utf8))
+            }
+            seen.withLock { $0.append((position, lines.count)) }
+        }
+    }
+
+    static let yaml = """
+        notifiers:
+          backends:
+            audit: { type: file, path: audit.jsonl }
+          rules:
+            all: { backends: [audit] }
+        """
+
+    /// Fifty batches, each its own journal position: every position is reported only once the outbox file holds the
+    /// notifications up to it, and one `fsync` (or two, if the burst straddles a flush) covers all fifty.
+    @Test func aBurstIsReportedOnceItsOutboxIsFlushed() async throws {
+        let directory = try TemporaryDirectory()
+        let reports = Reports(directory)
+        let syncs = try await withRouter(Self.yaml, directory: directory, progress: { reports.report($0) }) { router in
+            for position in 1...50 {
+                router.submit([event("s\(position)")], through: position)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await eventually("position 50 reported") { reports.seen.withLock { $0.last?.position } == 50 }
+            try await eventually("fifty delivered") { router.statistics.backends["audit"]?.delivered == 50 }
+            return router.outbox.syncCount
+        }
+        let seen = reports.seen.withLock { $0 }
+        for report in seen { #expect(report.lines >= report.position, "\(report)") }
+        #expect(seen.map(\.position) == seen.map(\.position).sorted())
+        #expect((1...2).contains(syncs), "outbox fsyncs for 50 batches: \(syncs)")
+    }
+
+    /// Stopping reports what was routed last, flushed: nothing waits a second that never comes.
+    @Test func stoppingReportsTheLastPosition() async throws {
+        let directory = try TemporaryDirectory()
+        let reports = Reports(directory)
+        try await withRouter(Self.yaml, directory: directory, progress: { reports.report($0) }) { router in
+            router.submit([event("s1"), event("s2")], through: 7)
+            try await eventually("routed") {
+                router.outbox.pendingCount + (router.statistics.backends["audit"]?.delivered ?? 0) >= 2
+            }
+        }
+        let last = try #require(reports.seen.withLock { $0.last })
+        #expect(last.position == 7 && last.lines >= 2)
+    }
+}
