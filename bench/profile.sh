@@ -17,6 +17,7 @@ bin=.build/release
 [ -x "$bin/hubd" ] || { echo "profile: build it first: swift build -c release --product hubd" >&2; exit 2; }
 gcc -O2 -o "$work/pubgen" bench/pubgen.c -lmosquitto
 start_broker
+rm -rf "$work/state" "$work/audit.jsonl"
 make_state "$work/state" 1000
 start_hubd "$work/state" "notifiers:
   backends:

@@ -1,3 +1,4 @@
+import HubSupport
 import ServiceLifecycle
 
 /// Runs `action` every `interval` until cancelled (a service wraps its timers in `cancelWhenGracefulShutdown`).
@@ -8,6 +9,25 @@ import ServiceLifecycle
 func every(_ interval: Duration, resting: Int = 0, _ action: @Sendable () async -> Void) async {
     var pause = interval
     while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        do {
+            try await Task.sleep(for: pause)
+        } catch {
+            return
+        }
+        let took = await ContinuousClock().measure { await action() }
+        pause = max(interval, took * resting)
+    }
+}
+
+/// Runs `action` once `bell` has rung, `interval` after the ring (so what comes meanwhile is taken too), and again
+/// after each later ring, at most once every `interval` (`resting` as for `every`): a service whose work comes in
+/// bursts sleeps between them, where `every` woke it each interval to find nothing (issue 38's idle goal).
+func whenRung(_ bell: Doorbell, every interval: Duration, resting: Int = 0, _ action: @Sendable () async -> Void)
+    async
+{
+    var pause = interval
+    while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        await bell.wait(until: nil)
         do {
             try await Task.sleep(for: pause)
         } catch {

@@ -20,6 +20,8 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     private let logger: Logger
     private let journal: Journal
     private let pending = Locked(Pending())
+    /// Rung when readings or events wait: written a flush interval later.
+    private let pendingBell = Doorbell()
 
     struct Pending {
         var readings: [RecordedReading] = []
@@ -69,17 +71,19 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
             for record in records { pending.events += record.events }
             pending.through = max(pending.through, position)
         }
+        pendingBell.ring()
     }
 
     /// Keeps particulate readings and numeric sensors' values alike (`hubctl history`, the dashboard's charts).
     func accept(_ reading: RecordedReading) {
         pending.withLock { $0.readings.append(reading) }
+        pendingBell.ring()
     }
 
     func run() async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await every(self.flushInterval) { await self.write() } }
+                group.addTask { await whenRung(self.pendingBell, every: self.flushInterval) { await self.write() } }
                 group.addTask { await self.pruner.run() }
             }
         }

@@ -23,7 +23,7 @@ protocol TopicListener: Sendable {
 
 /// Messages become statuses and events: every message of the connected client goes through the tracker (a value
 /// type with the rules), every status it changes goes to the journal with the events the change caused, and silence
-/// is checked four times a second.
+/// is looked for when a sensor's deadline passes (`Ingest+Silence.swift`).
 ///
 /// Owns the tracker: the subscriptions service asks it to follow the registry, snapshots read it. One lock, no actor
 /// hop per message.
@@ -32,6 +32,8 @@ final class Ingest: Service, Sendable {
     let counters = Locked(Counters())
     /// Messages taken that were not retained replays (what publishers sent since): how `Subscriptions` sees a flood.
     let liveMessages = Atomic<Int>(0)
+    /// Rung by each of those: what the watch for floods sleeps on while the hub is quiet.
+    let liveBell = Doorbell()
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
     let journal: Journal
@@ -44,6 +46,9 @@ final class Ingest: Service, Sendable {
     let silenceRetries = Locked<Set<String>>([])
     let errors: ErrorRecorder?
     let logger: Logger
+    /// When a hub on its own looks for silent sensors next (`Ingest+Silence.swift`), and what wakes it sooner.
+    let silencePlan = Locked(SilencePlan())
+    let silenceBell = Doorbell()
 
     struct Counters {
         var messages = 0
@@ -72,8 +77,10 @@ final class Ingest: Service, Sendable {
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await every(.milliseconds(250)) {
-                    if let shared = self.shared { await self.checkSilence(shared) } else { self.checkSilence() }
+                if let shared = self.shared {
+                    await every(Self.silenceCadence) { await self.checkSilence(shared) }
+                } else {
+                    await self.watchSilence()
                 }
             }
             for await client in clients { await consume(client) }
@@ -92,7 +99,10 @@ final class Ingest: Service, Sendable {
         }
         let confirms = client.holdsAcknowledgements
         for await message in client.messages {
-            if !message.retain { liveMessages.add(1, ordering: .relaxed) }
+            if !message.retain {
+                liveMessages.add(1, ordering: .relaxed)
+                liveBell.ring()
+            }
             // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached
             // it before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
             let delivery = !confirms || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
@@ -102,7 +112,7 @@ final class Ingest: Service, Sendable {
                 journal.afterCommit { client.confirm(through: number) }
                 continue
             }
-            let (outcome, recorded, records) = tracker.withLock { tracker in
+            let (outcome, recorded, records) = changeTracker { tracker in
                 let outcome = tracker.ingest(
                     topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
                 let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
@@ -187,8 +197,8 @@ final class Ingest: Service, Sendable {
             ])
     }
 
-    private func checkSilence() {
-        let (events, records) = tracker.withLock { tracker in
+    func checkSilence() {
+        let (events, records) = changeTracker { tracker in
             let events = tracker.checkSilence(now: .now, time: .now)
             return (events, tracker.takeRecords(events: events))
         }
@@ -201,14 +211,14 @@ final class Ingest: Service, Sendable {
 
     /// Follows the registry's sensors; returns the subscriptions that needs.
     func follow(_ document: DefaultsDocument) -> SensorTracker.Delta {
-        tracker.withLock { $0.follow(document, now: .now) }
+        changeTracker { $0.follow(document, now: .now) }
     }
 
     /// Starts or stops a mobile sensor's recording session (the API's): journaled like a control message's (in a
     /// cluster, committed first).
     func session(_ action: SessionAction, sensor name: String) async throws -> SensorTracker.Outcome {
         if let shared { return try await session(action, sensor: name, shared) }
-        let (outcome, records) = tracker.withLock { tracker -> (SensorTracker.Outcome, [JournalRecord]) in
+        let (outcome, records) = changeTracker { tracker -> (SensorTracker.Outcome, [JournalRecord]) in
             guard let topic = tracker.topic(ofSensor: name) else { return (.rejected(.unknownTopic), []) }
             let outcome = tracker.session(action, topic: topic, time: .now)
             return (outcome, tracker.takeRecords(events: outcome.events))
@@ -231,7 +241,7 @@ final class Ingest: Service, Sendable {
 
     /// Applies the settings that can change while running (SIGHUP).
     func apply(_ configuration: HubConfiguration) {
-        tracker.withLock {
+        changeTracker {
             $0.maximumStatusLength = configuration.maximumStatusLength
             $0.setDefaultSilenceTimeout(configuration.silenceTimeout, now: .now)
             $0.setThresholds(configuration.thresholds)

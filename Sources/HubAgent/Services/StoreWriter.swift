@@ -34,6 +34,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let files = DispatchQueue(label: "sensorhub.files")
     /// Whether it writes statuses to the store (not in a cluster: they are committed there before the journal).
     private let recordsStatuses: Bool
+    /// Rung when statuses wait in the backlog: a flush follows a flush interval later.
+    private let backlogBell = Doorbell()
 
     init(
         store: any RegistryStore, journal: Journal, writes: Locked<Int>,
@@ -66,6 +68,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             }
             backlog.through = max(backlog.through, position)
         }
+        backlogBell.ring()
     }
 
     func run() async {
@@ -76,7 +79,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 // core. Resting ten times as long after each keeps the writer within about a tenth of a core on a
                 // large registry; nothing waits for it, and the journal holds every status meanwhile.
                 group.addTask {
-                    await every(self.flushInterval, resting: 10) { await self.flush() }
+                    await whenRung(self.backlogBell, every: self.flushInterval, resting: 10) { await self.flush() }
                 }
                 group.addTask {
                     while !Task.isCancelled {
@@ -117,6 +120,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         } catch {
             // The next flush tries again, unless a newer status of the sensor has arrived meanwhile.
             backlog.withLock { backlog in backlog.records.merge(records) { newer, _ in newer } }
+            backlogBell.ring()
             errors.record("could not write statuses to the registry: \(error)")
         }
     }

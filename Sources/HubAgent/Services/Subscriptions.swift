@@ -279,7 +279,11 @@ final class Subscriptions: Service, Sendable {
                 burstStart = count
                 continue
             }
-            guard count - start > flood else { continue }
+            guard count - start > flood else {
+                // Quiet, and no burst to answer: sleep until a live message comes (no timer while idle).
+                await ingest.liveBell.wait(until: nil)
+                continue
+            }
             burstStart = count
             logger.notice(
                 "a burst may have overflowed the broker's queue for hubd; subscribing again for the newest statuses",
