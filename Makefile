@@ -30,6 +30,8 @@ bench:
 	bench/receive.sh
 	bench/store.sh
 	bench/hub.sh
+	RATE=100 SECS=10 bench/profile.sh
+	RATE=1000 SECS=10 bench/profile.sh
 	bench/route.sh
 	bench/cluster.sh
 	bench/alerts.sh

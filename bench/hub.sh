@@ -22,7 +22,7 @@
 # warns about any burst that never got one. mqttwarn is slow (its ingest takes ~90 s), so its bursts run
 # REFERENCE_RUNS times (default 1) and its latency REFERENCE_LATENCY_RUNS times (default 3).
 # Goals (issue 22, computed from the figures in the table and summed up below it): ingest >= 0.8 x mosquitto_sub;
-# anon <= 64 MiB with 100,000 sensors, a status each; subscribing 100,000 sensors at start <= 1 s; webhook (one
+# anon <= 64 MiB with 100,000 sensors, a status each; subscribing 100,000 sensors at start <= 0.5 s (issue 38); webhook (one
 # request a notification) >= 0.5 x the file fan-out and <= 50 µs of hubd CPU a request; file fan-out at QoS 1
 # >= 0.9 x the floor (mosquitto_sub); p99 at 100 and 1k msg/s <= 2 ms and <= mqttwarn's; p99 at 10k msg/s <= 100 ms.
 # mqttwarn is installed from PyPI into .build/bench/mqttwarn. Prints a Markdown report, written to OUT
@@ -471,6 +471,18 @@ section_scale() {
             t0=$(now); HUB_STATE_DIR="$work/scale-$n-$run" "$bin/hubctl" sensors add extra >/dev/null; adds+=" $(elapsed "$t0")"
             t0=$(now); HUB_STATE_DIR="$work/scale-$n-$run" "$bin/hubctl" sensors list --json >/dev/null; lists+=" $(elapsed "$t0")"
         done
+        # The same start with one subscription per sensor (`sensors.subscribe: each`), beside the default (`auto`:
+        # covering filters from 1,000 sensors on, one filter for this template): what covering saves at this size.
+        local each_ready=""
+        for run in $(seq "$RUNS"); do
+            make_state "$work/scale-each-$n-$run" "$n"
+            wait_quiet "scale, $n sensors subscribed each, run $run"
+            start_hubd "$work/scale-each-$n-$run" "sensors: {subscribe: each}"
+            each_ready+=" $hub_ready"
+            stop_hubd
+        done
+        # shellcheck disable=SC2086
+        rows+=("| 4 scale, $n sensors | hubd with \`sensors.subscribe: each\` (a subscription per sensor) | $RUNS | ready in $(spread %.2f " s" $each_ready) | – | – | | | what the default (\`auto\`, covering filters from 1,000 sensors) is measured against |")
         # shellcheck disable=SC2086
         local after_mib per_sensor ready_s goals=""
         # shellcheck disable=SC2086
@@ -482,7 +494,7 @@ section_scale() {
         per_sensor=$(awk -v a="$(median $after)" -v f="$floor_kib" -v n="$n" 'BEGIN { printf "%.0f", (a - f) * 1024 / n }')
         if [ "$n" = 100000 ]; then
             # shellcheck disable=SC2086
-            goals="$(goal "anon with 100,000 sensors, a status each ≤ 64 MiB" "$after_mib" "<=" 64 "anon ≤ 64 MiB"); $(goal "subscribing 100,000 sensors at start ≤ 1 s" "$ready_s" "<=" 1 "subscribed ≤ 1 s (the broker alone: $(printf %.2f "$(median $floor)") s)")"
+            goals="$(goal "anon with 100,000 sensors, a status each ≤ 64 MiB" "$after_mib" "<=" 64 "anon ≤ 64 MiB"); $(goal "subscribing 100,000 sensors at start ≤ 0.5 s" "$ready_s" "<=" 0.5 "subscribed ≤ 0.5 s (each topic: $(printf %.2f "$(median $each_ready)") s; the broker alone: $(printf %.2f "$(median $floor)") s)")"
         fi
         # shellcheck disable=SC2046,SC2086
         rows+=("| 4 scale, $n sensors | **hubd** | $RUNS | ready in $(spread %.2f " s" $ready) (start, registry read, every topic subscribed) | anon **$(spread %.1f " MiB" $(to_mib $after))** 2 s after the registry had every status ($(spread %.1f " s" $flushed) after the last was received) ($(to_mib "$(median $at_ready)" | xargs) MiB at ready) | – | **$per_sensor bytes a sensor**; $(awk -v r="$(median $ready)" -v f="$(median $floor)" 'BEGIN { printf "%.2f", r - f }') s of the ready time beyond the broker's floor | $goals | RSS $(median $rss_after) MiB; hubctl add $(awk -v s="$(median $adds)" 'BEGIN { printf "%.0f", s * 1000 }') ms, list --json $(awk -v s="$(median $lists)" 'BEGIN { printf "%.0f", s * 1000 }') ms |")
@@ -491,7 +503,7 @@ section_scale() {
     *" 100000 "*) ;;
     *)
         goal_not_run "anon with 100,000 sensors, a status each ≤ 64 MiB" "anon ≤ 64 MiB" "SCALES=\"$SCALES\""
-        goal_not_run "subscribing 100,000 sensors at start ≤ 1 s" "subscribed ≤ 1 s" "SCALES=\"$SCALES\""
+        goal_not_run "subscribing 100,000 sensors at start ≤ 0.5 s" "subscribed ≤ 0.5 s" "SCALES=\"$SCALES\""
         ;;
     esac
 }

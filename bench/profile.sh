@@ -12,7 +12,7 @@ work=${PROFILE_WORK:-$(mktemp -d /tmp/hubd-profile.XXXXXX)}
 pids=()
 source bench/lib.sh
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
-command -v perf >/dev/null || { echo "profile: perf is not installed (apt-get install linux-perf)" >&2; exit 2; }
+command -v perf >/dev/null || { echo "profile: skipped, perf is not installed (apt-get install linux-perf)" >&2; exit 0; }
 bin=.build/release
 [ -x "$bin/hubd" ] || { echo "profile: build it first: swift build -c release --product hubd" >&2; exit 2; }
 gcc -O2 -o "$work/pubgen" bench/pubgen.c -lmosquitto

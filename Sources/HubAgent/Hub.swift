@@ -237,7 +237,7 @@ public struct Hub: Sendable {
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: following,
             statusChanged: statusChanged, followedVersion: followed, partitions: shared?.partitions,
-            errors: errors, logger: logger)
+            mode: configuration.subscribe, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
                 settings: configuration.sds011, store: store, keeper: keeper, errors: errors, logger: logger,

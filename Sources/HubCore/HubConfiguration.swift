@@ -15,6 +15,9 @@ public struct HubConfiguration: Sendable, Hashable {
     public var topicTemplate: TopicTemplate = .default
     /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
     public var qos: Int = 1
+    /// `sensors.subscribe`: one subscription per sensor topic (`each`), the few filters that cover them all
+    /// (`covering`, `TopicCover`), or `covering` from `SubscribeMode.coveringFrom` sensors on (`auto`).
+    public var subscribe: SubscribeMode = .auto
     /// `sensors.acknowledge_when_journaled`: hold each QoS 1 status's acknowledgement to the broker until the journal
     /// has it (and its packet id, so that the broker sending it again after a crash is known), so that a crash loses
     /// none. On by default; `false` lets libmosquitto acknowledge each message as it arrives (faster in a burst, and
@@ -194,8 +197,11 @@ public struct HubConfiguration: Sendable, Hashable {
 
         let sensors = root["sensors"]
         try sensors.allow([
-            "topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled",
+            "topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled", "subscribe",
         ])
+        if let mode = try sensors["subscribe"].value("auto, each or covering", { SubscribeMode(rawValue: $0) }) {
+            result.subscribe = mode
+        }
         if let hold = try sensors["acknowledge_when_journaled"].bool() { result.acknowledgeWhenJournaled = hold }
         if let template = try sensors["topic_template"].value("a topic template", { try TopicTemplate($0) }) {
             result.topicTemplate = template
@@ -339,6 +345,24 @@ public struct HubConfiguration: Sendable, Hashable {
             throw http["listen"].invalidValue(
                 result.httpListen.description,
                 "listening beyond this machine needs http.token or http.token_file (writes require it)")
+        }
+    }
+}
+
+/// How the hub subscribes to its sensors' topics (`sensors.subscribe`).
+public enum SubscribeMode: String, Sendable, CaseIterable {
+    case auto, each, covering
+
+    /// `auto` covers from this many sensor topics on: below it each topic costs the broker little, and a covering
+    /// filter would bring every other message under it (devices that are not sensors) for the hub to drop.
+    public static let coveringFrom = 1_000
+
+    /// Whether `count` sensor topics are subscribed to through covering filters.
+    public func covers(_ count: Int) -> Bool {
+        switch self {
+        case .each: false
+        case .covering: true
+        case .auto: count >= Self.coveringFrom
         }
     }
 }

@@ -32,6 +32,9 @@ final class Ingest: Service, Sendable {
     let counters = Locked(Counters())
     /// Messages taken that were not retained replays (what publishers sent since): how `Subscriptions` sees a flood.
     let liveMessages = Atomic<Int>(0)
+    /// Whether the hub subscribes through covering filters (`sensors.subscribe`): a message they bring on a topic
+    /// no sensor uses is expected then, counted as `not_a_sensor` and not logged.
+    let coversTopics = Atomic<Bool>(false)
     /// Rung by each of those: what the watch for floods sleeps on while the hub is quiet.
     let liveBell = Doorbell()
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
@@ -157,6 +160,11 @@ final class Ingest: Service, Sendable {
         }):
             // A device discovery listens for (not a sensor yet), or Home Assistant's birth.
             counters.withLock { $0.messages += 1 }
+        case .rejected(.unknownTopic) where coversTopics.load(ordering: .relaxed):
+            counters.withLock {
+                $0.messages += 1
+                $0.rejected[Self.notASensor, default: 0] += 1
+            }
         case .rejected(let reason):
             counters.withLock {
                 $0.messages += 1
@@ -165,6 +173,9 @@ final class Ingest: Service, Sendable {
             noteRejection(reason, topic: message.topic, size: message.payload.count)
         }
     }
+
+    /// What a covering filter brought on a topic no sensor uses is counted as (`rejected`, not logged).
+    static let notASensor = "not_a_sensor"
 
     /// Counts `messages` and the events of `events` that are new (those in `fresh`, every one without it), and logs
     /// each of those.

@@ -90,14 +90,19 @@ final class Subscriptions: Service, Sendable {
     /// In a cluster, how the sensors are shared out: their topics are subscribed on the partitions' clients, not on
     /// the agent's own connection. `nil` for a hub on its own.
     private let partitions: ClusterPartitions?
+    /// `sensors.subscribe`: each sensor topic, or the filters that cover them.
+    private let mode: SubscribeMode
+    /// The covering filters the current client holds; empty when it holds each sensor topic.
+    private let cover = Locked<Set<String>>([])
 
     init(
         inputs: Inputs, store: any RegistryStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
         listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
         statusChanged: Doorbell, followedVersion: Locked<RegistryVersion?> = Locked(nil),
-        partitions: ClusterPartitions? = nil, errors: ErrorRecorder,
+        partitions: ClusterPartitions? = nil, mode: SubscribeMode = .auto, errors: ErrorRecorder,
         logger: Logger
     ) {
+        self.mode = mode
         self.partitions = partitions
         self.followedVersion = followedVersion
         self.listenerFilters = listenerFilters
@@ -144,7 +149,7 @@ final class Subscriptions: Service, Sendable {
                     // followed already and nobody needs the document: 100,000 sensors decode in a third of a second).
                     let known = followed == nil ? await isFollowed() : false
                     let document = known ? nil : await applyStore(to: nil)
-                    await subscribe(sensorFilters(ingest.topics), on: newClient)
+                    await subscribeSensors(on: newClient)
                     for filters in listenerFilters { await subscribe(filters, on: newClient) }
                     if let document { followed?(document, true) }
                     done.resume()
@@ -169,10 +174,10 @@ final class Subscriptions: Service, Sendable {
                     }
                     // Disconnected since (quiet because the broker is gone): the reconnect's own pass follows.
                     guard partitions == nil, let client, client === settledClient, client.isConnected else { break }
-                    let topics = ingest.topics
-                    await subscribe(sensorFilters(topics), on: client)
+                    let (topics, filters) = await subscribeSensors(on: client)
                     logger.info(
-                        "subscribed again for the newest retained statuses", metadata: ["topics": "\(topics.count)"])
+                        "subscribed again for the newest retained statuses",
+                        metadata: ["topics": "\(topics)", "filters": "\(filters)"])
                 case .detach:
                     client = nil
                 }
@@ -215,7 +220,21 @@ final class Subscriptions: Service, Sendable {
         }
         let delta = ingest.follow(document)
         if let client, !delta.isEmpty {
-            await subscribe(sensorFilters(delta.subscribe), on: client)
+            let added = sensorFilters(delta.subscribe)
+            await subscribe(added, on: client)
+            // Under covering filters a new sensor's topic is subscribed on its own only for its retained status (the
+            // broker queues that before it reads the next packet), then dropped where a filter covers it: a topic
+            // held twice would bring each message twice. A removed sensor's topic may stay covered; ingest drops
+            // what comes on it.
+            let covering = cover.withLock { $0 }
+            let covered = added.filter { topic in covering.contains { TopicRules.matches(filter: $0, topic: topic) } }
+            if !covered.isEmpty {
+                do {
+                    try await client.unsubscribe(covered)
+                } catch {
+                    errors.record("could not unsubscribe from \(covered.count) covered topics: \(error)")
+                }
+            }
             if !delta.unsubscribe.isEmpty {
                 do {
                     try await client.unsubscribe(sensorFilters(delta.unsubscribe))
@@ -290,6 +309,27 @@ final class Subscriptions: Service, Sendable {
                 metadata: ["messages": "\(count - start)"])
             inputs.continuation.yield(.settled(client))
         }
+    }
+
+    /// Subscribes `client` to every sensor's topic, or to the filters that cover them (`sensors.subscribe`);
+    /// returns how many topics, and how many filters that took.
+    @discardableResult
+    private func subscribeSensors(on client: MosquittoClient) async -> (topics: Int, filters: Int) {
+        let topics = sensorFilters(ingest.topics)
+        let covering = mode.covers(topics.count)
+        let filters = covering ? TopicCover.filters(covering: topics) : topics
+        cover.withLock { $0 = covering ? Set(filters) : [] }
+        ingest.coversTopics.store(covering, ordering: .relaxed)
+        if covering {
+            logger.info(
+                "subscribing through covering filters",
+                metadata: [
+                    "topics": "\(topics.count)", "filters": "\(filters.count)",
+                    "first": "\(filters.prefix(5).joined(separator: " "))",
+                ])
+        }
+        await subscribe(filters, on: client)
+        return (topics.count, filters.count)
     }
 
     /// The filters for sensors' topics on the agent's own connection: the topics themselves; none in a cluster, where
