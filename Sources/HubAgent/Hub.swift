@@ -341,4 +341,8 @@ extension NotificationRouter: JournalConsumer {
     public func accept(_ records: [JournalRecord], through position: Int) {
         submit(records.flatMap(\.events), through: position)
     }
+
+    /// Routes a batch while the journal flushes it: it acknowledges the journal only after the outbox's `fsync`, a
+    /// second later (`NotificationRouter+Progress.swift`).
+    public var takesWrittenRecords: Bool { true }
 }

@@ -83,6 +83,34 @@ import Testing
         #expect(try Journal(directory: directory, logger: logger).open().records.isEmpty)
     }
 
+    /// The router takes each batch once it is written, while the `fsync` runs (issue 38): the file holds it by
+    /// then, and the broker is not yet told (its acknowledgements wait for the `fsync`). The others take it after.
+    @Test func theRouterTakesABatchOnceWrittenBeforeTheBrokerHearsOfIt() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        final class Early: JournalConsumer, Sendable {
+            let path: String
+            let confirmed = Locked(false)
+            let seen = Locked<[(positions: [Int], inFile: Bool, confirmed: Bool)]>([])
+            init(_ path: String) { self.path = path }
+            var takesWrittenRecords: Bool { true }
+            func accept(_ records: [JournalRecord], through position: Int) {
+                let file = String(decoding: AppendFile.contents(path), as: UTF8.self)
+                let inFile = records.allSatisfy { file.contains("\"status\": \"\($0.status)\"") }
+                seen.withLock { $0.append((records.map(\.position), inFile, confirmed.withLock { $0 })) }
+            }
+        }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        let (store, router) = (Consumer(), Early(journal.path))
+        journal.attach([("store", store), ("router", router)])
+        journal.append([record("door", "open", sequence: 1)])
+        journal.afterCommit { router.confirmed.withLock { $0 = true } }
+        await journal.flushed()
+        let seen = router.seen.withLock { $0 }
+        #expect(seen.count == 1 && seen[0].positions == [1] && seen[0].inFile && !seen[0].confirmed, "\(seen)")
+        #expect(router.confirmed.withLock { $0 } && store.records.map(\.position) == [1])
+    }
+
     @Test func aTornLastLineIsSkippedAndCounted() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal(directory: directory, logger: logger)

@@ -41,6 +41,10 @@ import Testing
             for token in actions.values {
                 #expect(throws: Never.self) { try ActionToken(verifying: token, key: key, now: .now) }
             }
+            // The listener starts beside the first delivery: on a loaded machine its first /sync can come after it.
+            try await eventually("the first /sync") {
+                server.requests.contains { $0.path.hasPrefix("/_matrix/client/v3/sync?") }
+            }
             let sync = try #require(server.requests.first { $0.path.hasPrefix("/_matrix/client/v3/sync?") })
             let filter = Self.query(sync.path)["filter"] ?? ""
             #expect(filter.contains(#""types":["m.reaction"]"#) && filter.contains(#""rooms":["!abc:example.org"]"#))

@@ -33,10 +33,12 @@ import Testing
         """
 
     /// Fifty batches, each its own journal position: every position is reported only once the outbox file holds the
-    /// notifications up to it, and one `fsync` (or two, if the burst straddles a flush) covers all fifty.
+    /// notifications up to it, and the outbox is flushed once a second, not once a batch.
     @Test func aBurstIsReportedOnceItsOutboxIsFlushed() async throws {
         let directory = try TemporaryDirectory()
         let reports = Reports(directory)
+        let clock = ContinuousClock()
+        let started = clock.now
         let syncs = try await withRouter(Self.yaml, directory: directory, progress: { reports.report($0) }) { router in
             for position in 1...50 {
                 router.submit([event("s\(position)")], through: position)
@@ -49,7 +51,9 @@ import Testing
         let seen = reports.seen.withLock { $0 }
         for report in seen { #expect(report.lines >= report.position, "\(report)") }
         #expect(seen.map(\.position) == seen.map(\.position).sorted())
-        #expect((1...2).contains(syncs), "outbox fsyncs for 50 batches: \(syncs)")
+        // One flush a second at most (a loaded machine stretches the burst), never one per batch.
+        let seconds = Int((clock.now - started).components.seconds)
+        #expect(syncs >= 1 && syncs <= seconds + 1, "outbox fsyncs for 50 batches in \(seconds) s: \(syncs)")
     }
 
     /// Stopping reports what was routed last, flushed: nothing waits a second that never comes.

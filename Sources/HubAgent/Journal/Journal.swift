@@ -298,7 +298,16 @@ public final class Journal: Sendable {
         // After the records: a crash that tore the write leaves no id of a message whose change is missing.
         if !delivered.isEmpty || anew { bytes += Self.deliveriesLine(delivered, anew: anew) }
         bytes += acknowledgementLines()
-        let durable = write(bytes, sync: true)
+        let written = write(bytes, sync: false)
+        // The router takes the batch now, while the `fsync` runs: a notification does not wait for the disk (its p99
+        // here is 1.6 ms). A SIGKILL can't lose what is written; a power cut before the `fsync` can lose the records,
+        // but then no PUBACK left either, so the broker sends the messages again and they become the same events,
+        // with the same ids, that receivers already have. Acknowledgements to the broker still wait for the `fsync`.
+        let early = state.withLock { $0.consumers }.filter(\.consumer.takesWrittenRecords)
+        if let through = batch.last?.position {
+            for (_, consumer) in early { consumer.accept(batch, through: through) }
+        }
+        let durable = written && flushToDisk()
         let waited = oldest.map { .now - $0 } ?? .zero
         let (consumers, ready) = state.withLock { state in
             if let through = batch.last?.position { state.durable = through }
@@ -320,7 +329,9 @@ public final class Journal: Sendable {
         for action in ready { action() }
         // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
         if let through = batch.last?.position {
-            for (_, consumer) in consumers { consumer.accept(batch, through: through) }
+            for (_, consumer) in consumers where !consumer.takesWrittenRecords {
+                consumer.accept(batch, through: through)
+            }
         }
         compactIfWorthIt()
     }
@@ -353,13 +364,30 @@ public final class Journal: Sendable {
             state.withLock { $0.size += bytes.count }
             return true
         } catch {
-            state.withLock { $0.statistics.errors += 1 }
-            if let report = failures.withLock({ $0.note() }) {
-                logger.error(
-                    "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
-                    metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
-            }
+            report(error)
             return false
+        }
+    }
+
+    /// Flushes what was written to disk; false (logged and counted) when that failed.
+    private func flushToDisk() -> Bool {
+        let fd = state.withLock { $0.fd }
+        guard fd >= 0 else { return false }
+        do throws(StoreError) {
+            try AppendFile.sync(fd, path: path)
+            return true
+        } catch {
+            report(error)
+            return false
+        }
+    }
+
+    private func report(_ error: StoreError) {
+        state.withLock { $0.statistics.errors += 1 }
+        if let report = failures.withLock({ $0.note() }) {
+            logger.error(
+                "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
+                metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
         }
     }
 }

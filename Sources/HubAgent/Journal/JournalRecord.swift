@@ -138,6 +138,14 @@ public struct JournalRecord: Sendable, Hashable {
 public protocol JournalConsumer: Sendable {
     /// Records now durable, in journal order; `position` is the last one's. Must not block.
     func accept(_ records: [JournalRecord], through position: Int)
+    /// Whether it takes records once written, while their `fsync` runs, rather than after it (the router, so that a
+    /// notification does not wait for the disk). Its acknowledgement must then wait for something that outlasts
+    /// that `fsync` (the router's waits for the outbox's, a second later).
+    var takesWrittenRecords: Bool { get }
+}
+
+extension JournalConsumer {
+    public var takesWrittenRecords: Bool { false }
 }
 
 extension DefaultsDocument {
