@@ -76,17 +76,6 @@ public final class Journal: Sendable {
         var closed = false
     }
 
-    /// What the journal held at start.
-    public struct Replay: Sendable {
-        /// Every record in the file, oldest first.
-        public var records: [JournalRecord] = []
-        /// Up to where each consumer had acknowledged them.
-        public var acknowledged: [String: Int] = [:]
-        public var unreadable = 0
-        /// The packet ids of the messages applied lately.
-        public var deliveries = RecentDeliveries()
-    }
-
     public init(directory: String, logger: Logger) {
         self.directory = directory
         self.path = directory + "/" + Self.fileName
@@ -389,14 +378,5 @@ public final class Journal: Sendable {
                 "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
                 metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
         }
-    }
-}
-
-/// The journal is the first service to start and the last to stop: it closes (compacting what every consumer has
-/// acknowledged) once the registry's last write is done.
-extension Journal: Service {
-    public func run() async {
-        try? await gracefulShutdown()
-        await close()
     }
 }
