@@ -31,7 +31,7 @@ extension NotificationRouter {
     }
 
     /// Flushes the outbox, then reports the position routed before the flush began. A flush that fails reports
-    /// nothing (the journal keeps the events) and is tried again with the next batch.
+    /// nothing (the journal keeps the events) and is tried again a second later.
     func syncRouted() async {
         guard
             let through = routedPosition.withLock({ position in
@@ -45,6 +45,7 @@ extension NotificationRouter {
             progress?(through)
         } catch {
             routedPosition.withLock { $0 = max($0 ?? 0, through) }
+            outboxSyncBell.ring()
             inbox.withLock { $0.counters.outboxErrors += 1 }
             logger.error(
                 "cannot flush the outbox to disk; the journal keeps its events until it can",

@@ -44,6 +44,8 @@ public final class Outbox: Sendable {
         var unsynced = false
         /// `fsync`s of adds since start (the bench counts them per notification).
         var syncs = 0
+        /// A write or `fsync` of adds failed: the next `sync()` rewrites the file from the pending notifications.
+        var rewriteWanted = false
     }
 
     public init(directory: String, logger: Logger? = nil) {
@@ -157,6 +159,7 @@ public final class Outbox: Sendable {
                 }
                 result.yield(.success(()))
             } catch {
+                self.state.withLock { $0.rewriteWanted = true }
                 result.yield(.failure(error))
             }
             result.finish()
@@ -169,14 +172,30 @@ public final class Outbox: Sendable {
     /// Flushes to disk the adds written without it (`append(_:durable: false)`); returns once they are durable.
     public func sync() async throws(StoreError) {
         try await perform { () throws(StoreError) in
-            guard self.state.withLock({ $0.unsynced }) else { return }
-            // A compaction that failed may have closed the descriptor: the file at the path holds the adds still.
-            var fd = self.state.withLock { $0.fd }
-            defer { self.state.withLock { $0.fd = fd } }
-            if fd < 0 { fd = try AppendFile.open(self.path, in: self.directory) }
-            try AppendFile.sync(fd, path: self.path)
+            let (unsynced, rewrite) = self.state.withLock { ($0.unsynced, $0.rewriteWanted) }
+            guard unsynced || rewrite else { return }
+            if !rewrite {
+                do throws(StoreError) {
+                    // A compaction that failed may have closed the descriptor: the file at the path holds the adds.
+                    var fd = self.state.withLock { $0.fd }
+                    if fd < 0 {
+                        fd = try AppendFile.open(self.path, in: self.directory)
+                        self.state.withLock { $0.fd = fd }
+                    }
+                    try AppendFile.sync(fd, path: self.path)
+                } catch {
+                    // Linux reports a writeback error once and then takes the pages for clean: a second `fsync`
+                    // would succeed without them. The pending notifications are written anew instead.
+                    self.state.withLock { $0.rewriteWanted = true }
+                    self.logger?.warning(
+                        "cannot flush the outbox; writing its pending notifications anew",
+                        metadata: ["path": "\(self.path)", "error": "\(error)"])
+                }
+            }
+            if self.state.withLock({ $0.rewriteWanted }) { try self.compactIfWorthIt(force: true) }
             self.state.withLock {
                 $0.unsynced = false
+                $0.rewriteWanted = false
                 $0.syncs += 1
             }
         }
@@ -296,10 +315,12 @@ public final class Outbox: Sendable {
         try AppendFile.append(bytes, reopening: &fd, path: path, in: directory, sync: sync)
     }
 
-    /// Rewrites the file with only the pending notifications once done lines are most of it.
-    private func compactIfWorthIt() throws(StoreError) {
+    /// Rewrites the file with only the pending notifications once done lines are most of it, or when `force`d.
+    private func compactIfWorthIt(force: Bool = false) throws(StoreError) {
         let (worth, lines) = state.withLock { state -> (Bool, [UInt8]) in
-            guard state.doneLines + state.unreadableLines >= 1_000, state.doneLines > 2 * state.pending.count else {
+            guard
+                force || (state.doneLines + state.unreadableLines >= 1_000 && state.doneLines > 2 * state.pending.count)
+            else {
                 return (false, [])
             }
             state.order = state.order.filter { state.pending[$0] != nil }

@@ -83,8 +83,9 @@ import Testing
         #expect(try Journal(directory: directory, logger: logger).open().records.isEmpty)
     }
 
-    /// The router takes each batch once it is written, while the `fsync` runs (issue 38): the file holds it by
-    /// then, and the broker is not yet told (its acknowledgements wait for the `fsync`). The others take it after.
+    /// The router takes each batch of held messages once it is written, while the `fsync` runs (issue 38): the file
+    /// holds it by then, and the broker is not yet told (its acknowledgements wait for the `fsync`). The others, and
+    /// the router for records nothing would send again, take it after.
     @Test func theRouterTakesABatchOnceWrittenBeforeTheBrokerHearsOfIt() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         final class Early: JournalConsumer, Sendable {
@@ -103,12 +104,19 @@ import Testing
         _ = try journal.open()
         let (store, router) = (Consumer(), Early(journal.path))
         journal.attach([("store", store), ("router", router)])
-        journal.append([record("door", "open", sequence: 1)])
+        journal.append([record("door", "open", sequence: 1)], delivery: Journal.Delivery(packet: 1, digest: 42))
         journal.afterCommit { router.confirmed.withLock { $0 = true } }
         await journal.flushed()
-        let seen = router.seen.withLock { $0 }
+        var seen = router.seen.withLock { $0 }
         #expect(seen.count == 1 && seen[0].positions == [1] && seen[0].inFile && !seen[0].confirmed, "\(seen)")
         #expect(router.confirmed.withLock { $0 } && store.records.map(\.position) == [1])
+        // A record no broker would send again after a power cut (a silence, QoS 0): the router takes it flushed.
+        router.confirmed.withLock { $0 = false }
+        journal.append([record("door", "offline", sequence: 2)])
+        journal.afterCommit { router.confirmed.withLock { $0 = true } }
+        await journal.flushed()
+        seen = router.seen.withLock { $0 }
+        #expect(seen.count == 2 && seen[1].positions == [2] && seen[1].confirmed, "\(seen)")
     }
 
     @Test func aTornLastLineIsSkippedAndCounted() async throws {

@@ -65,6 +65,8 @@ public final class Journal: Sendable {
         /// Those appended since the last commit, and whether the broker's session was new before them.
         var pendingDeliveries: [(packet: Int, digest: UInt64)] = []
         var pendingAnew = false
+        /// Some pending record came with no held acknowledgement (`append(_:delivery: nil)`).
+        var pendingUnheld = false
         /// Those taken by the commit under way, until its write is done and they are in `deliveries`: a message
         /// sent again in that window is still known.
         var committingDeliveries: [(packet: Int, digest: UInt64)] = []
@@ -173,6 +175,9 @@ public final class Journal: Sendable {
                 state.nextPosition += 1
                 state.pending.append(record)
             }
+            // Records no held acknowledgement brings back after a power cut (a silence, QoS 0, acknowledgements
+            // not held): their batch is handed to the router only once flushed.
+            if delivery == nil && !records.isEmpty { state.pendingUnheld = true }
             if let delivery {
                 if delivery.sessionIsNew {
                     state.pendingDeliveries = []
@@ -261,8 +266,9 @@ public final class Journal: Sendable {
     // MARK: - On the journal's queue
 
     private func commit() {
-        let (batch, delivered, anew, appended, oldest) = state.withLock { state in
+        let (batch, delivered, anew, appended, oldest, unheld) = state.withLock { state in
             defer {
+                state.pendingUnheld = false
                 state.committingDeliveries = state.pendingDeliveries
                 state.committingAnew = state.pendingAnew
                 state.pending = []
@@ -271,7 +277,10 @@ public final class Journal: Sendable {
                 state.oldestPending = nil
                 state.commitScheduled = false
             }
-            return (state.pending, state.pendingDeliveries, state.pendingAnew, state.appended, state.oldestPending)
+            return (
+                state.pending, state.pendingDeliveries, state.pendingAnew, state.appended, state.oldestPending,
+                state.pendingUnheld
+            )
         }
         guard !batch.isEmpty || !delivered.isEmpty else { return }
         var bytes: [UInt8] = []
@@ -292,7 +301,8 @@ public final class Journal: Sendable {
         // here is 1.6 ms). A SIGKILL can't lose what is written; a power cut before the `fsync` can lose the records,
         // but then no PUBACK left either, so the broker sends the messages again and they become the same events,
         // with the same ids, that receivers already have. Acknowledgements to the broker still wait for the `fsync`.
-        let early = state.withLock { $0.consumers }.filter(\.consumer.takesWrittenRecords)
+        // Not for a batch with records nothing would send again (`unheld`): those wait for the `fsync`.
+        let early = unheld ? [] : state.withLock { $0.consumers }.filter(\.consumer.takesWrittenRecords)
         if let through = batch.last?.position {
             for (_, consumer) in early { consumer.accept(batch, through: through) }
         }
@@ -318,7 +328,7 @@ public final class Journal: Sendable {
         for action in ready { action() }
         // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
         if let through = batch.last?.position {
-            for (_, consumer) in consumers where !consumer.takesWrittenRecords {
+            for (_, consumer) in consumers where unheld || !consumer.takesWrittenRecords {
                 consumer.accept(batch, through: through)
             }
         }

@@ -317,9 +317,9 @@ final class Subscriptions: Service, Sendable {
     private func subscribeSensors(on client: MosquittoClient) async -> (topics: Int, filters: Int) {
         let topics = sensorFilters(ingest.topics)
         let covering = mode.covers(topics.count)
-        let filters = covering ? TopicCover.filters(covering: topics) : topics
-        cover.withLock { $0 = covering ? Set(filters) : [] }
-        ingest.coversTopics.store(covering, ordering: .relaxed)
+        var filters = covering ? TopicCover.filters(covering: topics) : topics
+        // Only wildcard filters cover: a topic kept whole is a sensor's own subscription, which a removal takes away.
+        var wildcards = Set(filters.filter { $0.contains("+") })
         if covering {
             logger.info(
                 "subscribing through covering filters",
@@ -328,7 +328,27 @@ final class Subscriptions: Service, Sendable {
                     "first": "\(filters.prefix(5).joined(separator: " "))",
                 ])
         }
-        await subscribe(filters, on: client)
+        if await !subscribe(filters, on: client), covering {
+            // Refused (a broker's access rules may forbid wildcards): each topic then, or the sensors would be deaf.
+            logger.warning(
+                "covering filters refused; subscribing to each sensor topic", metadata: ["topics": "\(topics.count)"])
+            filters = topics
+            wildcards = []
+            await subscribe(topics, on: client)
+        }
+        // Filters an earlier pass held and this one does not (the mode, or the sensors, changed meanwhile).
+        let dropped = cover.withLock { cover in
+            defer { cover = wildcards }
+            return cover.subtracting(wildcards)
+        }
+        ingest.coversTopics.store(!wildcards.isEmpty, ordering: .relaxed)
+        if !dropped.isEmpty {
+            do {
+                try await client.unsubscribe(dropped.sorted())
+            } catch {
+                errors.record("could not unsubscribe from \(dropped.count) covering filters: \(error)")
+            }
+        }
         return (topics.count, filters.count)
     }
 
@@ -357,12 +377,16 @@ final class Subscriptions: Service, Sendable {
         }
     }
 
-    private func subscribe(_ topics: [String], on client: MosquittoClient) async {
-        guard !topics.isEmpty else { return }
+    /// Subscribes `client` to `topics`; false (recorded) when that failed.
+    @discardableResult
+    private func subscribe(_ topics: [String], on client: MosquittoClient) async -> Bool {
+        guard !topics.isEmpty else { return true }
         do {
             try await client.subscribe(topics, qos: qos)
+            return true
         } catch {
             errors.record("could not subscribe to \(topics.count) topics: \(error)")
+            return false
         }
     }
 }
