@@ -8,38 +8,45 @@
 /// `minimumGroup - 1` others is kept whole. For topics made from one template that is one filter.
 package enum TopicCover {
     package static func filters(covering topics: some Sequence<String>, minimumGroup: Int = 2) -> [String] {
-        var counts: [String: Int] = [:]
-        var all: [String] = []
+        var counts: [Candidate: Int] = [:]
+        for topic in topics { forEachCandidate(of: topic) { counts[$0, default: 0] += 1 } }
+        // Filters are built once each at the end: a string per topic and level was a quarter of a 100,000-sensor
+        // start (perf, issue 38).
+        var chosen = Set<Candidate>()
+        var whole = Set<String>()
         for topic in topics {
-            all.append(topic)
-            forEachCandidate(of: topic) { counts[$0, default: 0] += 1 }
-        }
-        var chosen = Set<String>()
-        for topic in all {
-            var best: (filter: String, count: Int)?
-            forEachCandidate(of: topic) { filter in
-                let count = counts[filter] ?? 0
+            var best: (candidate: Candidate, count: Int)?
+            forEachCandidate(of: topic) { candidate in
+                let count = counts[candidate] ?? 0
                 // Later levels come later: `>=` makes the deepest level win a tie.
-                if count >= best?.count ?? 0 { best = (filter, count) }
+                if count >= best?.count ?? 0 { best = (candidate, count) }
             }
-            if let best, best.count >= minimumGroup { chosen.insert(best.filter) } else { chosen.insert(topic) }
+            if let best, best.count >= minimumGroup { chosen.insert(best.candidate) } else { whole.insert(topic) }
         }
-        return chosen.sorted()
+        return (whole.union(chosen.map(\.filter))).sorted()
     }
 
-    /// Each filter made from `topic` by putting `+` at one level. Not at a first level that starts with `$`: a
-    /// wildcard there does not match it (MQTT 3.1.1 §4.7.2).
-    private static func forEachCandidate(of topic: String, _ body: (String) -> Void) {
-        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
-        for index in levels.indices {
-            if index == 0 && levels[0].hasPrefix("$") { continue }
-            var filter = ""
-            filter.reserveCapacity(topic.utf8.count)
-            for (position, level) in levels.enumerated() {
-                if position > 0 { filter += "/" }
-                filter += position == index ? "+" : level
+    /// A topic with `+` in place of one of its levels: what comes before that level and what comes after it.
+    private struct Candidate: Hashable {
+        var before: Substring
+        var after: Substring
+        var filter: String { before + "+" + after }
+    }
+
+    /// Each filter made from `topic` by putting `+` at one level, in order of the levels. Not at a first level that
+    /// starts with `$`: a wildcard there does not match it (MQTT 3.1.1 §4.7.2).
+    private static func forEachCandidate(of topic: String, _ body: (Candidate) -> Void) {
+        let utf8 = topic.utf8
+        var levelStart = utf8.startIndex
+        var first = true
+        while true {
+            let levelEnd = utf8[levelStart...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+            if !(first && utf8[levelStart...].first == UInt8(ascii: "$")) {
+                body(Candidate(before: topic[..<levelStart], after: topic[levelEnd...]))
             }
-            body(filter)
+            guard levelEnd < utf8.endIndex else { return }
+            levelStart = utf8.index(after: levelEnd)
+            first = false
         }
     }
 }
