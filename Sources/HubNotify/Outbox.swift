@@ -174,30 +174,34 @@ public final class Outbox: Sendable {
         try await perform { () throws(StoreError) in
             let (unsynced, rewrite) = self.state.withLock { ($0.unsynced, $0.rewriteWanted) }
             guard unsynced || rewrite else { return }
-            if !rewrite {
-                do throws(StoreError) {
-                    // A compaction that failed may have closed the descriptor: the file at the path holds the adds.
-                    var fd = self.state.withLock { $0.fd }
-                    if fd < 0 {
-                        fd = try AppendFile.open(self.path, in: self.directory)
-                        self.state.withLock { $0.fd = fd }
-                    }
-                    try AppendFile.sync(fd, path: self.path)
-                } catch {
-                    // Linux reports a writeback error once and then takes the pages for clean: a second `fsync`
-                    // would succeed without them. The pending notifications are written anew instead.
-                    self.state.withLock { $0.rewriteWanted = true }
-                    self.logger?.warning(
-                        "cannot flush the outbox; writing its pending notifications anew",
-                        metadata: ["path": "\(self.path)", "error": "\(error)"])
-                }
-            }
-            if self.state.withLock({ $0.rewriteWanted }) { try self.compactIfWorthIt(force: true) }
+            if rewrite || !self.flushAdds() { try self.compactIfWorthIt(force: true) }
             self.state.withLock {
                 $0.unsynced = false
                 $0.rewriteWanted = false
                 $0.syncs += 1
             }
+        }
+    }
+
+    /// On the queue: `fsync`s the file the adds went to. False (logged) when that failed: Linux reports a writeback
+    /// error once and then takes the pages for clean, so a second `fsync` would succeed without them, and the pending
+    /// notifications are to be written anew (`rewriteWanted`).
+    private func flushAdds() -> Bool {
+        do throws(StoreError) {
+            // A compaction that failed may have closed the descriptor: the file at the path holds the adds.
+            var fd = state.withLock { $0.fd }
+            if fd < 0 {
+                fd = try AppendFile.open(path, in: directory)
+                state.withLock { $0.fd = fd }
+            }
+            try AppendFile.sync(fd, path: path)
+            return true
+        } catch {
+            state.withLock { $0.rewriteWanted = true }
+            logger?.warning(
+                "cannot flush the outbox; writing its pending notifications anew",
+                metadata: ["path": "\(path)", "error": "\(error)"])
+            return false
         }
     }
 
