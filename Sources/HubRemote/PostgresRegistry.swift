@@ -168,7 +168,7 @@ public final class PostgresRegistry: RegistryStore {
     }
 
     public func recordStatuses(
-        onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
+        _ updates: [SensorStatusUpdate],
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) {
         let (logger, location) = (logger, location)
@@ -177,14 +177,14 @@ public final class PostgresRegistry: RegistryStore {
                 guard let (read, header) = try await Self.header(connection, locking: .update, logger: logger) else {
                     return nil
                 }
-                let sensors = try await Self.rows(onTopics: topics, connection, logger: logger)
+                let sensors = try await Self.rows(onTopics: updates.map(\.topic), connection, logger: logger)
                 var document: DefaultsDocument
                 do throws(JSONSyntaxError) {
                     document = try DefaultsDocument.decode(header: header, sensors: sensors)
                 } catch {
                     return .invalidDocument(path: location, error)
                 }
-                change(&document)
+                for update in updates { document.record(update) }
                 guard document.revision != 0 else { return nil }
                 try await Self.write(
                     document.changedSensorRows(), removing: [], header: nil, to: connection, logger: logger)

@@ -104,9 +104,9 @@ struct PostgresRegistryTests {
             let before = try await server.psql(
                 "SELECT string_agg(xmin::text, ',' ORDER BY position) FROM sensorhub_sensors", database: "statuses")
             let moved = Locked<(RegistryVersion?, RegistryVersion)?>(nil)
-            try await store.recordStatuses(onTopics: ["b"]) { document in
-                document.recordStatus("open", lastUpdated: .now, onTopic: "b", sequence: 1)
-            } beforeReplacing: { read, written in
+            let b = try #require(try await store.read().sensor(named: "b"))
+            let opened = SensorStatusUpdate(topic: "b", sensorID: b.id, status: "open", lastUpdated: .now, sequence: 1)
+            try await store.recordStatuses([opened]) { read, written in
                 moved.withLock { $0 = (read, written) }
             }
             let after = try await server.psql(
@@ -120,9 +120,9 @@ struct PostgresRegistryTests {
             let (changed, document) = try await store.read(ifChangedFrom: known)
             #expect(changed == written && document?.sensor(named: "b")?.status == "open")
             // A status for a sensor that is gone changes nothing, and writes nothing.
-            try await store.recordStatuses(onTopics: ["z"]) { document in
-                document.recordStatus("open", lastUpdated: .now, onTopic: "z", sequence: 1)
-            } beforeReplacing: { _, _ in
+            var gone = opened
+            gone.topic = "z"
+            try await store.recordStatuses([gone]) { _, _ in
                 Issue.record("nothing was written")
             }
             #expect(await store.version() == written)
@@ -161,10 +161,10 @@ struct PostgresRegistryTests {
             #expect(try await follower.read().sensors.map(\.name) == ["first", "second", "third"])
             // Statuses are not announced: nothing comes within half a second of a status write.
             let quiet = signals.withLock { $0 }
-            try await writer.recordStatuses(onTopics: ["first"]) { document in
-                document.recordStatus("on", lastUpdated: .now, onTopic: "first", sequence: 1)
-            } beforeReplacing: { _, _ in
-            }
+            let first = try #require(try await writer.read().sensor(named: "first"))
+            try await writer.recordStatuses([
+                SensorStatusUpdate(topic: "first", sensorID: first.id, status: "on", lastUpdated: .now, sequence: 1)
+            ]) { _, _ in }
             try await Task.sleep(for: .milliseconds(500))
             #expect(signals.withLock { $0 } == quiet)
             try await writer.update { document throws(RegistryError) in try document.addSensor(named: "fourth") }

@@ -169,6 +169,12 @@ import Testing
             try await hub.startAndWaitUntilReady()
             try await publish(broker, [("door", Array("closed".utf8))])
             try await eventually("closed stored") { try hub.sensor("door")?.status == "closed" }
+            // Statuses go to the status log: its last page filled (with empty lines, which readers skip), as after
+            // a few dozen statuses, so that the next one needs a page of its own.
+            let log = try #require(FileHandle(forWritingAtPath: state + "/defaults.statuses"))
+            let logged = try log.seekToEnd()
+            try log.write(contentsOf: Data(repeating: UInt8(ascii: "\n"), count: 4096 - Int(logged % 4096)))
+            try log.close()
 
             // Fill the disk.
             let filler = state + "/filler"

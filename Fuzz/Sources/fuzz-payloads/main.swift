@@ -27,6 +27,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         let decoded = try? DefaultsDocument.decode(encoded)
         precondition(decoded?.sensors.map(\.name) == document.sensors.map(\.name), "registry round trip changed")
     }
+    // The bytes as the registry's status log, over a registry whose sensors it may name.
+    var registry = DefaultsDocument()
+    _ = try? registry.addSensor(named: "door")
+    if (try? registry.replayStatusLog(bytes)) != nil {
+        precondition(registry.sensors.map(\.name) == ["door"], "a status log changed the sensors")
+    }
     return 0
 }
 

@@ -42,6 +42,14 @@ public struct JournalRecord: Sendable, Hashable {
         self.statusBeforeOffline = statusBeforeOffline
     }
 
+    /// A record of `update`, with the events that change caused.
+    init(_ update: SensorStatusUpdate, events: [SensorEvent], position: Int) {
+        self.init(
+            topic: update.topic, sensorID: update.sensorID, status: update.status, lastUpdated: update.lastUpdated,
+            sequence: update.sequence, events: events, attributes: update.attributes, alerts: update.alerts,
+            statusBeforeOffline: update.statusBeforeOffline, session: update.session, position: position)
+    }
+
     /// The record as one journal line (without its newline), in the shape `Line` reads.
     var line: [UInt8] {
         var writer = JSONWriter(capacity: 200 + events.count * 200)
@@ -49,34 +57,7 @@ public struct JournalRecord: Sendable, Hashable {
         writer.raw("{")
         writer.key("at", first: &first)
         writer.number(position)
-        writer.key("topic", first: &first)
-        writer.string(topic)
-        writer.key("sensor", first: &first)
-        writer.string(sensorID)
-        writer.key("status", first: &first)
-        writer.string(status)
-        if let lastUpdated {
-            writer.key("updated", first: &first)
-            writer.timestamp(lastUpdated)
-        }
-        writer.key("seq", first: &first)
-        writer.number(sequence)
-        if !attributes.isEmpty {
-            writer.key("attrs", first: &first)
-            writer.string(attributes.jsonText)
-        }
-        if !alerts.isEmpty {
-            writer.key("alerts", first: &first)
-            writer.strings(alerts)
-        }
-        if let statusBeforeOffline {
-            writer.key("before", first: &first)
-            writer.string(statusBeforeOffline)
-        }
-        if let session {
-            writer.key("session", first: &first)
-            session.write(into: &writer)
-        }
+        statusUpdate.write(into: &writer, first: &first)
         if !events.isEmpty {
             writer.key("events", first: &first)
             writer.raw("[")
@@ -90,31 +71,44 @@ public struct JournalRecord: Sendable, Hashable {
         return writer.bytes
     }
 
-    /// A journal line: a record, or a consumer's acknowledgement (`{"ack":"router","through":41}`).
+    /// Where the record leaves its sensor, as the registry keeps it.
+    public var statusUpdate: SensorStatusUpdate {
+        SensorStatusUpdate(
+            topic: topic, sensorID: sensorID, status: status, lastUpdated: lastUpdated, sequence: sequence,
+            attributes: attributes, alerts: alerts, statusBeforeOffline: statusBeforeOffline, session: session)
+    }
+
+    /// A journal line: a record (its status members read by `SensorStatusUpdate.Wire`), or a consumer's
+    /// acknowledgement (`{"ack":"router","through":41}`).
     struct Line: Decodable {
         var at: Int?
-        var topic: String?
-        var sensor: String?
-        var status: String?
-        var updated: Timestamp?
-        var seq: Int?
+        var status: SensorStatusUpdate.Wire
         var events: [SensorEvent]?
-        var attrs: String?
-        var alerts: [String]?
-        var before: String?
-        var session: OpenSession?
         var ack: String?
         var through: Int?
         var delivered: [Int]?
         var digests: [String]?
         var anew: Bool?
 
+        private enum CodingKeys: String, CodingKey {
+            case at, events, ack, through, delivered, digests, anew
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            at = try container.decodeIfPresent(Int.self, forKey: .at)
+            events = try container.decodeIfPresent([SensorEvent].self, forKey: .events)
+            ack = try container.decodeIfPresent(String.self, forKey: .ack)
+            through = try container.decodeIfPresent(Int.self, forKey: .through)
+            delivered = try container.decodeIfPresent([Int].self, forKey: .delivered)
+            digests = try container.decodeIfPresent([String].self, forKey: .digests)
+            anew = try container.decodeIfPresent(Bool.self, forKey: .anew)
+            status = try SensorStatusUpdate.Wire(from: decoder)
+        }
+
         var record: JournalRecord? {
-            guard let at, let topic, let sensor, let status, let seq else { return nil }
-            return JournalRecord(
-                topic: topic, sensorID: sensor, status: status, lastUpdated: updated, sequence: seq,
-                events: events ?? [], attributes: attrs.flatMap(SensorAttributes.init(jsonText:)) ?? [],
-                alerts: alerts ?? [], statusBeforeOffline: before, session: session, position: at)
+            guard let at, let update = status.update else { return nil }
+            return JournalRecord(update, events: events ?? [], position: at)
         }
     }
 
@@ -151,9 +145,6 @@ extension JournalConsumer {
 extension DefaultsDocument {
     /// Records where `record` leaves its sensor (replaying the journal at start, and the registry's writer).
     mutating func record(_ record: JournalRecord) {
-        recordStatus(
-            record.status, lastUpdated: record.lastUpdated, onTopic: record.topic, id: record.sensorID,
-            sequence: record.sequence, attributes: record.attributes, alerts: record.alerts,
-            statusBeforeOffline: .some(record.statusBeforeOffline), session: .some(record.session))
+        self.record(record.statusUpdate)
     }
 }

@@ -4,11 +4,11 @@ import HubSupport
 import Logging
 import ServiceLifecycle
 
-/// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, merged into the
-/// registry every flush interval (under its lock, so a `hubctl` change made meanwhile stays) and then acknowledged
-/// to the journal; and the status file `hubctl status` reads, every 5 s and whenever the connection or the registry
-/// changes. Both once more when hubd stops, after every other service but the journal: the last statuses are
-/// written.
+/// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, recorded in the
+/// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
+/// `hubctl` change made meanwhile stays) and then acknowledged to the journal; and the status file `hubctl status`
+/// reads, every 5 s and whenever the connection or the registry changes. Both once more when hubd stops, after every
+/// other service but the journal: the last statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"
@@ -74,10 +74,11 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     func run() async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                // A flush reads and writes the whole registry: 2.9 s of wall time at 100,000 sensors in the middle
-                // of a burst of their statuses on a 2-core machine, so every second it would have taken most of a
-                // core. Resting ten times as long after each keeps the writer within about a tenth of a core on a
-                // large registry; nothing waits for it, and the journal holds every status meanwhile.
+                // A flush appends its sensors' lines to the status log; now and then one folds the log into the
+                // document, which reads and writes the whole registry: 2.9 s of wall time at 100,000 sensors in the
+                // middle of a burst of their statuses on a 2-core machine. Resting ten times as long as a flush took
+                // keeps the writer within about a tenth of a core even then; nothing waits for it, and the journal
+                // holds every status meanwhile.
                 group.addTask {
                     await whenRung(self.backlogBell, every: self.flushInterval, resting: 10) { await self.flush() }
                 }
@@ -104,16 +105,13 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         guard !records.isEmpty else { return }
         let size = Locked(0)
         do {
-            try await store.recordStatuses(onTopics: Array(records.keys)) { document in
-                for record in records.values {
-                    document.record(record)
-                }
-            } beforeReplacing: { [followedVersion] read, written in
+            try await store.recordStatuses(records.values.map(\.statusUpdate)) { [followedVersion] read, written in
                 // A version another writer made meanwhile stays unfollowed: the subscriptions service reads that one.
-                followedVersion.withLock { if let read, $0 == read { $0 = written } }
-                size.withLock { $0 = written.byteCount }
+                followedVersion.withLock { if let read, $0?.hasSameSensors(as: read) == true { $0 = written } }
+                if written.rewritesDocument(read) { size.withLock { $0 = written.byteCount } }
             }
-            // The registry was read and written whole: tens of megabytes at 100,000 sensors, freed now.
+            // When the registry was read and written whole (the status log folded in): tens of megabytes at 100,000
+            // sensors, freed now.
             if size.withLock({ $0 }) >= FreedMemory.worthReleasingAfter { FreedMemory.release() }
             writes.withLock { $0 += 1 }
             journal.acknowledge(Self.consumerName, through: through)

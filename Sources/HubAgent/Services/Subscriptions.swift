@@ -194,7 +194,7 @@ final class Subscriptions: Service, Sendable {
     /// on the first's freed inode.
     private func isFollowed() async -> Bool {
         guard let followed = followedVersion.withLock({ $0 }), let current = await store.version() else { return false }
-        return current == followed
+        return current.hasSameSensors(as: followed)
     }
 
     /// After a large registry was read, or subscribed to whole: what that took is freed memory now.

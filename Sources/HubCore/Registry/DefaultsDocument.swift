@@ -26,6 +26,8 @@ public struct DefaultsDocument: Sendable, Hashable {
     }
     /// Bumped by every change, so a writer knows whether there is anything to save without comparing documents.
     public private(set) var revision = 0
+    /// Nothing to save: what it holds is what the store holds (the document with its status log replayed).
+    mutating func markStored() { revision = 0 }
     var unknownFields: UnknownFields
     /// Sensor positions by name key and by topic: every change checks both, and must not look through them all.
     private var byName: [String: Int]

@@ -1,7 +1,8 @@
 import Foundation
 import HubSupport
 
-/// The registry on disk: `defaults.json` in the state directory, replaced crash-safely, changed under a lock.
+/// The registry on disk: `defaults.json` in the state directory, replaced crash-safely, changed under a lock, and
+/// the statuses hubd recorded since it was last written, appended to `defaults.statuses` (`DefaultsStore+StatusLog`).
 ///
 /// - Writing: a temporary file in the same directory (mode 0600) → `fsync` → `rename` over `defaults.json` →
 ///   `fsync` of the directory. A reader sees the old document or the new one, never half of one; a crash at any
@@ -33,30 +34,35 @@ public struct DefaultsStore: Sendable {
 
     // MARK: Reading
 
-    /// The current document; an empty one when there is no file yet. Takes no lock: replacement is atomic.
+    /// The current document, with the status log's updates; an empty one when there is no file yet. Takes no lock:
+    /// replacement is atomic, and the log is read first (see `read(ifChangedFrom:)`).
     public func read() throws(StoreError) -> DefaultsDocument {
-        guard let (_, bytes) = try readBytes(), let bytes else { return DefaultsDocument() }
-        return try decode(bytes)
+        try read(ifChangedFrom: nil).document ?? DefaultsDocument()
     }
 
     /// Which file a document came from: every write renames a new file over the old, so a file with the same
     /// inode, size and modification time still holds the same document — unless it was replaced within one tick
     /// of the clock that stamps modification times, by a file of the same size that got the freed inode back. So
     /// an identity read while its file was younger than `settled` says nothing (`isSettled`), as git does.
+    /// The status log is appended to, emptied when the document is replaced, and cut back only after a crash tore its
+    /// last line: its inode and size tell it.
     public struct FileIdentity: Hashable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
         var modified: timespec
+        var logInode: UInt64 = 0
+        var logSize: Int64 = 0
 
-        /// The file's size in bytes.
-        public var byteCount: Int { Int(size) }
+        /// The file's size in bytes, with the status log's.
+        public var byteCount: Int { Int(size + logSize) }
 
         /// Whether the file was older than `settled` when this was read.
         public let isSettled: Bool
         static let settled: Int = 2
 
-        init(_ status: stat) {
+        init(_ status: stat, log: stat?) {
+            if let log { (logInode, logSize) = (UInt64(log.st_ino), Int64(log.st_size)) }
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
@@ -67,13 +73,19 @@ public struct DefaultsStore: Sendable {
         }
 
         public static func == (a: Self, b: Self) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec
-                && a.modified.tv_nsec == b.modified.tv_nsec
+            a.sameDocument(as: b) && a.logInode == b.logInode && a.logSize == b.logSize
+        }
+
+        /// The same `defaults.json`, whatever its status log holds.
+        func sameDocument(as other: Self) -> Bool {
+            device == other.device && inode == other.inode && size == other.size
+                && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
         }
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(inode)
             hasher.combine(modified.tv_nsec)
+            hasher.combine(logSize)
         }
     }
 
@@ -83,21 +95,31 @@ public struct DefaultsStore: Sendable {
     public func read(ifChangedFrom known: FileIdentity?) throws(StoreError) -> (
         identity: FileIdentity?, document: DefaultsDocument?
     ) {
-        guard let (identity, bytes) = try readBytes(ifChangedFrom: known) else { return (nil, DefaultsDocument()) }
-        guard let bytes else { return (identity, nil) }
-        return (identity, try decode(bytes))
-    }
-
-    private func decode(_ bytes: [UInt8]) throws(StoreError) -> DefaultsDocument {
+        if let known, known.isSettled, identity() == known { return (known, nil) }
+        // The log before the document: a write that folds the log in between leaves an old log over the new
+        // document, whose updates that document holds already (replaying them changes nothing); the other way
+        // round, the new empty log over the old document would lose them.
+        let log = try readAll(statusLogPath)
+        guard let (status, bytes) = try readAll(path) else { return (nil, DefaultsDocument()) }
+        var document: DefaultsDocument
         do {
-            return try DefaultsDocument.decode(bytes)
+            document = try DefaultsDocument.decode(bytes)
         } catch {
             throw .invalidDocument(path: path, error)
         }
+        if let log, !log.bytes.isEmpty {
+            do {
+                try document.replayStatusLog(log.bytes)
+            } catch {
+                throw .invalidDocument(path: statusLogPath, error)
+            }
+            document.markStored()
+        }
+        return (FileIdentity(status, log: log?.status), document)
     }
 
-    /// The file's identity and bytes (`nil` bytes when it is still `known`), or `nil` when it does not exist.
-    private func readBytes(ifChangedFrom known: FileIdentity? = nil) throws(StoreError) -> (FileIdentity, [UInt8]?)? {
+    /// The file's status and bytes, or `nil` when it does not exist.
+    private func readAll(_ path: String) throws(StoreError) -> (status: stat, bytes: [UInt8])? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
@@ -106,8 +128,6 @@ public struct DefaultsStore: Sendable {
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw .system(path: path, action: "read", errno: errno) }
-        let identity = FileIdentity(status)
-        if let known, known.isSettled, identity == known { return (identity, nil) }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var offset = 0
         while true {
@@ -123,7 +143,7 @@ public struct DefaultsStore: Sendable {
             offset += count
         }
         bytes.removeLast(bytes.count - offset)
-        return (identity, bytes)
+        return (status, bytes)
     }
 
     // MARK: Changing
@@ -149,6 +169,16 @@ public struct DefaultsStore: Sendable {
         try createDirectory(directory)
         let lock = try acquireLock(lockPath, directory: directory)
         defer { close(lock) }
+        return try updateHoldingLock(change, beforeReplacing: beforeReplacing)
+    }
+
+    /// `update`, for a caller holding the writers' lock. The status log is folded into the document it writes, and
+    /// then emptied; with `folding`, the document is written even when `change` changed nothing but the log has
+    /// updates.
+    func updateHoldingLock<Result>(
+        _ change: (inout DefaultsDocument) throws(RegistryError) -> Result, folding: Bool = false,
+        beforeReplacing: (_ read: FileIdentity?, _ written: FileIdentity) -> Void
+    ) throws(StoreError) -> Result {
         let (read, newest) = try self.read(ifChangedFrom: nil)
         var document = newest ?? DefaultsDocument()
         let result: Result
@@ -157,8 +187,14 @@ public struct DefaultsStore: Sendable {
         } catch {
             throw .registry(error)
         }
-        guard document.revision != 0 else { return result }
-        try replaceFileAtomically(at: path, with: document.encode()) { beforeReplacing(read, FileIdentity($0)) }
+        let logged = read?.logSize ?? 0
+        guard document.revision != 0 || (folding && logged > 0) else { return result }
+        try replaceFileAtomically(at: path, with: document.encode()) { status in
+            var written = FileIdentity(status, log: nil)
+            written.logInode = read?.logInode ?? 0
+            beforeReplacing(read, written)
+        }
+        if logged > 0 { emptyStatusLog() }
         return result
     }
 
@@ -166,7 +202,8 @@ public struct DefaultsStore: Sendable {
     public func identity() -> FileIdentity? {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
-        return FileIdentity(status)
+        var log = stat()
+        return FileIdentity(status, log: stat(statusLogPath, &log) == 0 ? log : nil)
     }
 }
 
@@ -190,6 +227,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidDocument(let path, let error) where path.hasPrefix("postgres://"):
             return "the registry in \(path) is not valid: \(error). It was left as it is: the sensors[n] named is the"
                 + " n-th row of sensorhub_sensors by position; correct or delete that row"
+        case .invalidDocument(let path, let error) where path.hasSuffix("/" + DefaultsStore.statusLogName):
+            return "\(path) is not a valid status log: \(error). It was left as it is: correct or delete that line"
+                + " (each line is one sensor's status, recorded since defaults.json was last written)"
         case .invalidDocument(let path, let error):
             return "\(path) is not a valid defaults document: \(error). It was left as it is: correct it by hand,"
                 + " or move it aside to start with an empty registry"

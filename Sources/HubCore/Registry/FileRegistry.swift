@@ -46,12 +46,17 @@ public struct FileRegistry: RegistryStore {
         }
     }
 
-    /// The whole file is read and written: a file has no other way.
+    /// Appended to the status log (`DefaultsStore+StatusLog.swift`): the document is not read or written, unless
+    /// the log has outgrown it.
     public func recordStatuses(
-        onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
+        _ updates: [SensorStatusUpdate],
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) {
-        try await update({ document throws(RegistryError) in change(&document) }, beforeReplacing: beforeReplacing)
+        try await Self.files.run { [file] () throws(StoreError) in
+            try file.record(updates) { read, written in
+                beforeReplacing(read.map(RegistryVersion.init(file:)), RegistryVersion(file: written))
+            }
+        }
     }
 
     /// A file is not held open between calls.

@@ -27,10 +27,12 @@ public protocol RegistryStore: Sendable {
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) -> Result
 
-    /// `update` for what hubd learnt of the sensors on `topics` (statuses, attributes, sessions): `change` touches
-    /// only those, so a store that keeps sensors apart reads and writes only them.
+    /// What hubd learnt of some sensors (statuses, attributes, sessions), recorded without touching the others: a
+    /// file appends them to its status log, a database writes their rows. An update for a sensor that is gone (or
+    /// older than what the store holds) changes nothing. `beforeReplacing` as for `update`; a store may skip it when
+    /// nothing changed.
     func recordStatuses(
-        onTopics topics: [String], _ change: @escaping @Sendable (inout DefaultsDocument) -> Void,
+        _ updates: [SensorStatusUpdate],
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError)
 
@@ -84,6 +86,24 @@ public struct RegistryVersion: Hashable, Sendable {
     public var revisions: (sensors: Int64, statuses: Int64)? {
         guard case .revisions(let sensors, let statuses) = value else { return nil }
         return (sensors, statuses)
+    }
+
+    /// Whether the registry at `other` has the same sensors and broker settings, whatever their statuses: a file's
+    /// document (its status log aside), a database's sensors' revision. What hubd's subscriptions follow.
+    public func hasSameSensors(as other: RegistryVersion) -> Bool {
+        switch (value, other.value) {
+        case (.file(let a), .file(let b)): a.sameDocument(as: b)
+        case (.revisions(let a, _), .revisions(let b, _)): a == b
+        default: false
+        }
+    }
+
+    /// Whether going from `read` to this version wrote the whole document (a file's status log appended to does
+    /// not); a database's rows are written apart, and count as the document.
+    public func rewritesDocument(_ read: RegistryVersion?) -> Bool {
+        guard case .file(let written) = value else { return true }
+        guard case .file(let read) = read?.value else { return true }
+        return written.inode != read.inode || written.device != read.device
     }
 
     /// Equal versions are the same registry; the size is what was seen of it, not part of it.

@@ -1,0 +1,179 @@
+import Foundation
+import HubCore
+import HubSupport
+import HubTestKit
+import Testing
+
+/// The registry's status log (`defaults.statuses`): what hubd records of N sensors is N appended lines, not a
+/// rewrite of `defaults.json`; every reader sees it; any other change, or a log grown past the document, folds it in.
+@Suite struct StatusLogTests {
+    let directory: TemporaryDirectory
+    let store: DefaultsStore
+
+    init() throws {
+        directory = try TemporaryDirectory(prefix: "statuslog")
+        store = DefaultsStore(directory: directory.file("state"))
+        try store.update { document throws(RegistryError) in
+            for name in ["door", "window", "cellar"] { try document.addSensor(named: name) }
+        }
+    }
+
+    private func update(_ name: String, _ status: String, sequence: Int, at millisecond: Int64 = 1)
+        throws -> SensorStatusUpdate
+    {
+        let sensor = try #require(try store.read().sensor(named: name))
+        return SensorStatusUpdate(
+            topic: sensor.topic, sensorID: sensor.id, status: status,
+            lastUpdated: Timestamp(millisecondsSince1970: millisecond), sequence: sequence,
+            attributes: SensorAttributes([.init(name: "battery", value: .number(87))]))
+    }
+
+    private func bytes(_ path: String) -> [UInt8] {
+        FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
+    }
+
+    private func inode(_ path: String) -> UInt64 {
+        var status = stat()
+        return stat(path, &status) == 0 ? UInt64(status.st_ino) : 0
+    }
+
+    @Test func recordingAppendsALineASensorAndLeavesTheDocumentAlone() async throws {
+        // Written an hour ago: a reader that knows this document does not read it again, unless the log grew.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: store.path)
+        let document = bytes(store.path)
+        let (known, _) = try store.read(ifChangedFrom: nil)
+        #expect(try known?.isSettled == true && store.read(ifChangedFrom: known).document == nil)
+        let registry = FileRegistry(store)
+        let version = try #require(await registry.version())
+        let updates = [try update("door", "open", sequence: 1), try update("window", "shut", sequence: 1)]
+        let moved = Locked<(DefaultsStore.FileIdentity?, DefaultsStore.FileIdentity)?>(nil)
+        try store.record(updates) { read, written in moved.withLock { $0 = (read, written) } }
+        #expect(bytes(store.path) == document, "defaults.json is not rewritten")
+        let log = bytes(store.statusLogPath)
+        #expect(log.count(where: { $0 == UInt8(ascii: "\n") }) == 2 && log.count < 2 * 200)
+        let read = try store.read()
+        #expect(read.sensor(named: "door")?.status == "open" && read.sensor(named: "window")?.status == "shut")
+        #expect(read.sensor(named: "door")?.attributes == updates[0].attributes)
+        #expect(read.sensor(named: "cellar")?.status == Sensor.waiting)
+        #expect(read.revision == 0, "what was read is what is stored")
+        // Readers that cache by identity (the HTTP API) see the append; hubd is told the identity it made.
+        let (after, changed) = try store.read(ifChangedFrom: known)
+        #expect(changed?.sensor(named: "door")?.status == "open")
+        let (before, written) = try #require(moved.withLock { $0 })
+        #expect(before == known && written == after && written != known)
+        #expect(try store.read(ifChangedFrom: after).document == nil)
+        // The sensors are the same: hubd's subscriptions need not read them again. A fold makes a new document.
+        let appended = try #require(await registry.version())
+        #expect(appended != version && appended.hasSameSensors(as: version))
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "attic") }
+        let folded = try #require(await registry.version())
+        #expect(!folded.hasSameSensors(as: appended))
+    }
+
+    @Test func anyOtherChangeFoldsTheLogIntoTheDocumentAndEmptiesIt() throws {
+        try store.record([try update("door", "open", sequence: 1)]) { _, _ in }
+        let logInode = inode(store.statusLogPath)
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "attic") }
+        #expect(bytes(store.statusLogPath).isEmpty && inode(store.statusLogPath) == logInode)
+        let decoded = try DefaultsDocument.decode(bytes(store.path))
+        #expect(decoded.sensor(named: "door")?.status == "open", "the status is in defaults.json itself")
+        #expect(try store.read().sensors.map(\.name) == ["door", "window", "cellar", "attic"])
+        // A change that changes nothing writes nothing, and leaves the log.
+        try store.record([try update("window", "shut", sequence: 1)]) { _, _ in }
+        let document = bytes(store.path)
+        try store.update { document throws(RegistryError) in _ = document.sensor(named: "door") }
+        #expect(bytes(store.path) == document && !bytes(store.statusLogPath).isEmpty)
+    }
+
+    /// A crash while a line was written leaves it without its newline: left out, and the next append starts a line
+    /// of its own.
+    @Test func aTornLastLineIsLeftOut() throws {
+        try store.record([try update("door", "open", sequence: 1)]) { _, _ in }
+        let torn = try update("window", "shut", sequence: 1)
+        let handle = try #require(FileHandle(forWritingAtPath: store.statusLogPath))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"topic":"window","sensor":"\#(torn.sensorID)","stat"#.utf8))
+        try handle.close()
+        #expect(try store.read().sensor(named: "door")?.status == "open")
+        #expect(try store.read().sensor(named: "window")?.status == Sensor.waiting)
+        try store.record([try update("cellar", "dry", sequence: 1)]) { _, _ in }
+        let read = try store.read()
+        #expect(read.sensor(named: "cellar")?.status == "dry" && read.sensor(named: "door")?.status == "open")
+    }
+
+    /// A complete line that is not an update is damage: every reader says where, and the files are left as they are.
+    @Test func aDamagedLineIsAnErrorNamingTheLogAndTheLine() throws {
+        try store.record([try update("door", "open", sequence: 1)]) { _, _ in }
+        let handle = try #require(FileHandle(forWritingAtPath: store.statusLogPath))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{\"topic\": \"door\"}\n".utf8))
+        try handle.close()
+        let log = bytes(store.statusLogPath)
+        #expect {
+            try store.read()
+        } throws: { error in
+            "\(error)".contains(store.statusLogPath) && "\(error)".contains("line 2")
+                && "\(error)".contains("topic, sensor, status and seq")
+        }
+        #expect(throws: StoreError.self) {
+            try store.update { document throws(RegistryError) in try document.addSensor(named: "attic") }
+        }
+        #expect(bytes(store.statusLogPath) == log)
+    }
+
+    /// Replaying updates the document holds already (a fold that died before it emptied the log), or older ones,
+    /// changes nothing: the stale line is replayed over the newer status folded in after it.
+    @Test func replayingWhatTheDocumentHoldsChangesNothing() throws {
+        try store.record([try update("door", "open", sequence: 1, at: 10)]) { _, _ in }
+        let stale = bytes(store.statusLogPath)
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "attic") }
+        try Data(stale).write(to: URL(fileURLWithPath: store.statusLogPath))
+        var read = try store.read()
+        #expect(read.sensor(named: "door")?.status == "open" && read.sensor(named: "door")?.sequence == 1)
+        // A newer status folded in, then an older line: the newer stays.
+        try store.record([try update("door", "shut", sequence: 2, at: 20)]) { _, _ in }
+        try store.update { document throws(RegistryError) in try document.removeSensor(named: "attic") }
+        try Data(stale).write(to: URL(fileURLWithPath: store.statusLogPath))
+        read = try store.read()
+        #expect(read.sensor(named: "door")?.status == "shut")
+        // An update for a sensor removed since changes nothing either.
+        let cellar = try update("cellar", "wet", sequence: 1)
+        try store.update { document throws(RegistryError) in try document.removeSensor(named: "cellar") }
+        try store.update { document throws(RegistryError) in try document.addSensor(named: "cellar") }
+        try store.record([cellar]) { _, _ in }
+        #expect(try store.read().sensor(named: "cellar")?.status == Sensor.waiting)
+    }
+
+    /// The log never grows past a quarter of the document (or 1 MiB): the append that would make it is folded in
+    /// instead, so for each byte logged at most four of the document are written again.
+    @Test func aLogThatWouldOutgrowTheDocumentIsFoldedIn() throws {
+        let names = try store.read().sensors
+        var (rewrites, logged) = (0, 0)
+        var lastInode = inode(store.path)
+        // About 110 bytes a line, 33 KB a call: about 2 MiB in all.
+        for sequence in 1...60 {
+            let updates = (0..<100).flatMap { index in
+                names.map {
+                    SensorStatusUpdate(
+                        topic: $0.topic, sensorID: $0.id, status: "s\(sequence)-\(index)",
+                        lastUpdated: Timestamp(millisecondsSince1970: Int64(sequence * 1000 + index)),
+                        sequence: sequence)
+                }
+            }
+            let before = bytes(store.statusLogPath).count
+            try store.record(updates) { _, _ in }
+            let after = bytes(store.statusLogPath).count
+            #expect(after <= 1 << 20)
+            if inode(store.path) != lastInode {
+                rewrites += 1
+                lastInode = inode(store.path)
+                #expect(after == 0)
+            } else {
+                logged += after - before
+            }
+        }
+        #expect(logged > 1 << 20 && rewrites >= 1 && rewrites <= logged / (1 << 20) + 1, "\(logged) B, \(rewrites)")
+        #expect(try store.read().sensor(named: "door")?.status == "s60-99")
+    }
+}
