@@ -141,7 +141,7 @@ public struct Hub: Sendable {
         let router = try NotificationRouter(
             configuration: notifiers, stateDirectory: state.path, logger: logger,
             publish: { topic, payload, qos, retain in
-                try await connection.publish(
+                try await connection.publishNotification(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,

@@ -41,6 +41,10 @@ import Testing
                     hub.status?.notifications?.backends["bus"]?.delivered == 1
                 }
             }
+            // Over a client of its own: on the hub's, a notification waited for the journal's fsync behind the
+            // acknowledgements it holds.
+            #expect(broker.log.contains(" as sensorhub-notify "), "\(broker.log)")
+            #expect(broker.log.contains(" as sensorhub "))
             await hub.stop()
         }
     }

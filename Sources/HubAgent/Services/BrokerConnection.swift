@@ -13,7 +13,7 @@ import ServiceLifecycle
 ///
 /// Each client goes to ingest through `clients`; the stream finishes when this service stops.
 final class BrokerConnection: Service, Sendable {
-    private let state: Locked<State>
+    let state: Locked<State>
     private let stateDirectory: StateDirectory
     private let configuration: HubConfiguration
     private let clients: AsyncStream<MosquittoClient>.Continuation
@@ -29,7 +29,9 @@ final class BrokerConnection: Service, Sendable {
     private let statusChanged: Doorbell
     private let errors: ErrorRecorder
     private let notifier: SystemdNotifier
-    private let logger: Logger
+    let logger: Logger
+    /// The `mqtt` backend's own client, connecting or connected (`BrokerConnection+Notifications.swift`).
+    let notificationClient = Locked<Task<MosquittoClient, any Error>?>(nil)
 
     struct State: Sendable {
         var broker: BrokerSettings
@@ -90,6 +92,7 @@ final class BrokerConnection: Service, Sendable {
             return true
         }
         guard changed else { return }
+        dropNotificationClient()
         logger.notice(
             "the broker settings changed; reconnecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
         wake()
@@ -145,6 +148,7 @@ final class BrokerConnection: Service, Sendable {
             statusChanged.ring()
         }
         clients.finish()
+        dropNotificationClient()
     }
 
     /// Connects, retrying with back-off until it works, the broker settings change or the service stops.
@@ -180,7 +184,7 @@ final class BrokerConnection: Service, Sendable {
         return nil
     }
 
-    private func mosquittoConfiguration(_ broker: BrokerSettings) -> MosquittoConfiguration {
+    func mosquittoConfiguration(_ broker: BrokerSettings) -> MosquittoConfiguration {
         let password: String?
         do {
             password = try stateDirectory.brokerPassword(for: broker)

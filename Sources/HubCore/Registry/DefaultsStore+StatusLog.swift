@@ -9,7 +9,8 @@ import Foundation
 /// the statuses as before. Any other change (`update`, from hubctl or hubd) writes the document with the log folded
 /// in and empties the log; so does an append that would make the log longer than a quarter of the document (and
 /// than `statusLogLimit`): for each byte logged, at most four of the document are written again, and a reader
-/// replays at most a quarter of the document's size (0.3 s at 100,000 sensors, where a fold takes seconds).
+/// replays at most about 37,000 lines at 100,000 sensors (0.26 s more than the document alone) or 2,200 below
+/// about 5,000 sensors (30 ms; `bench/store.sh`, `bench/results/store-2026-11-28-statuslog.md`).
 ///
 /// Crash safety: the lines are appended and `fsync`ed under the writers' lock (a new log's directory entry too); a
 /// line torn by a crash has no newline: readers leave it out, and the next append cuts it off. A fold renames the new
@@ -19,8 +20,8 @@ extension DefaultsStore {
     public static let statusLogName = "defaults.statuses"
 
     /// Below this, the log is not folded in however small the document (a few hundred sensors' document is smaller
-    /// than one burst of their statuses).
-    static let statusLogLimit = 1 << 20
+    /// than one burst of their statuses). Replaying a line takes 6–13 µs.
+    static let statusLogLimit = 1 << 18
 
     public var statusLogPath: String { directory + "/" + Self.statusLogName }
 
