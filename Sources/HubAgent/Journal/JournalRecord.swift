@@ -1,53 +1,40 @@
 import Foundation
 import HubCore
 
-/// One applied change, as the journal keeps it: where a sensor's status now stands and the events that change
-/// caused, durable together before anything else sees either.
+/// One applied change, as the journal keeps it: where a sensor's status now stands (`statusUpdate`, whose members
+/// read as the record's own: `record.status`) and the events that change caused, durable together before anything
+/// else sees either.
+@dynamicMemberLookup
 public struct JournalRecord: Sendable, Hashable {
     /// Where it stands in the journal: increasing, given by `Journal.append`.
     public var position: Int
-    public var topic: String
-    /// The sensor's id: a record for a sensor removed since (another one on the topic now) changes nothing.
-    public var sensorID: String
-    public var status: String
-    public var lastUpdated: Timestamp?
-    /// The sensor's sequence number after the change (its last event's).
-    public var sequence: Int
+    /// Where the change leaves the sensor, as the registry records it.
+    public var statusUpdate: SensorStatusUpdate
     /// None when only the last-updated time moved.
     public var events: [SensorEvent]
-    /// The other fields of the device's last payload.
-    public var attributes: SensorAttributes
-    /// The thresholds the sensor is past now.
-    public var alerts: [String]
-    /// While it is offline, the status it had before.
-    public var statusBeforeOffline: String?
-    /// A mobile sensor's open recording session.
-    public var session: OpenSession?
+
+    public subscript<Value>(dynamicMember member: WritableKeyPath<SensorStatusUpdate, Value>) -> Value {
+        get { statusUpdate[keyPath: member] }
+        set { statusUpdate[keyPath: member] = newValue }
+    }
 
     public init(
         topic: String, sensorID: String, status: String, lastUpdated: Timestamp?, sequence: Int,
         events: [SensorEvent], attributes: SensorAttributes = [], alerts: [String] = [],
         statusBeforeOffline: String? = nil, session: OpenSession? = nil, position: Int = 0
     ) {
-        self.session = session
-        self.position = position
-        self.topic = topic
-        self.sensorID = sensorID
-        self.status = status
-        self.lastUpdated = lastUpdated
-        self.sequence = sequence
-        self.events = events
-        self.attributes = attributes
-        self.alerts = alerts
-        self.statusBeforeOffline = statusBeforeOffline
+        self.init(
+            SensorStatusUpdate(
+                topic: topic, sensorID: sensorID, status: status, lastUpdated: lastUpdated, sequence: sequence,
+                attributes: attributes, alerts: alerts, statusBeforeOffline: statusBeforeOffline, session: session),
+            events: events, position: position)
     }
 
     /// A record of `update`, with the events that change caused.
     init(_ update: SensorStatusUpdate, events: [SensorEvent], position: Int) {
-        self.init(
-            topic: update.topic, sensorID: update.sensorID, status: update.status, lastUpdated: update.lastUpdated,
-            sequence: update.sequence, events: events, attributes: update.attributes, alerts: update.alerts,
-            statusBeforeOffline: update.statusBeforeOffline, session: update.session, position: position)
+        self.statusUpdate = update
+        self.events = events
+        self.position = position
     }
 
     /// The record as one journal line (without its newline), in the shape `Line` reads.
@@ -69,13 +56,6 @@ public struct JournalRecord: Sendable, Hashable {
         }
         writer.raw("}")
         return writer.bytes
-    }
-
-    /// Where the record leaves its sensor, as the registry keeps it.
-    public var statusUpdate: SensorStatusUpdate {
-        SensorStatusUpdate(
-            topic: topic, sensorID: sensorID, status: status, lastUpdated: lastUpdated, sequence: sequence,
-            attributes: attributes, alerts: alerts, statusBeforeOffline: statusBeforeOffline, session: session)
     }
 
     /// A journal line: a record (its status members read by `SensorStatusUpdate.Wire`), or a consumer's

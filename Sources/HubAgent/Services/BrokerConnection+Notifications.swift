@@ -56,7 +56,11 @@ extension BrokerConnection {
 
     /// Closes the notification client (new broker settings, or the hub stopping); the next publish makes another.
     func dropNotificationClient() {
-        guard let client = notificationClient.withLock({ current in defer { current = nil }; return current }) else {
+        guard
+            let client = notificationClient.withLock({ current in
+                defer { current = nil }; return current
+            })
+        else {
             return
         }
         Task { try? await client.value.disconnect() }

@@ -29,18 +29,28 @@ package enum AppendFile {
     /// ends the line it tore, so the next append is not glued to it; an `fsync` error is an error (Linux reports a
     /// writeback failure once).
     package static func append(_ bytes: [UInt8], to fd: Int32, path: String, sync: Bool) throws(StoreError) {
+        try write(bytes, to: fd, path: path) { written in
+            if written > 0 { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+        }
+        if sync { try self.sync(fd, path: path) }
+    }
+
+    /// Writes all of `bytes` to `fd`; when a write fails, `failed` is told how many were written before it, and
+    /// the error is thrown.
+    package static func write(
+        _ bytes: [UInt8], to fd: Int32, path: String, failed: (_ written: Int) -> Void
+    ) throws(StoreError) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                if offset > 0 { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+                failed(offset)
                 throw .system(path: path, action: "write", errno: code)
             }
             offset += count
         }
-        if sync { try self.sync(fd, path: path) }
     }
 
     /// Flushes what was written to `fd` to disk; an error is an error (Linux reports a writeback failure once).

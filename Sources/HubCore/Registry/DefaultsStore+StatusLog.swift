@@ -66,19 +66,9 @@ extension DefaultsStore {
         var written = read
         (written.logInode, written.logSize) = (UInt64(try status(fd).st_ino), Int64(end + lines.count))
         beforeReplacing(read, written)
-        var offset = 0
-        while offset < lines.count {
-            let count = lines.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                // Nothing half-written stays (a full disk): the next flush records these again. Should the cut
-                // fail, what is left has no newline, so readers leave it out and the next append cuts it.
-                _ = ftruncate(fd, end)
-                throw .system(path: statusLogPath, action: "write", errno: code)
-            }
-            offset += count
-        }
+        // Nothing half-written stays (a full disk): the next flush records these again. Should the cut fail, what is
+        // left has no newline, so readers leave it out and the next append cuts it.
+        try AppendFile.write(lines, to: fd, path: statusLogPath) { _ in _ = ftruncate(fd, end) }
         try AppendFile.sync(fd, path: statusLogPath)
     }
 
