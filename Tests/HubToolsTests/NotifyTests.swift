@@ -8,7 +8,7 @@ import Testing
 /// Notifications end to end: hubd routing real sensor messages to backends, surviving SIGKILL, and hubctl's
 /// `notify test`.
 @Suite struct NotifyTests {
-    /// A status change reaches the mqtt backend (over hubd's own connection) and the file backend.
+    /// A status change reaches the mqtt backend (over a client of its own, beside hubd's) and the file backend.
     @Test func statusChangeReachesMQTTAndFile() async throws {
         try await withBroker { broker in
             let audit = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -46,6 +46,48 @@ import Testing
             #expect(broker.log.contains(" as sensorhub-notify "), "\(broker.log)")
             #expect(broker.log.contains(" as sensorhub "))
             await hub.stop()
+        }
+    }
+
+    /// The mqtt backend's own client follows new broker settings (`hubctl broker set`): the next notification goes
+    /// to the new broker, and the old one's client is closed.
+    @Test func theMQTTBackendFollowsNewBrokerSettings() async throws {
+        try await withBroker { first in
+            try await withBroker { second in
+                let hub = try RunningHub(
+                    configuration: """
+                        notifiers:
+                          backends:
+                            bus: { type: mqtt, topic: "sensorhub/events/{sensor}" }
+                          rules:
+                            all: { backends: [bus] }
+                        """)
+                try await hub.prepare(first, sensors: ["kitchen"])
+                try await withListener(first, subscribing: "sensorhub/events/#") { messages in
+                    try await hub.startAndWaitUntilReady()
+                    try await publish(first, [("kitchen", Array("open".utf8))])
+                    _ = try await messages.next(within: .seconds(15), "the event on the first broker") {
+                        $0.topic == "sensorhub/events/kitchen"
+                    }
+                }
+                #expect(first.log.contains(" as sensorhub-notify "))
+                try await hub.use(second)
+                try await eventually("connected to the second broker") {
+                    hub.status?.broker == "\(second.host):\(second.port)" && hub.status?.connected == true
+                }
+                try await withListener(second, subscribing: "sensorhub/events/#") { messages in
+                    try await publish(second, [("kitchen", Array("shut".utf8))])
+                    let message = try await messages.next(within: .seconds(15), "the event on the second broker") {
+                        $0.topic == "sensorhub/events/kitchen"
+                    }
+                    #expect(String(decoding: message.payload, as: UTF8.self).contains("\"shut\""))
+                }
+                #expect(second.log.contains(" as sensorhub-notify "))
+                try await eventually("the first broker's notification client closed") {
+                    first.log.contains("Client sensorhub-notify disconnected")
+                }
+                await hub.stop()
+            }
         }
     }
 

@@ -27,11 +27,11 @@ final class BrokerConnection: Service, Sendable {
     /// share of the partitions connected).
     private let beforeReady: (@Sendable () async -> Void)?
     private let statusChanged: Doorbell
-    private let errors: ErrorRecorder
+    let errors: ErrorRecorder
     private let notifier: SystemdNotifier
     let logger: Logger
-    /// The `mqtt` backend's own client, connecting or connected (`BrokerConnection+Notifications.swift`).
-    let notificationClient = Locked<Task<MosquittoClient, any Error>?>(nil)
+    /// The `mqtt` backend's own client (`BrokerConnection+Notifications.swift`).
+    let notificationState = Locked(NotificationClient())
 
     struct State: Sendable {
         var broker: BrokerSettings
@@ -92,7 +92,6 @@ final class BrokerConnection: Service, Sendable {
             return true
         }
         guard changed else { return }
-        dropNotificationClient()
         logger.notice(
             "the broker settings changed; reconnecting", metadata: ["broker": "\(broker.host):\(broker.port)"])
         wake()
@@ -148,7 +147,7 @@ final class BrokerConnection: Service, Sendable {
             statusChanged.ring()
         }
         clients.finish()
-        dropNotificationClient()
+        await closeNotificationClient()
     }
 
     /// Connects, retrying with back-off until it works, the broker settings change or the service stops.
