@@ -19,6 +19,20 @@ public struct OpenSession: Sendable, Hashable, Codable {
         self.explicit = explicit
     }
 
+    private enum CodingKeys: String, CodingKey { case id, started, last, explicit }
+
+    /// Reads what `write(into:)` writes (the journal's and the status log's lines), which leaves `explicit` out when
+    /// it is false. (The synthesized decoder required it: a journal line with a session started by a reading was
+    /// unreadable, and skipped when replayed.)
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            started: try container.decode(Timestamp.self, forKey: .started),
+            last: try container.decodeIfPresent(Timestamp.self, forKey: .last),
+            explicit: try container.decodeIfPresent(Bool.self, forKey: .explicit) ?? false)
+    }
+
     package func write(into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")

@@ -7,14 +7,14 @@ import Foundation
 /// rewriting the document took 2.9 s at 100,000 sensors, and on a Raspberry Pi's SD card wrote the whole file every
 /// second of activity. Every reader replays the log over the document (`read`), so `hubctl` and the HTTP API see
 /// the statuses as before. Any other change (`update`, from hubctl or hubd) writes the document with the log folded
-/// in and empties the log; so does an append that would make the log longer than a quarter of the document (and
+/// in and removes the log; so does an append that would make the log longer than a quarter of the document (and
 /// than `statusLogLimit`): for each byte logged, at most four of the document are written again, and a reader
 /// replays at most about 37,000 lines at 100,000 sensors (0.26 s more than the document alone) or 2,200 below
 /// about 5,000 sensors (30 ms; `bench/store.sh`, `bench/results/store-2026-11-28-statuslog.md`).
 ///
 /// Crash safety: the lines are appended and `fsync`ed under the writers' lock (a new log's directory entry too); a
 /// line torn by a crash has no newline: readers leave it out, and the next append cuts it off. A fold renames the new
-/// document into place before it empties the log, so a crash between the two leaves updates the document holds
+/// document into place before it removes the log, so a crash between the two leaves updates the document holds
 /// already: replaying them changes nothing (an update no newer than the sensor's stored status is ignored).
 extension DefaultsStore {
     public static let statusLogName = "defaults.statuses"
@@ -99,13 +99,11 @@ extension DefaultsStore {
         return end
     }
 
-    /// Empties the log once the document holds its updates. A failure leaves them to be replayed again, which
-    /// changes nothing, and the next fold empties it.
-    func emptyStatusLog() {
-        let fd = open(statusLogPath, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        if ftruncate(fd, 0) == 0 { _ = fsync(fd) }
+    /// Removes the log once the document holds its updates. Unlinked rather than emptied: a reader that opened it
+    /// reads it whole, and never the next log's lines after this one's. A failure (or a crash before the directory
+    /// reaches the disk) leaves updates to be replayed again, which changes nothing; the next fold removes it.
+    func removeStatusLog() {
+        unlink(statusLogPath)
     }
 
     private func syncDirectory() throws(StoreError) {

@@ -44,7 +44,7 @@ public struct DefaultsStore: Sendable {
     /// inode, size and modification time still holds the same document — unless it was replaced within one tick
     /// of the clock that stamps modification times, by a file of the same size that got the freed inode back. So
     /// an identity read while its file was younger than `settled` says nothing (`isSettled`), as git does.
-    /// The status log is appended to, emptied when the document is replaced, and cut back only after a crash tore its
+    /// The status log is appended to, removed when the document is replaced, and cut back only after a crash tore its
     /// last line: its inode and size tell it.
     public struct FileIdentity: Hashable, Sendable {
         var device: UInt64
@@ -96,26 +96,36 @@ public struct DefaultsStore: Sendable {
         identity: FileIdentity?, document: DefaultsDocument?
     ) {
         if let known, known.isSettled, identity() == known { return (known, nil) }
-        // The log before the document: a write that folds the log in between leaves an old log over the new
-        // document, whose updates that document holds already (replaying them changes nothing); the other way
-        // round, the new empty log over the old document would lose them.
-        let log = try readAll(statusLogPath)
-        guard let (status, bytes) = try readAll(path) else { return (nil, DefaultsDocument()) }
-        var document: DefaultsDocument
-        do {
-            document = try DefaultsDocument.decode(bytes)
-        } catch {
-            throw .invalidDocument(path: path, error)
-        }
-        if let log, !log.bytes.isEmpty {
+        var attempt = 0
+        while true {
+            // The log before the document: a fold in between leaves the old log (its file unlinked, not emptied)
+            // over the new document, which holds its updates already (replaying them changes nothing); the other
+            // way round, no log over the old document would lose them.
+            let log = try readAll(statusLogPath)
+            guard let (status, bytes) = try readAll(path) else { return (nil, DefaultsDocument()) }
+            var document: DefaultsDocument
             do {
-                try document.replayStatusLog(log.bytes)
+                document = try DefaultsDocument.decode(bytes)
             } catch {
-                throw .invalidDocument(path: statusLogPath, error)
+                throw .invalidDocument(path: path, error)
             }
-            document.markStored()
+            if let log, !log.bytes.isEmpty {
+                do {
+                    try document.replayStatusLog(log.bytes)
+                } catch {
+                    // Read while a writer cut back a torn line and appended after it, the bytes can join two lines:
+                    // damage is what is still there when read again.
+                    attempt += 1
+                    if attempt < 3 {
+                        usleep(2_000)
+                        continue
+                    }
+                    throw .invalidDocument(path: statusLogPath, error)
+                }
+                document.markStored()
+            }
+            return (FileIdentity(status, log: log?.status), document)
         }
-        return (FileIdentity(status, log: log?.status), document)
     }
 
     /// The file's status and bytes, or `nil` when it does not exist.
@@ -173,7 +183,7 @@ public struct DefaultsStore: Sendable {
     }
 
     /// `update`, for a caller holding the writers' lock. The status log is folded into the document it writes, and
-    /// then emptied; with `folding`, the document is written even when `change` changed nothing but the log has
+    /// then removed; with `folding`, the document is written even when `change` changed nothing but the log has
     /// updates.
     func updateHoldingLock<Result>(
         _ change: (inout DefaultsDocument) throws(RegistryError) -> Result, folding: Bool = false,
@@ -191,10 +201,10 @@ public struct DefaultsStore: Sendable {
         guard document.revision != 0 || (folding && logged > 0) else { return result }
         try replaceFileAtomically(at: path, with: document.encode()) { status in
             var written = FileIdentity(status, log: nil)
-            written.logInode = read?.logInode ?? 0
+            // The log is unlinked: the next append makes another.
             beforeReplacing(read, written)
         }
-        if logged > 0 { emptyStatusLog() }
+        if logged > 0 { removeStatusLog() }
         return result
     }
 

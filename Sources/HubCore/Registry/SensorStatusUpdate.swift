@@ -124,8 +124,14 @@ extension DefaultsDocument {
         while let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
             defer { (start, line) = (end + 1, line + 1) }
             guard end > start else { continue }
-            guard let wire = try? decoder.decode(SensorStatusUpdate.Wire.self, from: Data(bytes[start..<end])),
-                let update = wire.update
+            let wire: SensorStatusUpdate.Wire
+            do {
+                wire = try decoder.decode(SensorStatusUpdate.Wire.self, from: Data(bytes[start..<end]))
+            } catch {
+                let text = String(decoding: bytes[start..<end].prefix(120), as: UTF8.self)
+                throw JSONSyntaxError(message: "not a status update (\(error)): \(text)", line: line, column: 1)
+            }
+            guard let update = wire.update
             else {
                 throw JSONSyntaxError(
                     message: "not a status update (a JSON object with topic, sensor, status and seq)", line: line,
