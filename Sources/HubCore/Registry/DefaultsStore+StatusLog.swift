@@ -36,15 +36,7 @@ extension DefaultsStore {
         let lock = try acquireLock(lockPath, directory: directory)
         defer { close(lock) }
         // No document: no sensor to record anything of.
-        var document = stat()
-        guard stat(path, &document) == 0 else {
-            if errno == ENOENT { return }
-            throw .system(path: path, action: "read", errno: errno)
-        }
-        var log = stat()
-        let logged = stat(statusLogPath, &log) == 0
-        guard logged || errno == ENOENT else { throw .system(path: statusLogPath, action: "read", errno: errno) }
-        let read = FileIdentity(document, log: logged ? log : nil)
+        guard let read = try currentIdentity() else { return }
         var lines: [UInt8] = []
         lines.reserveCapacity(updates.count * 160)
         for update in updates { lines += update.line }

@@ -210,10 +210,20 @@ public struct DefaultsStore: Sendable {
 
     /// The identity of the file now, without reading it; `nil` when there is none (or it can't be stat'ed).
     public func identity() -> FileIdentity? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
+        try? currentIdentity()
+    }
+
+    /// `identity()`, telling a file that is not there (`nil`) from one that can't be stat'ed (thrown).
+    func currentIdentity() throws(StoreError) -> FileIdentity? {
+        var document = stat()
+        guard stat(path, &document) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .system(path: path, action: "read", errno: errno)
+        }
         var log = stat()
-        return FileIdentity(status, log: stat(statusLogPath, &log) == 0 ? log : nil)
+        let logged = stat(statusLogPath, &log) == 0
+        guard logged || errno == ENOENT else { throw .system(path: statusLogPath, action: "read", errno: errno) }
+        return FileIdentity(document, log: logged ? log : nil)
     }
 }
 
