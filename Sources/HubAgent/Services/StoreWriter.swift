@@ -15,8 +15,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
 
     private let store: any RegistryStore
     private let journal: Journal
-    /// The newest durable record of each sensor not written yet, and the journal position they reach.
-    private let backlog = Locked<(records: [String: JournalRecord], through: Int)>(([:], 0))
+    /// The newest durable status of each sensor not written yet, by topic, and the journal position they reach.
+    private let backlog = Locked<(updates: [String: SensorStatusUpdate], through: Int)>(([:], 0))
     private let stateDirectory: String
     private let flushInterval: Duration
     private let snapshot: HubSnapshot.Source
@@ -62,10 +62,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         // drop them (with no other consumer it would keep every record).
         guard recordsStatuses else { return journal.acknowledge(Self.consumerName, through: position) }
         backlog.withLock { backlog in
-            for var record in records {
-                record.events = []
-                backlog.records[record.topic] = record
-            }
+            for record in records { backlog.updates[record.topic] = record.statusUpdate }
             backlog.through = max(backlog.through, position)
         }
         backlogBell.ring()
@@ -98,14 +95,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
 
     /// Merges the statuses made durable since the last flush into the store; a sensor removed meanwhile is skipped.
     private func flush() async {
-        let (records, through) = backlog.withLock { backlog in
-            defer { backlog.records = [:] }
-            return (backlog.records, backlog.through)
+        let (updates, through) = backlog.withLock { backlog in
+            defer { backlog.updates = [:] }
+            return (backlog.updates, backlog.through)
         }
-        guard !records.isEmpty else { return }
+        guard !updates.isEmpty else { return }
         let size = Locked(0)
         do {
-            try await store.recordStatuses(records.values.map(\.statusUpdate)) { [followedVersion] read, written in
+            try await store.recordStatuses(Array(updates.values)) { [followedVersion] read, written in
                 // A version another writer made meanwhile stays unfollowed: the subscriptions service reads that one.
                 followedVersion.withLock { if let read, $0?.hasSameSensors(as: read) == true { $0 = written } }
                 if written.rewritesDocument(read) { size.withLock { $0 = written.byteCount } }
@@ -117,7 +114,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             journal.acknowledge(Self.consumerName, through: through)
         } catch {
             // The next flush tries again, unless a newer status of the sensor has arrived meanwhile.
-            backlog.withLock { backlog in backlog.records.merge(records) { newer, _ in newer } }
+            backlog.withLock { backlog in backlog.updates.merge(updates) { newer, _ in newer } }
             backlogBell.ring()
             errors.record("could not write statuses to the registry: \(error)")
         }
