@@ -63,6 +63,10 @@ import Testing
         let (before, written) = try #require(moved.withLock { $0 })
         #expect(before == known && written == after && written != known)
         #expect(try store.read(ifChangedFrom: after).document == nil)
+        // The same through the store hubd's registry writer uses.
+        try await registry.recordStatuses([try update("cellar", "dry", sequence: 1)]) { _, _ in }
+        #expect(bytes(store.path) == document)
+        #expect(try store.read().sensor(named: "cellar")?.status == "dry")
         // The sensors are the same: hubd's subscriptions need not read them again. A fold makes a new document.
         let appended = try #require(await registry.version())
         #expect(appended != version && appended.hasSameSensors(as: version))
