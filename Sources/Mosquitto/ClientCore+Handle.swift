@@ -31,8 +31,7 @@ extension ClientCore {
             }
         }
         try check(mosquitto_threaded_set(m, true), "threaded mode")
-        let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check(mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, version), "protocol version")
+        try configureVersion(m, check: check)
         // Status messages are small; Nagle's algorithm would only add latency.
         try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
         if let credentials = configuration.credentials {

@@ -54,6 +54,8 @@ final class ClientCore: Sendable {
     /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.
     let wantsLibraryLog = Atomic<Bool>(true)
     let dropped = Atomic<UInt64>(0)
+    /// Whether MQTT 5 is spoken: as configured, until a broker refuses it (`fallsBackToV311`).
+    let speaksV5: Atomic<Bool>
     /// Wakes the network thread from its back-off wait when the client is asked to stop.
     let wakeup = DispatchSemaphore(value: 0)
     let exited = Completion<Void>()
@@ -67,6 +69,7 @@ final class ClientCore: Sendable {
         events: AsyncStream<ConnectionEvent>.Continuation
     ) {
         self.configuration = configuration
+        self.speaksV5 = Atomic(configuration.protocolVersion == .v5)
         self.logger = logger
         self.messageBuffer = messages
         self.eventContinuation = events
@@ -383,17 +386,4 @@ final class ClientCore: Sendable {
             }
         }
     }
-}
-
-/// Calls `body` with a C array of C strings, valid only during the call.
-func withCStrings<Result>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Result)
-    -> Result
-{
-    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: strings.count)
-    for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
-    defer {
-        for index in 0..<strings.count { free(pointers[index]) }
-        pointers.deallocate()
-    }
-    return body(pointers)
 }

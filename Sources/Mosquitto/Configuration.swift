@@ -40,8 +40,16 @@ public struct MosquittoConfiguration: Sendable {
     public var tls: TLSConfiguration?
     /// The message the broker publishes for this client if it disappears without disconnecting.
     public var will: Will?
-    /// MQTT 3.1.1 or 5.
+    /// MQTT 3.1.1 or 5. With 5 and `cleanSession` off the session is kept without end (Session Expiry Interval
+    /// 0xFFFFFFFF), as 3.1.1 keeps it: until the broker's own `persistent_client_expiration`.
     public var protocolVersion: MQTTProtocolVersion
+    /// With MQTT 5: how many QoS 1/2 messages the broker may have sent this client and not had acknowledged (the
+    /// Receive Maximum, 1–65535); `nil` leaves libmosquitto's 20. Mosquitto takes it in place of its own
+    /// `max_inflight_messages` (20 by default), which is all an MQTT 3.1.1 client gets.
+    public var receiveMaximum: Int?
+    /// With MQTT 5: a broker that answers "unsupported protocol version" is spoken to in MQTT 3.1.1 from then on,
+    /// with a warning, rather than refused.
+    public var fallsBackToV311 = false
     /// Bounds of the automatic reconnect back-off: the first retry waits `reconnectDelay.lowerBound`,
     /// each further one twice as long, never more than `reconnectDelay.upperBound` (with ±20 % jitter).
     public var reconnectDelay: ClosedRange<Duration>
@@ -146,6 +154,9 @@ public struct MosquittoConfiguration: Sendable {
         if operationTimeout <= .zero { throw invalid("the operation timeout must be above zero") }
         if messageBufferLimit < 1 { throw invalid("the message buffer limit must be at least 1") }
         if confirmationTimeout <= .zero { throw invalid("the confirmation timeout must be above zero") }
+        if let receiveMaximum, !(1...65535).contains(receiveMaximum) {
+            throw invalid("receive maximum \(receiveMaximum) is outside 1–65535")
+        }
         if let will {
             if let problem = TopicRules.problemWithPublishTopic(will.topic) {
                 throw invalid("will topic: \(problem)")

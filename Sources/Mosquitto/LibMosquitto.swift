@@ -1,4 +1,5 @@
 import CMosquitto
+import Foundation
 
 /// Process-wide facts about libmosquitto.
 public enum LibMosquitto {
@@ -36,4 +37,17 @@ public enum LibMosquitto {
         guard let text = mosquitto_reason_string(code) else { return "reason code \(code)" }
         return String(cString: text)
     }
+}
+
+/// Calls `body` with a C array of C strings, valid only during the call.
+func withCStrings<Result>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Result)
+    -> Result
+{
+    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: strings.count)
+    for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
+    defer {
+        for index in 0..<strings.count { free(pointers[index]) }
+        pointers.deallocate()
+    }
+    return body(pointers)
 }

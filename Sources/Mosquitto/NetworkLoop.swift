@@ -49,6 +49,10 @@ extension ClientCore {
                 handleDisconnect(rc: rc, errno: savedErrno)
             }
             let failure = takeFailure(rc: rc, errno: savedErrno)
+            if fallsBackToV311(after: failure.error, m) {
+                reconnect(m)
+                continue
+            }
             if !state.withLock({ $0.everConnected }) {
                 failFirstConnect(failure.error)
                 break
@@ -73,16 +77,21 @@ extension ClientCore {
             }
             _ = wakeup.wait(timeout: .now() + delay.timeInterval)
             if stopRequested.load(ordering: .acquiring) { break }
-            rc = mosquitto_reconnect_async(m)
-            if rc != MOSQ_ERR_SUCCESS.rawValue {
-                let reason = reasonText(rc: rc, errno: errno)
-                state.withLock {
-                    $0.lastFailureReason = reason
-                    $0.lastFailureWasConnected = false
-                }
-            }
+            reconnect(m)
         }
         shutDown(handle, fatal: fatal)
+    }
+
+    /// Starts the next connection attempt; a failure to start it is the next pass's reason.
+    private func reconnect(_ m: OpaquePointer) {
+        let rc = mosquitto_reconnect_async(m)
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            let reason = reasonText(rc: rc, errno: errno)
+            state.withLock {
+                $0.lastFailureReason = reason
+                $0.lastFailureWasConnected = false
+            }
+        }
     }
 
     /// Sends DISCONNECT, so the broker discards the will, and writes it out without reading anything first.
@@ -142,7 +151,7 @@ extension ClientCore {
 
     /// libmosquitto's words for `rc`: the system's for `MOSQ_ERR_ERRNO`, the broker's for an MQTT 5 reason code.
     func reasonText(rc: Int32, errno savedErrno: Int32) -> String {
-        if configuration.protocolVersion == .v5 && rc >= 0x80 {
+        if currentVersion == .v5 && rc >= 0x80 {
             return "the broker disconnected: \(LibMosquitto.reasonString(rc))"
         }
         if rc == MOSQ_ERR_ERRNO.rawValue && savedErrno != 0 {
@@ -203,7 +212,7 @@ extension ClientCore {
     func handleConnect(rc: Int32, flags: Int32) {
         guard rc == 0 else {
             let refusal = MosquittoError.connectionRefused(
-                code: rc, reason: LibMosquitto.connackString(rc, protocolVersion: configuration.protocolVersion))
+                code: rc, reason: LibMosquitto.connackString(rc, protocolVersion: currentVersion))
             state.withLock { $0.lastRefusal = refusal }
             return
         }

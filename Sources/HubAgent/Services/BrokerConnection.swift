@@ -198,6 +198,14 @@ final class BrokerConnection: Service, Sendable {
         // A status acknowledged to the broker only once the journal has it: a SIGKILL can't lose one the broker
         // counts as delivered (`HubConfiguration.acknowledgeWhenJournaled`, on by default).
         mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
+        // MQTT 5 for its Receive Maximum. While the network thread waits for the journal's fsync, an MQTT 3.1.1
+        // client has at most the broker's max_inflight_messages (20) sent to it; Mosquitto queues 1,000 more
+        // (max_queued_messages) and drops the rest: a mobile sensor's 1,681 readings published at once lost some
+        // (RouteHubTests in CI, 2026-11-28). With 65,535 the broker sends the burst and one fsync covers what a
+        // pass read. A broker that speaks only 3.1.1 is spoken to in it, with a warning.
+        mqtt.protocolVersion = .v5
+        mqtt.receiveMaximum = 65535
+        mqtt.fallsBackToV311 = true
         // Back soon after a broker restart: while hubd is away the broker queues at most max_queued_messages (1,000
         // by default) for it and drops the rest. libmosquitto's reconnect waits 1 s, then 2, 4, 8…: a broker down
         // 10 s had hubd back 2–4 s after it (FaultTests, 2026-11-28); at most 2 s (±20 %) now. One hub's attempts

@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+
+/// A broker that speaks only MQTT 3.1.1, as Mosquitto before 1.6 and several embedded brokers do: a TCP front of a
+/// real `MosquittoBroker` that answers an MQTT 5 CONNECT as MQTT 3.1.1 says to (a CONNACK with return code 1,
+/// "unacceptable protocol version", then the connection closed) and passes every other connection through.
+public final class MQTT311Broker: Sendable {
+    public let port: Int
+    private let listener: Int32
+    private let upstream: Int
+    private let refusals = Atomic<Int>(0)
+
+    /// MQTT 5 CONNECTs refused so far.
+    public var refusedV5: Int { refusals.load(ordering: .relaxed) }
+
+    public init(before broker: MosquittoBroker) throws {
+        let reserved = try ReservedPort()
+        (listener, port, upstream) = (reserved.adopt(), reserved.port, broker.port)
+        guard listen(listener, 16) == 0 else {
+            throw TestKitError("listen() failed: \(String(cString: strerror(errno)))")
+        }
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    /// Stops accepting; connections already made go on until either side closes them.
+    public func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                close(listener)
+                return
+            }
+            Thread { [self] in serve(client) }.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        // The CONNECT's fixed header (1 byte), remaining length (1–4), protocol name (6: 0 4 M Q T T) and level.
+        var head: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(client, &byte, 1) == 1 {
+            head.append(byte)
+            let lengthBytes = head.dropFirst().prefix(4).firstIndex { $0 & 0x80 == 0 } ?? 0
+            if lengthBytes > 0 && head.count == lengthBytes + 1 + 6 + 1 { break }
+        }
+        guard head.count > 8 else {
+            close(client)
+            return
+        }
+        if head.last == 5 {
+            refusals.add(1, ordering: .relaxed)
+            _ = [UInt8](arrayLiteral: 0x20, 0x02, 0x00, 0x01).withUnsafeBytes { write(client, $0.baseAddress, 4) }
+            close(client)
+            return
+        }
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(upstream).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0, head.withUnsafeBytes({ write(server, $0.baseAddress, head.count) }) == head.count else {
+            close(server)
+            close(client)
+            return
+        }
+        let back = DispatchSemaphore(value: 0)
+        Thread {
+            Self.pump(from: server, to: client)
+            back.signal()
+        }.start()
+        Self.pump(from: client, to: server)
+        back.wait()
+        close(server)
+        close(client)
+    }
+
+    /// Copies bytes until either side closes, then closes both directions.
+    private static func pump(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = read(source, &buffer, buffer.count)
+            guard count > 0, buffer.withUnsafeBytes({ write(destination, $0.baseAddress, count) }) == count else {
+                break
+            }
+        }
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+    }
+}
