@@ -37,17 +37,34 @@ extension ClientCore {
                 &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry)
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
         }
+        if let properties {
+            // What `mosquitto_connect_bind_v5` would refuse with the same MOSQ_ERR_INVAL as the port.
+            let rc = mosquitto_property_check_all(Int32(CMD_CONNECT), properties)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
+        }
         let rc = mosquitto_connect_bind_v5(m, "", -1, 60, nil, properties)
         return rc == MOSQ_ERR_INVAL.rawValue ? MOSQ_ERR_SUCCESS.rawValue : rc
     }
 
     /// After a refusal of MQTT 5 by a broker that speaks only 3.1.1: switches the handle to 3.1.1 when the
     /// configuration allows it, and says so; true when the caller should connect again at once.
-    func fallsBackToV311(after error: MosquittoError, _ m: OpaquePointer) -> Bool {
-        guard configuration.fallsBackToV311, speaksV5.load(ordering: .relaxed),
-            case .connectionRefused(let code, _) = error,
-            code == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
-        else { return false }
+    ///
+    /// Such a broker answers an MQTT 5 CONNECT with a 3.1.1 CONNACK (return code 1) and closes. libmosquitto 2.0.11
+    /// reports that as the reason code "unsupported protocol version"; from 2.0.12 its stricter packet reader
+    /// calls the same CONNACK malformed (`MOSQ_ERR_MALFORMED_PACKET`), so that too counts before the client has
+    /// ever connected. A broker that just closes the connection is not taken for one: that is what a restarting
+    /// broker does.
+    func fallsBackToV311(after error: MosquittoError, rc: Int32, _ m: OpaquePointer) -> Bool {
+        guard configuration.fallsBackToV311, speaksV5.load(ordering: .relaxed) else { return false }
+        let refused: Bool
+        if case .connectionRefused(let code, _) = error {
+            refused = code == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
+        } else {
+            refused =
+                (rc == MOSQ_ERR_MALFORMED_PACKET.rawValue || rc == MOSQ_ERR_PROTOCOL.rawValue)
+                && !state.withLock { $0.everConnected }
+        }
+        guard refused else { return false }
         // MQTT 3.1.1 CONNECTs carry no properties: libmosquitto refuses to send one while any are kept.
         guard setConnectProperties(m, sessionExpiry: nil) == MOSQ_ERR_SUCCESS.rawValue,
             mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311) == MOSQ_ERR_SUCCESS.rawValue

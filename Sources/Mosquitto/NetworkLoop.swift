@@ -49,7 +49,7 @@ extension ClientCore {
                 handleDisconnect(rc: rc, errno: savedErrno)
             }
             let failure = takeFailure(rc: rc, errno: savedErrno)
-            if fallsBackToV311(after: failure.error, m) {
+            if fallsBackToV311(after: failure.error, rc: rc, m) {
                 reconnect(m)
                 continue
             }

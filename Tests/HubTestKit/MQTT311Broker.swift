@@ -37,21 +37,35 @@ public final class MQTT311Broker: Sendable {
     }
 
     private func serve(_ client: Int32) {
-        // The CONNECT's fixed header (1 byte), remaining length (1–4), protocol name (6: 0 4 M Q T T) and level.
+        // The whole CONNECT: its fixed header, remaining length (1–4 bytes) and body, whose protocol level is byte 7.
         var head: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(client, &byte, 1) == 1 {
-            head.append(byte)
-            let lengthBytes = head.dropFirst().prefix(4).firstIndex { $0 & 0x80 == 0 } ?? 0
-            if lengthBytes > 0 && head.count == lengthBytes + 1 + 6 + 1 { break }
+        func take(_ count: Int) -> Bool {
+            var byte: UInt8 = 0
+            for _ in 0..<count {
+                guard read(client, &byte, 1) == 1 else { return false }
+                head.append(byte)
+            }
+            return true
         }
-        guard head.count > 8 else {
+        var remaining = 0
+        var complete = take(1)
+        for shift in stride(from: 0, to: 28, by: 7) where complete {
+            complete = take(1)
+            remaining |= Int(head.last! & 0x7F) << shift
+            if head.last! & 0x80 == 0 { break }
+        }
+        let body = head.count
+        guard complete, remaining >= 7, take(remaining) else {
             close(client)
             return
         }
-        if head.last == 5 {
+        if head[body + 6] == 5 {
             refusals.add(1, ordering: .relaxed)
+            // Answered, then closed without a reset: everything sent is read first.
             _ = [UInt8](arrayLiteral: 0x20, 0x02, 0x00, 0x01).withUnsafeBytes { write(client, $0.baseAddress, 4) }
+            shutdown(client, Int32(SHUT_WR))
+            var sink = [UInt8](repeating: 0, count: 512)
+            while read(client, &sink, sink.count) > 0 {}
             close(client)
             return
         }

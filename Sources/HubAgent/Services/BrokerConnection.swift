@@ -199,12 +199,14 @@ final class BrokerConnection: Service, Sendable {
         // counts as delivered (`HubConfiguration.acknowledgeWhenJournaled`, on by default).
         mqtt.holdsAcknowledgements = configuration.acknowledgeWhenJournaled
         // MQTT 5 for its Receive Maximum. While the network thread waits for the journal's fsync, an MQTT 3.1.1
-        // client has at most the broker's max_inflight_messages (20) sent to it; Mosquitto queues 1,000 more
-        // (max_queued_messages) and drops the rest: a mobile sensor's 1,681 readings published at once lost some
-        // (RouteHubTests in CI, 2026-11-28). With 65,535 the broker sends the burst and one fsync covers what a
-        // pass read. A broker that speaks only 3.1.1 is spoken to in it, with a warning.
+        // client has at most the broker's max_inflight_messages (20) sent to it, so hubd took 20 messages a
+        // commit, and Mosquitto queued 1,000 more (max_queued_messages) and dropped the rest: a mobile sensor's
+        // 1,681 readings published at once lost some (RouteHubTests in CI, 2026-11-28). Not 65,535: Mosquitto
+        // 2.0.11 counts messages in flight against the queue of a client that is away (a hubd killed mid-burst
+        // would come back to a full queue), and 2.0.16+ drops a message once 1,000 packets wait to be written to
+        // a client. 200 takes ten times the batch, and leaves 800 of the queue.
         mqtt.protocolVersion = .v5
-        mqtt.receiveMaximum = 65535
+        mqtt.receiveMaximum = Self.receiveMaximum
         mqtt.fallsBackToV311 = true
         // Back soon after a broker restart: while hubd is away the broker queues at most max_queued_messages (1,000
         // by default) for it and drops the rest. libmosquitto's reconnect waits 1 s, then 2, 4, 8…: a broker down
@@ -240,6 +242,9 @@ final class BrokerConnection: Service, Sendable {
         mqtt.confirmationTimeout = .seconds(24 * 3600)
         return mqtt
     }
+
+    /// The QoS 1/2 messages hubd lets the broker have in flight to it, unacknowledged (MQTT 5's Receive Maximum).
+    static let receiveMaximum = 200
 
     /// `<client id>-<group>-p07`: the same at every agent of the group, whichever holds the partition.
     static func partitionClientID(_ clientID: String, group: String, partition: Int) -> String {
