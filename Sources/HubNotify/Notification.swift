@@ -169,6 +169,17 @@ public struct NoRecipients: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// What a publish throws when the broker refused the message for good (an MQTT 5 PUBACK saying the client is not
+/// authorised for the topic, or that the topic or payload is invalid): the `mqtt` backend gives it up rather than
+/// retrying it forever. A broker speaking MQTT 3.1.1 has no way to say so; it drops such a message in silence.
+public struct PublishRefused: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
 /// A way to deliver notifications: a phone push service, an HTTP endpoint, a command, a file.
 ///
 /// `send` makes one attempt and says how it went; the queue in front of it does the retrying, the timeouts and the

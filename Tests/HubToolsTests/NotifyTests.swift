@@ -49,6 +49,36 @@ import Testing
         }
     }
 
+    /// A notification the broker refuses for good — its ACL denies the topic, which MQTT 5 says in the PUBACK
+    /// (0x87) — is given up with the broker's reason, not retried for ever; in MQTT 3.1.1 the broker dropped it in
+    /// silence and the backend counted it delivered.
+    @Test func aNotificationTheBrokersACLRefusesIsGivenUpNotRetried() async throws {
+        let acl = FileManager.default.temporaryDirectory.appendingPathComponent("acl-\(UUID().uuidString)").path
+        try "topic readwrite kitchen\ntopic readwrite sensorhub/#\ntopic readwrite homeassistant/#\n".write(
+            toFile: acl, atomically: true, encoding: .utf8)
+        defer { unlink(acl) }
+        try await withBroker(.init(extraLines: ["acl_file \(acl)"])) { broker in
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        denied: { type: mqtt, topic: "forbidden/{sensor}" }
+                      rules:
+                        all: { backends: [denied] }
+                    """)
+            try await hub.prepare(broker, sensors: ["kitchen"])
+            try await hub.startAndWaitUntilReady()
+            try await publish(broker, [("kitchen", Array("open".utf8))])
+            try await eventually("the notification given up", within: .seconds(20)) {
+                hub.status?.notifications?.backends["denied"]?.failed == 1
+            }
+            let statistics = try #require(hub.status?.notifications?.backends["denied"])
+            #expect(statistics.delivered == 0 && statistics.retried == 0, "\(statistics)")
+            #expect(statistics.lastError?.lowercased().contains("not authorized") == true, "\(statistics)")
+            await hub.stop()
+        }
+    }
+
     /// The mqtt backend's own client follows new broker settings (`hubctl broker set`): the next notification goes
     /// to the new broker, and the old one's client is closed.
     @Test func theMQTTBackendFollowsNewBrokerSettings() async throws {

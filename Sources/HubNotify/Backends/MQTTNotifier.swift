@@ -24,6 +24,8 @@ struct MQTTNotifier: Notifier {
         do {
             try await publish(topic, notification.json, qos, retain)
             return .delivered
+        } catch let refused as PublishRefused {
+            return .failed(reason: "publish to \(topic): \(refused)")
         } catch {
             return .retry(reason: "publish to \(topic): \(error)")
         }
