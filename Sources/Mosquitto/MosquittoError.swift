@@ -29,6 +29,14 @@ public enum MosquittoError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The calling task was cancelled while it waited.
     case cancelled(operation: String)
 
+    /// A publish the broker refused for a reason the same publish would meet again: not authorised (MQTT 5 reason
+    /// code 0x87), topic name invalid (0x90), payload format invalid (0x99). Its other refusals (quota exceeded,
+    /// packet id in use, unspecified) may pass on a later attempt.
+    public var isPublishRefusedForGood: Bool {
+        guard case .publishRejected(_, let code, _) = self else { return false }
+        return code == 0x87 || code == 0x90 || code == 0x99
+    }
+
     public var description: String {
         switch self {
         case .invalidConfiguration(let message):

@@ -38,18 +38,10 @@ extension BrokerConnection {
         do {
             try await client.publish(topic: topic, payload: payload, qos: qos, retain: retain)
         } catch {
-            // A pattern in the catch clause crashes Swift 6.3.1's SILGen here; hence the `if case`.
-            if case .publishRejected(_, let code, let reason) = error, Self.refusesForGood(code) {
-                throw PublishRefused("the broker refused it: \(reason) (MQTT 5 reason code \(code))")
-            }
+            if error.isPublishRefusedForGood { throw PublishRefused("\(error)") }
             throw error
         }
     }
-
-    /// PUBACK reason codes that the same publish would meet again: not authorised (0x87), topic name invalid
-    /// (0x90), payload format invalid (0x99). The others (quota exceeded, packet id in use, unspecified) may pass
-    /// on a later attempt.
-    static func refusesForGood(_ code: Int32) -> Bool { [0x87, 0x90, 0x99].contains(code) }
 
     /// The notification client for `broker`, connected once for all the publishes that wait for it; made again after
     /// it stopped for good or could not connect, and for new settings. `nil` when the broker refused it.
