@@ -7,9 +7,10 @@ import HubSupport
 ///
 /// **Why 4,096.** A message sent again is one the broker had sent and not had acknowledged, so it is among the last
 /// few the session received (Mosquitto has at most `max_inflight_messages`, 20 by default, unacknowledged to an
-/// MQTT 3.1.1 client, and the Receive Maximum to an MQTT 5 one: hubd asks for 200); the broker hands packet ids out in turn and reuses one only after 65,535 others. So ids more than 4,096
-/// behind the newest are forgotten, and a reused id is never taken for a message sent again. The cluster keeps its
-/// sessions' ids by the same rule in `sensorhub_deliveries`; one hub keeps them in its journal.
+/// MQTT 3.1.1 client, and the Receive Maximum to an MQTT 5 one: hubd asks for 200); the broker hands packet ids out
+/// in turn and reuses one only after 65,535 others. So ids more than 4,096 behind the newest are forgotten, and a
+/// reused id is never taken for a message sent again. The cluster keeps its sessions' ids by the same rule in
+/// `sensorhub_deliveries`; one hub keeps them in its journal.
 public struct RecentDeliveries: Sendable, Hashable {
     /// How far behind the newest packet id one is kept.
     public static let span = 4096

@@ -26,8 +26,8 @@ import Testing
             }
             try await withClient(kept) { again in
                 #expect(again.sessionPresent)
-                let kept = try await again.messages.take(3)
-                #expect(kept.map(\.payloadString) == ["m0", "m1", "m2"])
+                let waited = try await again.messages.take(3)
+                #expect(waited.map(\.payloadString) == ["m0", "m1", "m2"])
             }
         }
     }
