@@ -17,9 +17,9 @@ struct Handle: @unchecked Sendable {
 /// ties each operation to the broker's acknowledgement.
 ///
 /// Threading rules, from reading libmosquitto 2.0.11 (`lib/loop.c`, `lib/packet_mosq.c`, `lib/actions.c`):
-/// - one thread of ours runs `mosquitto_loop`; every callback runs on it, under libmosquitto's callback mutex;
+/// - one thread of ours runs the loop (`loopPass`: `mosquitto_loop`'s calls); every callback runs on it, under libmosquitto's callback mutex;
 /// - callbacks only copy data, update `state` under its lock and hand results to continuations: they never block
-///   and never call libmosquitto (what a CONNACK sets off runs on the network thread after `mosquitto_loop`);
+///   and never call libmosquitto (what a CONNACK sets off runs on the network thread after the pass);
 /// - no libmosquitto function is ever called while `state`'s lock is held, so callbacks (which take that lock)
 ///   can't deadlock with callers (which take libmosquitto's internal locks);
 /// - `mosquitto_destroy` runs on the network thread after its loop ended and no caller is inside libmosquitto.
@@ -42,7 +42,7 @@ final class ClientCore: Sendable {
     let deliveredHeld = Atomic<Int>(0)
     /// Where the network thread waits for the consumer's confirmations (`holdsAcknowledgements`).
     let gate = AcknowledgementGate()
-    /// Wakes the network thread's own poll (`holdsAcknowledgements`) when another thread queues a packet.
+    /// Wakes the network thread's poll (`loopPass`) when another thread queues a packet or asks it to stop.
     let wake = WakeDescriptor()
     /// Set once the client is asked to stop; read by the network thread after every packet.
     let stopRequested = Atomic<Bool>(false)
@@ -361,8 +361,8 @@ final class ClientCore: Sendable {
         }
         defer {
             state.withLock { $0.activeCalls -= 1 }
-            // A packet may be queued now: the network thread's own poll must write it.
-            if configuration.holdsAcknowledgements { wake.signal() }
+            // A packet may be queued now: the network thread's poll must write it.
+            wake.signal()
         }
         return try body(handle)
     }

@@ -6,10 +6,10 @@ import Logging
 ///
 /// libmosquitto queues a QoS 1 message's PUBACK (a QoS 2 message's PUBREC) before it calls back with the message,
 /// and `mosquitto_loop` writes it in the same pass: the broker's at-least-once guarantee ends inside the library,
-/// and a message an application loses in a crash right after is gone. With
-/// `MosquittoConfiguration.holdsAcknowledgements`, the network thread runs its own pass instead, with the calls
-/// `mosquitto_loop` makes (poll, `mosquitto_loop_read`, `mosquitto_loop_write`, `mosquitto_loop_misc`) and one step
-/// between reading and writing: it hands the messages read to the consumer and waits until the consumer has
+/// and a message an application loses in a crash right after is gone. The network thread runs its own pass instead
+/// (`loopPass`), with the calls `mosquitto_loop` makes (poll, `mosquitto_loop_read`, `mosquitto_loop_write`,
+/// `mosquitto_loop_misc`); with `MosquittoConfiguration.holdsAcknowledgements` it takes one step between reading
+/// and writing: it hands the messages read to the consumer and waits until the consumer has
 /// confirmed them (`MosquittoClient.confirm(through:)`), at most `confirmationTimeout`. The acknowledgements then go
 /// out. Everything read in one pass is confirmed together, so a consumer that makes messages durable in batches
 /// (one `fsync` each) keeps up with any rate. While it waits, the network thread reads nothing, not even the answer
@@ -56,9 +56,14 @@ final class AcknowledgementGate: @unchecked Sendable {
 }
 
 extension ClientCore {
-    /// One pass of the network loop holding acknowledgements (see `AcknowledgementGate`); returns what
-    /// `mosquitto_loop` would.
-    func loopPassHoldingAcknowledgements(_ m: OpaquePointer) -> Int32 {
+    /// One pass of the network loop, holding acknowledgements when the configuration says so (see
+    /// `AcknowledgementGate`); returns what `mosquitto_loop` would.
+    ///
+    /// Every client runs this pass rather than `mosquitto_loop`, whose `select()` no other thread can wake but by
+    /// queueing a packet: a stop would wait for its timeout, so it had to be short (100 ms), and an idle client woke
+    /// ten times a second for nothing (issue 38's idle goal). Here the wake descriptor ends the wait for a packet
+    /// queued and for a stop alike, and an idle client wakes once a second, for `mosquitto_loop_misc`'s keepalive.
+    func loopPass(_ m: OpaquePointer) -> Int32 {
         let fd = mosquitto_socket(m)
         guard fd >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
         var fds = [
@@ -83,7 +88,7 @@ extension ClientCore {
         }
         // Only QoS 1/2 messages have acknowledgements to hold; confirming one confirms the QoS 0 ones before it.
         let last = deliveredHeld.load(ordering: .relaxed)
-        if last > gate.confirmedNumber {
+        if configuration.holdsAcknowledgements && last > gate.confirmedNumber {
             messageBuffer.flush()
             // A CONNACK in this burst comes first: handling it completes `connect()`, and only then does the consumer
             // take the client's messages (a broker sends what it kept for the session right after the CONNACK).

@@ -75,11 +75,6 @@ public enum MosquittoError: Error, Sendable, Hashable, CustomStringConvertible {
         if code == MOSQ_ERR_ERRNO.rawValue, savedErrno != 0 {
             message = String(cString: strerror(savedErrno))
         }
-        if code == MOSQ_ERR_INVAL.rawValue, operation.contains("network loop") {
-            message +=
-                " — libmosquitto uses select(), which can't watch a socket numbered 1024 or above;"
-                + " this process has too many files open"
-        }
         if let detail, !detail.isEmpty { message += " — \(detail)" }
         return .library(operation: operation, code: code, message: message)
     }

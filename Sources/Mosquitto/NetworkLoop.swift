@@ -5,7 +5,7 @@ import Logging
 extension ClientCore {
     // MARK: - The network thread
 
-    /// Runs `mosquitto_loop` until the client stops; reconnects with back-off; destroys the handle at the end.
+    /// Runs `loopPass` until the client stops; reconnects with back-off; destroys the handle at the end.
     func runNetworkLoop(_ handle: Handle) {
         let m = handle.pointer
         let keepAlive = Int32(configuration.keepAlive.components.seconds)
@@ -17,8 +17,7 @@ extension ClientCore {
         }
         var libraryLogging = true
         while true {
-            // A stop request can't wake select() (see `requestStop`), so select() waits 100 ms at most.
-            rc = configuration.holdsAcknowledgements ? loopPassHoldingAcknowledgements(m) : mosquitto_loop(m, 100, 1)
+            rc = loopPass(m)
             let savedErrno = errno
             if connackArrived.load(ordering: .acquiring) { connectionAccepted() }
             // Wake the consumer at the end of a burst, not for every message of it.
@@ -45,7 +44,7 @@ extension ClientCore {
                 break
             }
             if state.withLock({ $0.isConnected }) {
-                // select() itself failed with the socket still open: libmosquitto reported no disconnection.
+                // The poll itself failed with the socket still open: libmosquitto reported no disconnection.
                 handleDisconnect(rc: rc, errno: savedErrno)
             }
             let failure = takeFailure(rc: rc, errno: savedErrno)
@@ -217,7 +216,7 @@ extension ClientCore {
             return
         }
         // The rest (restoring subscriptions, completing connect()) happens on the network thread once
-        // mosquitto_loop returns, in `connectionAccepted`: callbacks call nothing back in libmosquitto.
+        // the pass returns, in `connectionAccepted`: callbacks call nothing back in libmosquitto.
         state.withLock { $0.acceptedConnack = flags & 1 == 1 }
         // Before any message of this connection (callbacks run in the order the packets came).
         if flags & 1 == 0 { sessionStartedAnew.store(true, ordering: .releasing) }
