@@ -10,7 +10,7 @@
 #      beside one libmosquitto client subscribing the same topics (bench/subgen.c: the broker's own time, which
 #      grows with the square of one client's subscriptions on Mosquitto 2.0), hubd's own memory (anon) and its cost
 #      per sensor, hubctl add / list;
-#   5. idle RSS and CPU over IDLE seconds;
+#   5. idle RSS, CPU and wake-ups (context switches) a second over IDLE seconds, hubd also with an mqtt backend;
 #   7. devices: the ingest bursts as Zigbee2MQTT door sensors' JSON (PUBGEN_SHAPE=z2m) over SENSORS sensors with
 #      a value path, a map and attributes (battery, link quality, voltage) — hubd beside mosquitto_sub on the same
 #      bursts (goal >= 0.8 x);
@@ -518,13 +518,32 @@ section_idle() {
 targets = {'out': ['$work/idle.out']}" "file:out"
     wait_quiet "idle"
     h0=$(cpu_ticks "$hub_pid"); s0=$(cpu_ticks "$idle_sub"); w0=$(cpu_ticks "$warn_pid")
+    hx0=$(switches "$hub_pid"); sx0=$(switches "$idle_sub"); wx0=$(switches "$warn_pid")
     sleep "$IDLE"
     cpu() { printf '%.2f' "$(echo "scale=4; ($(cpu_ticks "$1") - $2) * 100 / $TICK / $IDLE" | bc)"; }
-    rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors) | 1 | RSS **$(rss_mib "$hub_pid") MiB** ($(anon_mib "$hub_pid") anon) | | CPU **$(cpu "$hub_pid" "$h0") %** of a core | | | |")
-    rows+=("| 5 idle ${IDLE} s | mosquitto_sub | 1 | RSS $(rss_mib "$idle_sub") MiB ($(anon_mib "$idle_sub") anon) | | CPU $(cpu "$idle_sub" "$s0") % of a core | | | |")
-    rows+=("| 5 idle ${IDLE} s | mqttwarn | 1 | RSS $(rss_mib "$warn_pid") MiB ($(anon_mib "$warn_pid") anon) | | CPU $(cpu "$warn_pid" "$w0") % of a core | | | |")
+    # Context switches a second, every thread's: how often the process wakes, finer than CPU in 1/100 s ticks.
+    woke() { printf '%.1f' "$(echo "scale=2; ($(switches "$1") - $2) / $IDLE" | bc)"; }
+    rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors) | 1 | RSS **$(rss_mib "$hub_pid") MiB** ($(anon_mib "$hub_pid") anon) | $(woke "$hub_pid" "$hx0") wake-ups/s | CPU **$(cpu "$hub_pid" "$h0") %** of a core | | | |")
+    rows+=("| 5 idle ${IDLE} s | mosquitto_sub | 1 | RSS $(rss_mib "$idle_sub") MiB ($(anon_mib "$idle_sub") anon) | $(woke "$idle_sub" "$sx0") wake-ups/s | CPU $(cpu "$idle_sub" "$s0") % of a core | | | |")
+    rows+=("| 5 idle ${IDLE} s | mqttwarn | 1 | RSS $(rss_mib "$warn_pid") MiB ($(anon_mib "$warn_pid") anon) | $(woke "$warn_pid" "$wx0") wake-ups/s | CPU $(cpu "$warn_pid" "$w0") % of a core | | | |")
     stop_hubd; stop_mqttwarn
     kill "$idle_sub" 2>/dev/null || true
+    # The same hubd with an mqtt backend, whose client of its own (connected by a first notification) idles too.
+    start_hubd "$work/idle" "notifiers:
+  backends:
+    bus: {type: mqtt, topic: 'idle/{sensor}'}
+  rules:
+    all: {backends: [bus]}"
+    mosquitto_sub -h 127.0.0.1 -p "$port" -t 'idle/#' -C 1 -W 30 >/dev/null &
+    local notified=$!
+    sleep 0.5
+    mosquitto_pub -h 127.0.0.1 -p "$port" -t bench/s0 -m "idle-$$" -q 1
+    wait "$notified" || { echo "bench: no notification from the idle hubd's mqtt backend" >&2; exit 1; }
+    wait_quiet "idle, mqtt backend"
+    h0=$(cpu_ticks "$hub_pid"); hx0=$(switches "$hub_pid")
+    sleep "$IDLE"
+    rows+=("| 5 idle ${IDLE} s | **hubd** ($SENSORS sensors), an mqtt backend | 1 | RSS $(rss_mib "$hub_pid") MiB ($(anon_mib "$hub_pid") anon) | $(woke "$hub_pid" "$hx0") wake-ups/s | CPU **$(cpu "$hub_pid" "$h0") %** of a core | | | |")
+    stop_hubd
 }
 
 # Polls the sensor list API_POLLS times: sets poll_wall (seconds) and poll_ticks (hubd's CPU ticks meanwhile).

@@ -18,6 +18,8 @@ anon_kib() { awk '/RssAnon/ { print $2 }' "/proc/$1/status"; }
 # utime + stime of every thread of the process, in clock ticks (CLK_TCK a second, 100 on Linux: 10 ms steps, so a
 # burst's CPU is read to ±0.01 s).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# Context switches so far, voluntary and not, summed over the process's threads.
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
 TICK=$(getconf CLK_TCK)
 seconds_of_ticks() { awk -v t="$1" -v hz="$TICK" 'BEGIN { printf "%.2f", t / hz }'; }
 ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
