@@ -76,7 +76,10 @@ extension ClientCore {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }
-        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+        // Writable counts too: a TLS handshake begun before the TCP connection was made (a broker across a network)
+        // goes on only in libmosquitto's read, which `mosquitto_loop` calls when the socket turns writable; its
+        // write does nothing until the handshake is done, and nothing arrives before the ClientHello is out.
+        if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP | POLLOUT) != 0 {
             // Everything that has arrived, so that one confirmation covers the whole burst.
             var packets = 0
             repeat {

@@ -69,42 +69,15 @@ public final class MQTT311Broker: Sendable {
             close(client)
             return
         }
-        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(upstream).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard let server = TCPRelay.connect(toLoopbackPort: upstream) else {
+            close(client)
+            return
         }
-        guard connected == 0, head.withUnsafeBytes({ write(server, $0.baseAddress, head.count) }) == head.count else {
+        guard head.withUnsafeBytes({ write(server, $0.baseAddress, head.count) }) == head.count else {
             close(server)
             close(client)
             return
         }
-        let back = DispatchSemaphore(value: 0)
-        Thread {
-            Self.pump(from: server, to: client)
-            back.signal()
-        }.start()
-        Self.pump(from: client, to: server)
-        back.wait()
-        close(server)
-        close(client)
-    }
-
-    /// Copies bytes until either side closes, then closes both directions.
-    private static func pump(from source: Int32, to destination: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let count = read(source, &buffer, buffer.count)
-            guard count > 0, buffer.withUnsafeBytes({ write(destination, $0.baseAddress, count) }) == count else {
-                break
-            }
-        }
-        shutdown(source, Int32(SHUT_RDWR))
-        shutdown(destination, Int32(SHUT_RDWR))
+        TCPRelay.relay(client, server)
     }
 }

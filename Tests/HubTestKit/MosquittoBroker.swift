@@ -223,7 +223,7 @@ public func canConnect(port: Int) -> Bool {
     return rc == 0
 }
 
-private func loopbackAddress(port: Int) -> sockaddr_in {
+func loopbackAddress(port: Int) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = UInt16(port).bigEndian

@@ -73,6 +73,36 @@ struct SecurityTests {
         }
     }
 
+    /// TLS to a broker across a network: the TCP connection is still being made when libmosquitto starts the
+    /// handshake, whose first write then waits for the socket. libmosquitto goes on with the handshake only in its
+    /// read (`mosquitto_loop` calls it when the socket turns writable), so a pass that read only what arrived never
+    /// sent the ClientHello and woke for ever until the keepalive closed the connection. Both passes: holding
+    /// acknowledgements (hubd's) and not (its `mqtt` backend's, hubctl's).
+    @Test(arguments: [false, true]) func tlsWhileTheConnectionIsStillBeingMade(holding: Bool) async throws {
+        let certificates = try await TestCertificates.shared()
+        try await withBroker(.init(tls: certificates.localhost)) { broker in
+            let front = try SlowConnectFront(before: broker.port)
+            let configuration = MosquittoConfiguration.test(broker) {
+                $0.host = "localhost"
+                $0.port = front.port
+                $0.tls = TLSConfiguration(trustRoots: .caFile(certificates.caFile))
+                $0.holdsAcknowledgements = holding
+                $0.operationTimeout = .seconds(15)
+            }
+            let started = ContinuousClock.now
+            try await withClient(configuration) { client in
+                // The front held the connection back (its first SYN dropped): the case under test did happen.
+                #expect(ContinuousClock.now - started >= .milliseconds(500))
+                try await client.client.subscribe("tls/slow")
+                try await client.client.publish(topic: "tls/slow", payload: "through")
+                let message = try await client.messages.next()
+                #expect(message.payloadString == "through")
+                if holding { client.client.confirm(through: message.number) }
+            }
+            #expect(front.connections == 1)
+        }
+    }
+
     @Test func tlsWithACADirectoryAndTLS13() async throws {
         let certificates = try await TestCertificates.shared()
         let directory = try TemporaryDirectory()
