@@ -5,8 +5,8 @@ import Synchronization
 /// real `MosquittoBroker` that answers an MQTT 5 CONNECT as MQTT 3.1.1 says to (a CONNACK with return code 1,
 /// "unacceptable protocol version", then the connection closed) and passes every other connection through.
 public final class MQTT311Broker: Sendable {
-    public let port: Int
-    private let listener: Int32
+    public var port: Int { listener.port }
+    private let listener: TCPListener
     private let upstream: Int
     private let refusals = Atomic<Int>(0)
 
@@ -14,27 +14,12 @@ public final class MQTT311Broker: Sendable {
     public var refusedV5: Int { refusals.load(ordering: .relaxed) }
 
     public init(before broker: MosquittoBroker) throws {
-        let reserved = try ReservedPort()
-        (listener, port, upstream) = (reserved.adopt(), reserved.port, broker.port)
-        guard listen(listener, 16) == 0 else {
-            throw TestKitError("listen() failed: \(String(cString: strerror(errno)))")
-        }
-        Thread { [self] in acceptLoop() }.start()
+        (listener, upstream) = (try TCPListener(backlog: 16), broker.port)
+        listener.start { [self] client in serve(client) }
     }
 
     /// Stops accepting; connections already made go on until either side closes them.
-    public func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                close(listener)
-                return
-            }
-            Thread { [self] in serve(client) }.start()
-        }
-    }
+    public func stop() { listener.stop() }
 
     private func serve(_ client: Int32) {
         // The whole CONNECT: its fixed header, remaining length (1–4 bytes) and body, whose protocol level is byte 7.

@@ -9,48 +9,35 @@ import Synchronization
 /// The listener's accept queue (backlog 0) is held full by a connection of the front's own for `hold`, so the
 /// kernel drops the SYNs that come meanwhile; then the front takes every connection and relays it to the broker.
 public final class SlowConnectFront: Sendable {
-    public let port: Int
-    private let listener: Int32
-    private let upstream: Int
+    public var port: Int { listener.port }
+    private let listener: TCPListener
     private let taken = Atomic<Int>(0)
 
     /// Connections relayed to the broker so far.
     public var connections: Int { taken.load(ordering: .relaxed) }
 
-    public init(before upstreamPort: Int, hold: Duration = .milliseconds(500)) throws {
-        let reserved = try ReservedPort()
-        (listener, port, upstream) = (reserved.adopt(), reserved.port, upstreamPort)
-        guard listen(listener, 0) == 0 else {
-            throw TestKitError("listen() failed: \(String(cString: strerror(errno)))")
-        }
-        guard let filler = TCPRelay.connect(toLoopbackPort: port) else {
+    public init(before upstream: Int, hold: Duration = .milliseconds(500)) throws {
+        listener = try TCPListener(backlog: 0)
+        guard let filler = TCPRelay.connect(toLoopbackPort: listener.port) else {
             throw TestKitError("could not fill the front's accept queue: \(String(cString: strerror(errno)))")
         }
         let seconds = Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18
-        Thread { [self] in
-            Thread.sleep(forTimeInterval: seconds)
-            close(accept(listener, nil, nil))
-            close(filler)
-            acceptLoop()
-        }.start()
+        listener.start(
+            first: { listener in
+                Thread.sleep(forTimeInterval: seconds)
+                close(listener.acceptOne())
+                close(filler)
+            },
+            serve: { [self] client in
+                guard let server = TCPRelay.connect(toLoopbackPort: upstream) else {
+                    close(client)
+                    return
+                }
+                taken.add(1, ordering: .relaxed)
+                TCPRelay.relay(client, server)
+            })
     }
 
     /// Stops accepting; connections already made go on until either side closes them.
-    public func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
-
-    private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                close(listener)
-                return
-            }
-            guard let server = TCPRelay.connect(toLoopbackPort: upstream) else {
-                close(client)
-                continue
-            }
-            taken.add(1, ordering: .relaxed)
-            Thread { TCPRelay.relay(client, server) }.start()
-        }
-    }
+    public func stop() { listener.stop() }
 }

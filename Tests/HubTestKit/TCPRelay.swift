@@ -46,3 +46,40 @@ enum TCPRelay {
         shutdown(destination, Int32(SHUT_RDWR))
     }
 }
+
+/// A TCP listener on 127.0.0.1 that serves each connection it accepts on a thread of its own, until `stop()`: what
+/// the test kit's fronts (`MQTT311Broker`, `SlowConnectFront`) share.
+final class TCPListener: Sendable {
+    let port: Int
+    private let fd: Int32
+
+    init(backlog: Int32) throws {
+        let reserved = try ReservedPort()
+        (fd, port) = (reserved.adopt(), reserved.port)
+        guard listen(fd, backlog) == 0 else {
+            throw TestKitError("listen() failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// On a thread of its own: `first`, then every connection accepted handed to `serve` on a thread of its own.
+    func start(first: @escaping @Sendable (TCPListener) -> Void = { _ in }, serve: @escaping @Sendable (Int32) -> Void)
+    {
+        Thread { [self] in
+            first(self)
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else {
+                    close(fd)
+                    return
+                }
+                Thread { serve(client) }.start()
+            }
+        }.start()
+    }
+
+    /// The next connection, accepted on the caller's thread (-1 once stopped).
+    func acceptOne() -> Int32 { accept(fd, nil, nil) }
+
+    /// Stops accepting; connections already made go on until either side closes them.
+    func stop() { shutdown(fd, Int32(SHUT_RDWR)) }
+}
