@@ -82,6 +82,7 @@ struct SecurityTests {
         let certificates = try await TestCertificates.shared()
         try await withBroker(.init(tls: certificates.localhost)) { broker in
             let front = try SlowConnectFront(before: broker.port)
+            defer { front.stop() }
             let configuration = MosquittoConfiguration.test(broker) {
                 $0.host = "localhost"
                 $0.port = front.port
