@@ -101,7 +101,7 @@ let package = Package(
         // retention.
         .target(
             name: "HubHistory",
-            dependencies: ["HubCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["HubCore", "HubSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // The remote store: readings, sessions and events through a durable queue into a PostgreSQL database that

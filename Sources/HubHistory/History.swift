@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HubCore
+import HubSupport
 
 /// Readings (particulate and numeric sensors') and status events over time, in SQLite (`history.sqlite` in the state
 /// directory, WAL mode): hubd writes, `hubctl history`, `hubctl events` and the dashboard read while it runs.
@@ -161,38 +162,48 @@ public final class History: Sendable {
         }
     }
 
-    /// Appends readings and events in one transaction.
+    /// Appends readings and events in one transaction, on the background thread (`BackgroundThread`): the journal
+    /// holds the events until they are here, and a thousand rows a second must not take a core from the
+    /// notifications.
     public func record(readings: [RecordedReading], events: [SensorEvent]) async throws(HistoryError) {
         guard !readings.isEmpty || !events.isEmpty else { return }
         do {
-            try await writer.write { db in
-                let columns = Series.allCases.map(\.rawValue) + ["session", "lat", "lon", "alt", "accuracy"]
-                let insertReading = try db.cachedStatement(
-                    sql: "INSERT INTO readings (sensor, time, \(columns.joined(separator: ", ")))"
-                        + " VALUES (?, ?\(String(repeating: ", ?", count: columns.count)))")
-                for recorded in readings {
-                    let reading = recorded.reading
-                    let position = reading.position
-                    var values: [(any DatabaseValueConvertible)?] = Series.allCases.map { $0.value(of: reading) }
-                    values += [
-                        recorded.session, position?.latitude, position?.longitude, position?.altitude,
-                        position?.accuracy,
-                    ]
-                    try insertReading.execute(
-                        arguments: StatementArguments([recorded.sensor, reading.time.millisecondsSince1970] + values))
-                }
-                let insertEvent = try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"
-                        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-                for event in events {
-                    try insertEvent.execute(arguments: [
-                        event.sensor, event.time.millisecondsSince1970, event.kind.rawValue, event.oldStatus,
-                        event.newStatus, event.value, event.topic, event.id.isEmpty ? nil : event.id,
-                    ])
-                }
+            try await BackgroundThread.shared.run { [writer] () throws(any Error) in
+                try Self.insert(readings, events, into: writer)
             }
         } catch {
             throw .database(path: path, "\(error)")
+        }
+    }
+
+    private static func insert(_ readings: [RecordedReading], _ events: [SensorEvent], into writer: any DatabaseWriter)
+        throws
+    {
+        try writer.write { db in
+            let columns = Series.allCases.map(\.rawValue) + ["session", "lat", "lon", "alt", "accuracy"]
+            let insertReading = try db.cachedStatement(
+                sql: "INSERT INTO readings (sensor, time, \(columns.joined(separator: ", ")))"
+                    + " VALUES (?, ?\(String(repeating: ", ?", count: columns.count)))")
+            for recorded in readings {
+                let reading = recorded.reading
+                let position = reading.position
+                var values: [(any DatabaseValueConvertible)?] = Series.allCases.map { $0.value(of: reading) }
+                values += [
+                    recorded.session, position?.latitude, position?.longitude, position?.altitude,
+                    position?.accuracy,
+                ]
+                try insertReading.execute(
+                    arguments: StatementArguments([recorded.sensor, reading.time.millisecondsSince1970] + values))
+            }
+            let insertEvent = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            for event in events {
+                try insertEvent.execute(arguments: [
+                    event.sensor, event.time.millisecondsSince1970, event.kind.rawValue, event.oldStatus,
+                    event.newStatus, event.value, event.topic, event.id.isEmpty ? nil : event.id,
+                ])
+            }
         }
     }
 

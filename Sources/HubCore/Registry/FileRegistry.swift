@@ -47,12 +47,13 @@ public struct FileRegistry: RegistryStore {
     }
 
     /// Appended to the status log (`DefaultsStore+StatusLog.swift`): the document is not read or written, unless
-    /// the log has outgrown it.
+    /// the log has outgrown it. On the background thread: the journal holds the statuses until they are here, and
+    /// folding the log in must not take a core from the notifications.
     public func recordStatuses(
         _ updates: [SensorStatusUpdate],
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) {
-        try await Self.files.run { [file] () throws(StoreError) in
+        try await BackgroundThread.shared.run { [file] () throws(StoreError) in
             try file.record(updates) { read, written in
                 beforeReplacing(read.map(RegistryVersion.init(file:)), RegistryVersion(file: written))
             }
