@@ -62,14 +62,12 @@ package final class BackgroundThread: @unchecked Sendable {
         started = true
         condition.signal()
         condition.unlock()
-        if start {
-            let thread = Thread { [self] in loop() }
-            thread.name = name
-            thread.start()
-        }
+        if start { Thread { [self] in loop() }.start() }
     }
 
     private func loop() {
+        // Named from inside: set before the start, the name never reached the system (`top -H`, /proc's comm).
+        Thread.current.name = name
         // On Linux the nice value is a thread's own, and `who` 0 names the calling thread. Should it fail, the work
         // runs at the priority it had on a dispatch queue, and `runsLowered` says so.
         let me: id_t = 0

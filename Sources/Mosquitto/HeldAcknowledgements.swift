@@ -62,7 +62,8 @@ extension ClientCore {
     /// Every client runs this pass rather than `mosquitto_loop`, whose `select()` no other thread can wake but by
     /// queueing a packet: a stop would wait for its timeout, so it had to be short (100 ms), and an idle client woke
     /// ten times a second for nothing (issue 38's idle goal). Here the wake descriptor ends the wait for a packet
-    /// queued and for a stop alike, and an idle client wakes once a second, for `mosquitto_loop_misc`'s keepalive.
+    /// queued and for a stop alike, and an idle client wakes only for `mosquitto_loop_misc`'s keepalive
+    /// (`idleWait`).
     func loopPass(_ m: OpaquePointer) -> Int32 {
         let fd = mosquitto_socket(m)
         guard fd >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
@@ -72,7 +73,7 @@ extension ClientCore {
         ]
         // The wake descriptor ends the wait when another thread queues a packet (a publish, a subscribe) or asks
         // the client to stop, as libmosquitto's own socket pair does for `mosquitto_loop`.
-        if poll(&fds, 2, 1000) < 0 {
+        if poll(&fds, 2, idleWait) < 0 {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }
@@ -111,6 +112,15 @@ extension ClientCore {
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
         }
         return mosquitto_loop_misc(m)
+    }
+
+    /// How long the network thread's poll waits with nothing to do, in milliseconds: a quarter of the keepalive (15 s
+    /// at hubd's 60 s), at least a second. `mosquitto_loop` shortens its wait to the moment the next PINGREQ is due,
+    /// which the library does not tell; a quarter late at most, a PINGREQ still goes out within 1.25 keepalives of
+    /// the last packet, inside the 1.5 a broker allows, and a PINGRESP that never came is noticed as late. An idle
+    /// client woke every second before (issue 38's idle goal).
+    var idleWait: Int32 {
+        Int32(clamping: max(1000, configuration.keepAlive.components.seconds * 1000 / 4))
     }
 
     /// Whether QoS 1/2 messages were handed over that the consumer has not confirmed (their acknowledgements held).
