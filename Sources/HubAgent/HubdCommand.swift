@@ -160,8 +160,8 @@ extension HubdCommand {
             alerts: hub.router.alertPlace)
         var httpLogger = logger
         httpLogger.logLevel = min(logger.logLevel, .notice)
-        let application = Application(
-            router: api.router(), configuration: .init(address: address, serverName: "SensorHub"),
+        let server = HTTPServer(
+            responder: api.router().buildResponder(), address: address, serverName: "SensorHub", logger: httpLogger,
             onServerRunning: { channel in
                 let bound =
                     channel.localAddress.map { address -> String in
@@ -176,9 +176,8 @@ extension HubdCommand {
                         "address": "\(bound)",
                         "token": "\(configuration.httpToken == nil ? "none" : "required for writes")",
                     ])
-            },
-            logger: httpLogger)
-        return HTTPService(application: application, listen: configuration.httpListen, logger: logger)
+            })
+        return HTTPService(server: server, listen: configuration.httpListen, logger: logger)
     }
 }
 
@@ -201,14 +200,14 @@ extension HubdCommand {
 }
 
 /// Runs the HTTP server; if it can't (the port is taken), says so and lets the hub go on without it.
-struct HTTPService<App: ApplicationProtocol>: Service {
-    let application: App
+struct HTTPService: Service {
+    let server: any Service
     let listen: HubConfiguration.HTTPListen
     let logger: Logger
 
     func run() async throws {
         do {
-            try await application.run()
+            try await server.run()
         } catch {
             logger.error(
                 "the HTTP API and dashboard can't run; the hub goes on without them (set http.listen)",
