@@ -1,8 +1,8 @@
 import Foundation
 
 /// A thread of its own, at a lower CPU priority than the rest of the process (nice +10), for writes nothing waits
-/// on because what they write is safe elsewhere meanwhile: the registry's statuses and the history, which the journal
-/// holds until they are written (issue 38).
+/// on: the registry's statuses and the history's events, which the journal holds until they are written, and the
+/// history's readings, kept in memory until then as before (issue 38).
 ///
 /// Once a second they fold a status log into the registry or commit a thousand rows; on two cores that took a core
 /// from the notifications for milliseconds at a time, and it showed in their p99 at 1,000 msg/s. Here the scheduler
@@ -10,34 +10,42 @@ import Foundation
 /// bursts went from 3.00 to 1.78 ms, 1.87 to 1.36 ms on tmpfs (`bench/results/latency-background-2026-11-29.md`). A
 /// thread of its own because a thread's nice can't be lowered again without privileges: a dispatch queue's threads
 /// serve everyone.
-package final class BackgroundThread: @unchecked Sendable {
+///
+/// A thread inherits the nice value of the thread that creates it, and libdispatch creates its worker threads from
+/// whichever thread enqueues work when none is idle. So the lowered thread never resumes a caller itself (that
+/// enqueues the caller's task): a relay thread at the default priority does, and both are started by a caller.
+package final class BackgroundThread: Sendable {
     /// The process's one background thread, started at its first use.
     package static let shared = BackgroundThread(name: "hub-background")
 
     /// How much lower its priority is: the nice value it adds.
     package static let niceness: Int32 = 10
 
-    private let condition = NSCondition()
-    private var work: [@Sendable () -> Void] = []
-    private var started = false
-    private var lowered = false
-    private let name: String
+    /// Where the work runs, lowered.
+    private let worker: SerialThread
+    /// Where each caller is resumed, at the process's priority.
+    private let relay: SerialThread
 
     init(name: String) {
-        self.name = name
+        worker = SerialThread(name: name, niceness: Self.niceness)
+        relay = SerialThread(name: name + "-relay", niceness: 0)
     }
 
-    /// Whether the thread runs at its lower priority (false before it starts, or where the system refused).
-    package var runsLowered: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return lowered
-    }
+    /// Whether the work runs at its lower priority (false before it starts, or where the system refused).
+    package var runsLowered: Bool { worker.lowered }
+
+    /// The nice value of the thread that resumed the last caller (the relay's; tests check it is not lowered).
+    package var lastResumerNice: Int32 { relay.lastRunNice }
 
     /// Runs `body` on the thread, in turn with the rest of its work, and waits for it.
     package func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            submit { continuation.resume(returning: body()) }
+            // Started here, by a thread at the process's priority: started by the worker, the relay would be lowered.
+            relay.start()
+            worker.submit { [relay] in
+                let result = body()
+                relay.submit { continuation.resume(returning: result) }
+            }
         }
     }
 
@@ -54,30 +62,56 @@ package final class BackgroundThread: @unchecked Sendable {
         }
         return try result.get()
     }
+}
 
-    private func submit(_ item: @escaping @Sendable () -> Void) {
-        condition.lock()
-        work.append(item)
-        let start = !started
-        started = true
-        condition.signal()
-        condition.unlock()
+/// One thread that runs closures in turn, started by the first `start` or `submit`, at `niceness` above the
+/// priority it would have had (0: as it is).
+final class SerialThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var work: [@Sendable () -> Void] = []
+    private var started = false
+    private var isLowered = false
+    private var nice: Int32 = 0
+    private let name: String
+    private let niceness: Int32
+
+    init(name: String, niceness: Int32) {
+        self.name = name
+        self.niceness = niceness
+    }
+
+    /// Whether its nice value was raised as asked.
+    var lowered: Bool { condition.withLock { isLowered } }
+
+    /// The thread's nice value while it ran its last closure.
+    var lastRunNice: Int32 { condition.withLock { nice } }
+
+    func start() {
+        let start = condition.withLock {
+            defer { started = true }
+            return !started
+        }
         if start { Thread { [self] in loop() }.start() }
+    }
+
+    func submit(_ item: @escaping @Sendable () -> Void) {
+        condition.withLock {
+            work.append(item)
+            condition.signal()
+        }
+        start()
     }
 
     private func loop() {
         // Named from inside: set before the start, the name never reached the system (`top -H`, /proc's comm).
         Thread.current.name = name
         // On Linux the nice value is a thread's own, and `who` 0 names the calling thread. Should it fail, the work
-        // runs at the priority it had on a dispatch queue, and `runsLowered` says so.
-        let me: id_t = 0
+        // runs at the priority it would have had on a dispatch queue, and `lowered` says so.
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
         errno = 0
-        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), me)
-        if errno == 0, setpriority(__priority_which_t(PRIO_PROCESS.rawValue), me, min(19, current + Self.niceness)) == 0
-        {
-            condition.lock()
-            lowered = true
-            condition.unlock()
+        let current = getpriority(which, 0)
+        if niceness > 0, errno == 0, setpriority(which, 0, min(19, current + niceness)) == 0 {
+            condition.withLock { isLowered = true }
         }
         while true {
             condition.lock()
@@ -85,6 +119,9 @@ package final class BackgroundThread: @unchecked Sendable {
             let batch = work
             work = []
             condition.unlock()
+            errno = 0
+            let now = getpriority(which, 0)
+            condition.withLock { nice = now }
             for item in batch { item() }
         }
     }

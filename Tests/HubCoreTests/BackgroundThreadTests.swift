@@ -20,9 +20,31 @@ import Testing
             DispatchQueue.global().async { continuation.resume(returning: Self.ownNice()) }
         }
         #expect(dispatched == caller)
+        // The caller is resumed by a thread at the default priority: resumed by the lowered one, libdispatch could
+        // start a worker thread from it, and that thread would inherit the nice value (and so would what it starts).
+        #expect(BackgroundThread.shared.lastResumerNice == caller)
+        // No thread of the process but the background one is lowered (libdispatch's manager runs higher).
+        for (name, nice) in Self.threads() where name != "hub-background" {
+            #expect(nice <= caller, "thread \(name) runs at nice \(nice)")
+        }
     }
 
-    @Test func workRunsInTurnAndErrorsComeBack() async throws {
+    /// Every thread of this process: its name and nice value (`/proc/self/task/*/stat`, fields 2 and 19).
+    private static func threads() -> [(String, Int32)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let name = String(stat[stat.index(after: open)..<close])
+            // After the name: state is field 3, nice field 19.
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 16, let nice = Int32(fields[16]) else { return nil }
+            return (name, nice)
+        }
+    }
+
+    @Test func workRunsOneAtATimeAndErrorsComeBack() async throws {
         struct Refused: Error {}
         let order = LockedOrder()
         await withTaskGroup(of: Void.self) { group in
@@ -30,7 +52,7 @@ import Testing
                 group.addTask { await BackgroundThread.shared.run { order.append(index) } }
             }
         }
-        // One thread: never two items at once, and every item ran once.
+        // Never two items at once, and every item ran once.
         #expect(order.sorted == Array(0..<50))
         #expect(order.concurrentMaximum == 1)
         await #expect(throws: Refused.self) {
