@@ -173,8 +173,14 @@ private func core(_ userdata: UnsafeMutableRawPointer?) -> ClientCore {
 
 private let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void =
     {
-        _, userdata, rc, flags, _ in
-        core(userdata).handleConnect(rc: rc, flags: flags)
+        _, userdata, rc, flags, properties in
+        // MQTT 5: a broker may set the keepalive (Server Keep Alive); libmosquitto then keeps to it.
+        var keepAlive: UInt16 = 0
+        let told =
+            properties != nil
+            && mosquitto_property_read_int16(
+                properties, Int32(MQTT_PROP_SERVER_KEEP_ALIVE.rawValue), &keepAlive, false) != nil
+        core(userdata).handleConnect(rc: rc, flags: flags, serverKeepAlive: told ? Int(keepAlive) : nil)
     }
 
 private let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = {

@@ -53,6 +53,9 @@ final class ClientCore: Sendable {
     let connackArrived = Atomic<Bool>(false)
     /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.
     let wantsLibraryLog = Atomic<Bool>(true)
+    /// The keepalive in force, in seconds: the configured one, or the broker's Server Keep Alive from an MQTT 5
+    /// CONNACK, which libmosquitto adopts in its place (`idleWait` must follow it). 0 until the first CONNACK.
+    let serverKeepAlive = Atomic<Int>(0)
     let dropped = Atomic<UInt64>(0)
     /// Whether MQTT 5 is spoken: as configured, until a broker refuses it (`fallsBackToV311`).
     let speaksV5: Atomic<Bool>
@@ -73,6 +76,12 @@ final class ClientCore: Sendable {
         self.logger = logger
         self.messageBuffer = messages
         self.eventContinuation = events
+        if wake.descriptor < 0 {
+            // Out of descriptors: the network thread then sees a queued packet or a stop only when its poll times out.
+            logger.error(
+                "cannot make the MQTT network thread's wake pipe; packets and a stop wait for its poll to time out",
+                metadata: ["error": "\(String(cString: strerror(wake.failure)))"])
+        }
     }
 
     var subscriptions: [String: MQTTQoS] { state.withLock { $0.subscriptions } }

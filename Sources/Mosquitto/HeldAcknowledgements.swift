@@ -114,13 +114,18 @@ extension ClientCore {
         return mosquitto_loop_misc(m)
     }
 
-    /// How long the network thread's poll waits with nothing to do, in milliseconds: a quarter of the keepalive (15 s
-    /// at hubd's 60 s), at least a second. `mosquitto_loop` shortens its wait to the moment the next PINGREQ is due,
-    /// which the library does not tell; a quarter late at most, a PINGREQ still goes out within 1.25 keepalives of
-    /// the last packet, inside the 1.5 a broker allows, and a PINGRESP that never came is noticed as late. An idle
-    /// client woke every second before (issue 38's idle goal).
+    /// How long the network thread's poll waits with nothing to do, in milliseconds: a quarter of the keepalive in
+    /// force (15 s at hubd's 60 s; the broker's, when an MQTT 5 broker set one), at least a second.
+    /// `mosquitto_loop` shortens its wait to the moment the next PINGREQ is due, which the library does not tell; a
+    /// quarter late at most, a PINGREQ still goes out within 1.25 keepalives of the last packet, inside the 1.5 a
+    /// broker allows, and a PINGRESP that never came is noticed that much later. An idle client woke every second
+    /// before (issue 38's idle goal).
     var idleWait: Int32 {
-        Int32(clamping: max(1000, configuration.keepAlive.components.seconds * 1000 / 4))
+        let configured = Int(configuration.keepAlive.components.seconds)
+        let told = serverKeepAlive.load(ordering: .relaxed)
+        // 0: no Server Keep Alive (or one that turns keepalives off): the configured one, the safe side.
+        let inForce = told > 0 ? min(told, configured) : configured
+        return Int32(clamping: max(1000, inForce * 1000 / 4))
     }
 
     /// Whether QoS 1/2 messages were handed over that the consumer has not confirmed (their acknowledgements held).
@@ -145,17 +150,22 @@ final class WakeDescriptor: Sendable {
     /// The end to poll.
     let descriptor: Int32
     private let writeEnd: Int32
+    /// `errno` of a failed `pipe()` (then `descriptor` is -1), else 0.
+    let failure: Int32
 
     init() {
         var ends: [Int32] = [-1, -1]
+        var failure: Int32 = 0
         if pipe(&ends) == 0 {
             for end in ends {
                 _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             }
         } else {
+            failure = errno
             ends = [-1, -1]
         }
+        self.failure = failure
         descriptor = ends[0]
         writeEnd = ends[1]
     }

@@ -208,7 +208,7 @@ extension ClientCore {
 
     // MARK: - Callbacks (on the network thread, under libmosquitto's callback mutex: never block here)
 
-    func handleConnect(rc: Int32, flags: Int32) {
+    func handleConnect(rc: Int32, flags: Int32, serverKeepAlive: Int? = nil) {
         guard rc == 0 else {
             let refusal = MosquittoError.connectionRefused(
                 code: rc, reason: LibMosquitto.connackString(rc, protocolVersion: currentVersion))
@@ -218,6 +218,7 @@ extension ClientCore {
         // The rest (restoring subscriptions, completing connect()) happens on the network thread once
         // the pass returns, in `connectionAccepted`: callbacks call nothing back in libmosquitto.
         state.withLock { $0.acceptedConnack = flags & 1 == 1 }
+        self.serverKeepAlive.store(serverKeepAlive ?? 0, ordering: .relaxed)
         // Before any message of this connection (callbacks run in the order the packets came).
         if flags & 1 == 0 { sessionStartedAnew.store(true, ordering: .releasing) }
         connackArrived.store(true, ordering: .releasing)

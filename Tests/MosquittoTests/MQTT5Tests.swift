@@ -103,4 +103,24 @@ import Testing
             try await withClient(falling) { again in #expect(again.sessionPresent) }
         }
     }
+
+    /// A broker's Server Keep Alive (Mosquitto's `max_keepalive`, lower than the client's) is the keepalive
+    /// libmosquitto keeps to; an idle client must wake for it, not for a quarter of its own (120 s → 30 s, when the
+    /// broker drops a client silent for 1.5 × 10 s). Idle 20 s: still connected, never reconnected, never timed out.
+    @Test func anIdleClientKeepsToTheBrokersKeepalive() async throws {
+        try await withBroker(.init(extraLines: ["max_keepalive 10"])) { broker in
+            let configuration = MosquittoConfiguration.test(broker) {
+                $0.protocolVersion = .v5
+                $0.keepAlive = .seconds(120)
+            }
+            try await withClient(configuration) { client in
+                try await Task.sleep(for: .seconds(20))
+                #expect(client.client.statistics.reconnects == 0)
+                #expect(!broker.log.contains("exceeded timeout"), "\(broker.log)")
+                try await client.client.subscribe("idle/topic", qos: .atLeastOnce)
+                try await client.client.publish(topic: "idle/topic", payload: "awake")
+                #expect(try await client.messages.next().payloadString == "awake")
+            }
+        }
+    }
 }
