@@ -10,6 +10,6 @@ import Dispatch
         // One task, as any service starts some: the worker pool and its monitor are set up.
         await Task.detached { _ = 1 }.value
         // Waits for a signal that never comes.
-        await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+        await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
     }
 }

@@ -28,8 +28,9 @@ import Testing
 
             // Raw bytes that are no HTTP request: 400, then the connection ends.
             let (port, host) = (Int(address.split(separator: ":").last!)!, "127.0.0.1")
-            let answer = try rawExchange(host: host, port: port, Array("GARBAGE\r\n\r\n".utf8))
+            let (answer, closed) = try rawExchange(host: host, port: port, Array("GARBAGE\r\n\r\n".utf8))
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
+            #expect(closed, "the server kept the connection open")
             let again = try await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "http://\(address)/api/v1/sensors"), timeout: .seconds(30))
             #expect(again.status.code == 200)
@@ -38,8 +39,9 @@ import Testing
         }
     }
 
-    /// Writes `bytes` on a new TCP connection and reads until the server closes it (10 s at most).
-    private func rawExchange(host: String, port: Int, _ bytes: [UInt8]) throws -> String {
+    /// Writes `bytes` on a new TCP connection and reads until the server closes it (10 s at most): what came, and
+    /// whether the server closed the connection (rather than the wait running out).
+    private func rawExchange(host: String, port: Int, _ bytes: [UInt8]) throws -> (String, closed: Bool) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #expect(fd >= 0)
         defer { close(fd) }
@@ -58,11 +60,11 @@ import Testing
         #expect(write(fd, bytes, bytes.count) == bytes.count)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count <= 0 { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
+        var count = 0
+        repeat {
+            count = read(fd, &buffer, buffer.count)
+            if count > 0 { received += buffer[0..<count] }
+        } while count > 0
+        return (String(decoding: received, as: UTF8.self), count == 0)
     }
 }
