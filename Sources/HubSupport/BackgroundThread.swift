@@ -53,14 +53,7 @@ package final class BackgroundThread: Sendable {
     package func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T)
         async throws(Failure) -> T
     {
-        let result: Result<T, Failure> = await run { () -> Result<T, Failure> in
-            do throws(Failure) {
-                return .success(try body())
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try await run { Result(catching: body) }.get()
     }
 }
 
