@@ -42,9 +42,11 @@ package final class BackgroundThread: Sendable {
         await withCheckedContinuation { continuation in
             // Started here, by a thread at the process's priority: started by the worker, the relay would be lowered.
             relay.start()
-            worker.submit { [relay] in
+            // The worker hands the resumption on only once it has let go of `body` and what it holds (a database
+            // handle, say): a caller that drops its own reference then frees it, as it would have without this thread.
+            worker.submit(onward: relay) {
                 let result = body()
-                relay.submit { continuation.resume(returning: result) }
+                return { continuation.resume(returning: result) }
             }
         }
     }
@@ -61,7 +63,8 @@ package final class BackgroundThread: Sendable {
 /// priority it would have had (0: as it is).
 final class SerialThread: @unchecked Sendable {
     private let condition = NSCondition()
-    private var work: [@Sendable () -> Void] = []
+    /// Each closure, and where what it returns runs next.
+    private var work: [(item: @Sendable () -> (@Sendable () -> Void)?, onward: SerialThread?)] = []
     private var started = false
     private var isLowered = false
     private var nice: Int32 = 0
@@ -88,8 +91,16 @@ final class SerialThread: @unchecked Sendable {
     }
 
     func submit(_ item: @escaping @Sendable () -> Void) {
+        submit(onward: nil) {
+            item()
+            return nil
+        }
+    }
+
+    /// Runs `item`, lets go of it, then runs what it returned on `onward`.
+    func submit(onward: SerialThread?, _ item: @escaping @Sendable () -> (@Sendable () -> Void)?) {
         condition.withLock {
-            work.append(item)
+            work.append((item, onward))
             condition.signal()
         }
         start()
@@ -109,13 +120,14 @@ final class SerialThread: @unchecked Sendable {
         while true {
             condition.lock()
             while work.isEmpty { condition.wait() }
-            let batch = work
-            work = []
+            var next: (item: @Sendable () -> (@Sendable () -> Void)?, onward: SerialThread?)? = work.removeFirst()
             condition.unlock()
             errno = 0
             let now = getpriority(which, 0)
             condition.withLock { nice = now }
-            for item in batch { item() }
+            let (onward, then) = (next?.onward, next?.item())
+            next = nil
+            if let then { onward?.submit(then) }
         }
     }
 }
