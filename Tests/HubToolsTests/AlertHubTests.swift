@@ -75,7 +75,12 @@ import Testing
             }
             // At least once: a delivery the kill cut before its done mark was durable comes again, with its id.
             let ids = Set(server.requests.compactMap { $0.header("X-SensorHub-Id") })
-            #expect(jsonLines(audit).count == 2 && ids == Set(jsonLines(audit).compactMap { $0["id"] as? String }))
+            let filed = Set(jsonLines(audit).compactMap { $0["id"] as? String })
+            // Said in full when it fails (it did once in CI under load, 2026-11-29): which ids each side saw.
+            #expect(
+                jsonLines(audit).count == 2 && ids == filed,
+                "webhook ids \(ids.sorted()) in \(server.requests.count) requests, file ids \(filed.sorted()); \(jsonLines(audit))"
+            )
             try await eventually("hubctl status counts them") {
                 let alerts = hub.status?.notifications?.alerts
                 return alerts?.messages == 2 && alerts?.firing == 0 && alerts?.flapped == 1
