@@ -27,8 +27,8 @@ package final class BackgroundThread: Sendable {
     private let relay: SerialThread
 
     init(name: String) {
-        worker = SerialThread(name: name, niceness: Self.niceness)
-        relay = SerialThread(name: name + "-relay", niceness: 0)
+        relay = SerialThread(name: name + "-relay", niceness: 0, onward: nil)
+        worker = SerialThread(name: name, niceness: Self.niceness, onward: relay)
     }
 
     /// Whether the work runs at its lower priority (false before it starts, or where the system refused).
@@ -44,7 +44,7 @@ package final class BackgroundThread: Sendable {
             relay.start()
             // The worker hands the resumption on only once it has let go of `body` and what it holds (a database
             // handle, say): a caller that drops its own reference then frees it, as it would have without this thread.
-            worker.submit(onward: relay) {
+            worker.submit {
                 let result = body()
                 return { continuation.resume(returning: result) }
             }
@@ -60,20 +60,23 @@ package final class BackgroundThread: Sendable {
 }
 
 /// One thread that runs closures in turn, started by the first `start` or `submit`, at `niceness` above the
-/// priority it would have had (0: as it is).
+/// priority it would have had (0: as it is). What a closure returns runs next on `onward`.
 final class SerialThread: @unchecked Sendable {
+    typealias Item = @Sendable () -> (@Sendable () -> Void)?
+
     private let condition = NSCondition()
-    /// Each closure, and where what it returns runs next.
-    private var work: [(item: @Sendable () -> (@Sendable () -> Void)?, onward: SerialThread?)] = []
+    private var work: [Item] = []
+    private let onward: SerialThread?
     private var started = false
     private var isLowered = false
     private var nice: Int32 = 0
     private let name: String
     private let niceness: Int32
 
-    init(name: String, niceness: Int32) {
+    init(name: String, niceness: Int32, onward: SerialThread?) {
         self.name = name
         self.niceness = niceness
+        self.onward = onward
     }
 
     /// Whether its nice value was raised as asked.
@@ -90,17 +93,10 @@ final class SerialThread: @unchecked Sendable {
         if start { Thread { [self] in loop() }.start() }
     }
 
-    func submit(_ item: @escaping @Sendable () -> Void) {
-        submit(onward: nil) {
-            item()
-            return nil
-        }
-    }
-
     /// Runs `item`, lets go of it, then runs what it returned on `onward`.
-    func submit(onward: SerialThread?, _ item: @escaping @Sendable () -> (@Sendable () -> Void)?) {
+    func submit(_ item: @escaping Item) {
         condition.withLock {
-            work.append((item, onward))
+            work.append(item)
             condition.signal()
         }
         start()
@@ -120,14 +116,19 @@ final class SerialThread: @unchecked Sendable {
         while true {
             condition.lock()
             while work.isEmpty { condition.wait() }
-            var next: (item: @Sendable () -> (@Sendable () -> Void)?, onward: SerialThread?)? = work.removeFirst()
+            var next: Item? = work.removeFirst()
             condition.unlock()
             errno = 0
             let now = getpriority(which, 0)
             condition.withLock { nice = now }
-            let (onward, then) = (next?.onward, next?.item())
+            let then = next?()
             next = nil
-            if let then { onward?.submit(then) }
+            if let then {
+                onward?.submit {
+                    then()
+                    return nil
+                }
+            }
         }
     }
 }
