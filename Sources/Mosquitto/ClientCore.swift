@@ -53,8 +53,8 @@ final class ClientCore: Sendable {
     let connackArrived = Atomic<Bool>(false)
     /// Whether libmosquitto's log callback should be on; the network thread applies changes between loops.
     let wantsLibraryLog = Atomic<Bool>(true)
-    /// The keepalive in force, in seconds: the configured one, or the broker's Server Keep Alive from an MQTT 5
-    /// CONNACK, which libmosquitto adopts in its place (`idleWait` must follow it). 0 until the first CONNACK.
+    /// The broker's Server Keep Alive from the last CONNACK, in seconds (MQTT 5), which libmosquitto adopts in place
+    /// of the configured keepalive (`idleWait` follows it); 0 when the broker set none.
     let serverKeepAlive = Atomic<Int>(0)
     let dropped = Atomic<UInt64>(0)
     /// Whether MQTT 5 is spoken: as configured, until a broker refuses it (`fallsBackToV311`).

@@ -208,7 +208,7 @@ extension ClientCore {
 
     // MARK: - Callbacks (on the network thread, under libmosquitto's callback mutex: never block here)
 
-    func handleConnect(rc: Int32, flags: Int32, serverKeepAlive: Int? = nil) {
+    func handleConnect(rc: Int32, flags: Int32, serverKeepAlive: Int?) {
         guard rc == 0 else {
             let refusal = MosquittoError.connectionRefused(
                 code: rc, reason: LibMosquitto.connackString(rc, protocolVersion: currentVersion))
