@@ -69,7 +69,8 @@ final class SerialThread: @unchecked Sendable {
     private let onward: SerialThread?
     private var started = false
     private var isLowered = false
-    private var nice: Int32 = 0
+    /// `Int32.min` until it has run a closure: a relay bypassed shows as never having resumed anyone.
+    private var nice: Int32 = .min
     private let name: String
     private let niceness: Int32
 
@@ -82,7 +83,7 @@ final class SerialThread: @unchecked Sendable {
     /// Whether its nice value was raised as asked.
     var lowered: Bool { condition.withLock { isLowered } }
 
-    /// The thread's nice value while it ran its last closure.
+    /// The thread's nice value while it ran its last closure (`Int32.min` before its first).
     var lastRunNice: Int32 { condition.withLock { nice } }
 
     func start() {
