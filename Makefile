@@ -62,13 +62,17 @@ tsan:
 ## doubled and sent again under their id, and the seeds: ALERT_CHAOS_SEED replays one); and a cluster's alert book
 ## with its keeper SIGKILLed at a seeded moment of a power cut, CLUSTER_ALERT_RUNS times (about 8 min at 20; it
 ## prints the messages of each run; CLUSTER_ALERT_SEED replays one). (The quick versions run in `make test`.)
+## CLUSTER_CHAOS_PART=k/n runs only the k-th of n slices of the cluster scenarios, so the soak can be split across
+## sessions; the n parts together are the whole.
 CLUSTER_CHAOS_RUNS ?= 20
+CLUSTER_CHAOS_PART ?=
 ALERT_CHAOS_RUNS ?= 20
 CLUSTER_ALERT_RUNS ?= 20
 chaos:
 	scripts/install-deps
 	swift build --build-tests
 	CHAOS_SCALE=10 CHAOS_DOWNTIME=60 CHAOS_KILL_RUNS=100 FAULT_RESTART_RUNS=20 CLUSTER_CHAOS_RUNS=$(CLUSTER_CHAOS_RUNS) CLUSTER_CHAOS_ALL=1 \
+		$(if $(CLUSTER_CHAOS_PART),CLUSTER_CHAOS_PART=$(CLUSTER_CHAOS_PART)) \
 		ALERT_CHAOS_RUNS=$(ALERT_CHAOS_RUNS) CLUSTER_ALERT_RUNS=$(CLUSTER_ALERT_RUNS) swift test --skip-build \
 		--filter 'FaultTests|NotifierOutageTests|HostilePayloadTests|SDS011HubTests|outboxSurvivesSIGKILL|KillDeliveryTests|ClusterChaosTests|AlertChaosTests|aKeeperKilledInTheMiddleOfACut'
 

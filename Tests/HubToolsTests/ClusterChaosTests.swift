@@ -77,6 +77,26 @@ struct ClusterChaosTests {
 
     static var runs: Int { Int(ProcessInfo.processInfo.environment["CLUSTER_CHAOS_RUNS"] ?? "") ?? 1 }
 
+    /// `CLUSTER_CHAOS_PART=k/n`: the k-th of n consecutive slices of `scenarios`, so that the full soak (4.5 h at 20
+    /// runs) can be run in parts, one a session; the n parts together are every scenario once.
+    static func part(of scenarios: [Scenario]) throws -> [Scenario] {
+        guard let text = ProcessInfo.processInfo.environment["CLUSTER_CHAOS_PART"] else { return scenarios }
+        let numbers = text.split(separator: "/").compactMap { Int($0) }
+        guard numbers.count == 2, 1 <= numbers[0], numbers[0] <= numbers[1], numbers[1] <= scenarios.count else {
+            throw ChaosPartError(text: text, scenarios: scenarios.count)
+        }
+        let (k, n) = (numbers[0], numbers[1])
+        return Array(scenarios[(k - 1) * scenarios.count / n..<k * scenarios.count / n])
+    }
+
+    struct ChaosPartError: Error, CustomStringConvertible {
+        var text: String
+        var scenarios: Int
+        var description: String {
+            "CLUSTER_CHAOS_PART=\(text): expected k/n with 1 ≤ k ≤ n ≤ \(scenarios) (the number of scenarios)"
+        }
+    }
+
     /// Every combination, or (in `make test`) the issue's own scenario and a few that cover each path once.
     static var scenarios: [Scenario] {
         guard ProcessInfo.processInfo.environment["CLUSTER_CHAOS_ALL"] == "1" else {
@@ -114,10 +134,11 @@ struct ClusterChaosTests {
         defer { if kept == nil { unsetenv("HUB_TEST_LOG_DIR") } }
         // CLUSTER_CHAOS_ONLY: the scenarios whose description contains it.
         let only = ProcessInfo.processInfo.environment["CLUSTER_CHAOS_ONLY"]
+        let chosen = try Self.part(of: Self.scenarios).filter { only.map($0.description.contains) ?? true }
         var results: [(Scenario, [Outcome])] = []
         try await withPostgres { server in
             var number = 0
-            for scenario in Self.scenarios where only.map({ scenario.description.contains($0) }) ?? true {
+            for scenario in chosen {
                 var outcomes: [Outcome] = []
                 for run in 1...Self.runs {
                     number += 1
