@@ -13,7 +13,7 @@ extension HubctlCommand {
             abstract: "See the open alerts and acknowledge them.",
             discussion: """
                 Alerts are made by the rules that set group_by, group_wait, repeat, escalate or quiet_hours (see \
-                the README's "Alerts"). hubd keeps them in alerts.json in its state directory; what you ask here \
+                docs/alerts.md). hubd keeps them in alerts.json in its state directory; what you ask here \
                 is handed to hubd through alert-requests.jsonl and works whether or not it runs (it is taken when \
                 hubd next starts). In a cluster (cluster: and store: in hubd.yaml) the book and the requests are \
                 in the cluster's database, and the agent that keeps the book takes them.

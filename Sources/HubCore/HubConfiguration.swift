@@ -21,7 +21,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `sensors.acknowledge_when_journaled`: hold each QoS 1 status's acknowledgement to the broker until the journal
     /// has it (and its packet id, so that the broker sending it again after a crash is known), so that a crash loses
     /// none. On by default; `false` lets libmosquitto acknowledge each message as it arrives (faster in a burst, and
-    /// a SIGKILL can lose the few acknowledged before the journal had them: see the README).
+    /// a SIGKILL can lose the few acknowledged before the journal had them: see docs/hubd.md).
     public var acknowledgeWhenJournaled = true
     /// `sensors.silence_timeout`: how long a sensor may stay silent before it counts as offline; `nil` is off.
     public var silenceTimeout: Duration?

@@ -6,7 +6,7 @@ import Testing
 /// Issue 37's alert scenarios with hubd SIGKILLed at a random moment in the middle and started again: the outcome is
 /// the one without the kill (`AlertHubTests`), message for message. hubd on a real Mosquitto, statuses retained as
 /// firmware publishes them, file backends whose lines carry `reason`, `alerts` and `id`. The outbox is at least once
-/// (README, "Nothing lost across a restart": what the kill cut before its done mark is sent again *with the same
+/// (docs/notifications.md, "Nothing lost across a restart": what the kill cut before its done mark is sent again *with the same
 /// id*): a line whose id came before is counted as a repeat and allowed; a message missing, or the same message under
 /// a second id, fails. `make test` runs each scenario once; `make chaos` ALERT_CHAOS_RUNS times (20), each run
 /// seeded (`ALERT_CHAOS_SEED` replays one: the seed is printed). `ALERT_CHAOS_ONLY=silence` runs one scenario,
