@@ -92,6 +92,7 @@ extension HubctlCommand {
                   hubctl events
                   hubctl events "front door" --since 7d
                   hubctl events --csv --limit 0 > events.csv
+                  hubctl events --json --since 1h
                 At most --limit events are shown (the oldest first); hubctl says on standard error when there
                 were more.
                 """)
@@ -100,9 +101,13 @@ extension HubctlCommand {
         @Argument(help: "One sensor's name; all sensors when left out.") var name: String?
         @Option(help: "How far back: a duration like 24h, 7d.") var since = "24h"
         @Flag(help: "CSV instead of a table.") var csv = false
-        @Option(help: "Show at most this many events, the oldest first; 0 shows all.") var limit = 10_000
+        @Flag(help: "JSON instead of a table, for scripts: a list of the events as /api/v1/events gives them.")
+        var json = false
+        @Option(parsing: .unconditional, help: "Show at most this many events, the oldest first; 0 shows all.")
+        var limit = 10_000
 
         func validate() throws {
+            if csv && json { throw ValidationError("--csv and --json do not go together") }
             guard DurationText.parse(since) != nil else {
                 throw ValidationError("--since is a duration, like 24h or 7d")
             }
@@ -129,7 +134,9 @@ extension HubctlCommand {
             }
             let more = events.count == wanted
             if more { events.removeLast() }
-            print(csv ? Output.eventsCSV(events) : Output.eventsTable(events), terminator: "")
+            print(
+                csv ? Output.eventsCSV(events) : json ? try Output.eventsJSON(events) : Output.eventsTable(events),
+                terminator: "")
             if more {
                 Failure.printError(
                     "showing the first \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since"
@@ -187,14 +194,18 @@ extension Output {
 
     static func eventsCSV(_ events: [SensorEvent]) -> String {
         var text = "time,sensor,event,from,to,detail\n"
-        for event in events {
+        for row in events.map(SensorEvent.HistoryRow.init) {
             text +=
-                [
-                    event.time.iso8601, event.sensor, event.kind.rawValue, event.oldStatus, event.newStatus,
-                    event.value ?? "",
-                ]
-                .map(csvField).joined(separator: ",") + "\n"
+                [row.time, row.sensor, row.event, row.from, row.to, row.detail ?? ""].map(csvField)
+                .joined(separator: ",") + "\n"
         }
         return text
+    }
+
+    /// The events as `/api/v1/events` answers: a list of `{"detail", "event", "from", "sensor", "time", "to"}`.
+    static func eventsJSON(_ events: [SensorEvent]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(events.map(SensorEvent.HistoryRow.init)), as: UTF8.self) + "\n"
     }
 }

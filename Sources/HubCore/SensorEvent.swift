@@ -144,3 +144,41 @@ extension SensorEvent {
         }
     }
 }
+
+extension SensorEvent {
+    /// An event as the history shows it, for scripts: `hubctl events --json` and `/api/v1/events` write the same
+    /// object (the table's and the CSV's columns, `detail` null when the event has none).
+    public struct HistoryRow: Encodable, Sendable, Equatable {
+        public var time: String
+        public var sensor: String
+        public var event: String
+        public var from: String
+        public var to: String
+        public var detail: String?
+
+        public init(_ event: SensorEvent) {
+            time = event.time.iso8601
+            sensor = event.sensor
+            self.event = event.kind.rawValue
+            from = event.oldStatus
+            to = event.newStatus
+            detail = event.value
+        }
+
+        private enum CodingKeys: String, CodingKey { case time, sensor, event, from, to, detail }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(time, forKey: .time)
+            try container.encode(sensor, forKey: .sensor)
+            try container.encode(event, forKey: .event)
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+            if let detail {
+                try container.encode(detail, forKey: .detail)
+            } else {
+                try container.encodeNil(forKey: .detail)
+            }
+        }
+    }
+}

@@ -72,6 +72,13 @@ struct StoreHistoryTests {
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
                 let listed = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]] ?? []
                 #expect(listed.filter { $0["event"] as? String == "changed" }.count == 10, "\(body)")
+                // hubctl events --json writes what the API answers, object for object.
+                let json = try await elsewhere.run("events", "hall", "--json", "--config", otherConfig)
+                #expect(json.status == 0, "\(json.standardError)")
+                #expect(json.standardOutput == body + "\n", "\(json.standardOutput)")
+                #expect(listed.first.map { Set($0.keys) } == ["time", "sensor", "event", "from", "to", "detail"])
+                let both = try await elsewhere.run("events", "hall", "--json", "--csv", "--config", otherConfig)
+                #expect(both.status == 64 && both.standardError.contains("--csv and --json do not go together"))
 
                 // Each agent says how its queue to the store's database is doing.
                 try await eventually("hubctl status shows the history's queue") {

@@ -6,15 +6,6 @@ import Hummingbird
 /// `/api/v1/events`, `/api/v1/air`, `/api/v1/air/history` and `/api/v1/alert`: the history and the particulate
 /// sensors' air, each answer a Codable struct.
 extension HubAPI {
-    struct EventAnswer: Encodable {
-        var detail: Nullable<String>
-        var event: String
-        var from: String
-        var sensor: String
-        var time: String
-        var to: String
-    }
-
     func events(_ request: Request) async throws -> Response {
         let since = try sinceParameter(request, default: .seconds(86_400))
         var sensor: String?
@@ -27,12 +18,7 @@ extension HubAPI {
         let events = try await historyCall { history throws(HistoryError) in
             try await history.events(of: sensor, since: since, limit: 1000)
         }
-        return json(
-            events.map {
-                EventAnswer(
-                    detail: Nullable($0.value), event: $0.kind.rawValue, from: $0.oldStatus, sensor: $0.sensor,
-                    time: $0.time.iso8601, to: $0.newStatus)
-            })
+        return json(events.map(SensorEvent.HistoryRow.init))
     }
 
     /// One particulate sensor's air now; the reading's fields are absent until it has a reading.

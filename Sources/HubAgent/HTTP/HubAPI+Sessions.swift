@@ -145,7 +145,7 @@ extension HubAPI {
     /// it started (or, for a stop, ended).
     struct SessionControlAnswer: Encodable {
         var changed: Bool
-        var events: [EventAnswer]?
+        var events: [SensorEvent.HistoryRow]?
         var recording: Bool?
         var session: String?
     }
@@ -183,11 +183,7 @@ extension HubAPI {
             return json(
                 SessionControlAnswer(
                     changed: true,
-                    events: events.map {
-                        EventAnswer(
-                            detail: Nullable($0.value), event: $0.kind.rawValue, from: $0.oldStatus,
-                            sensor: $0.sensor, time: $0.time.iso8601, to: $0.newStatus)
-                    },
+                    events: events.map(SensorEvent.HistoryRow.init),
                     recording: action == .start, session: events.last?.value))
         }
     }
