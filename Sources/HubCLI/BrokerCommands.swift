@@ -256,7 +256,7 @@ extension HubctlCommand.Broker {
         @OptionGroup var state: StateOptions
         @OptionGroup var broker: BrokerOptions
 
-        @Option(help: "Seconds to wait for each step.")
+        @Option(parsing: .unconditional, help: "Seconds to wait for each step.")
         var timeout: Double = 5
 
         func validate() throws {

@@ -35,7 +35,9 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The unit of a numeric sensor's value, like °C.", valueName: "unit"))
     var unit: String?
 
-    @Option(help: ArgumentHelp("Decimals shown, 0–6 (default: as published, at most 2).", valueName: "n"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Decimals shown, 0–6 (default: as published, at most 2).", valueName: "n"))
     var decimals: Int?
 
     /// Unconditional: "-40..85" would be taken for an option.

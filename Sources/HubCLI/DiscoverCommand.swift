@@ -52,6 +52,7 @@ extension HubctlCommand {
         var families: [String] = []
 
         @Option(
+            parsing: .unconditional,
             help:
                 "Seconds to listen for devices publishing now, once the broker's retained messages are in (0: those only)."
         )

@@ -106,7 +106,9 @@ extension HubctlCommand.HomeAssistant {
                 """)
 
         @OptionGroup var state: StateOptions
-        @Option(help: "How long each step (connecting, subscribing, publishing) may take, in seconds.")
+        @Option(
+            parsing: .unconditional,
+            help: "How long each step (connecting, subscribing, publishing) may take, in seconds.")
         var timeout: Double = 10
 
         func run() async throws {

@@ -57,18 +57,24 @@ extension HubctlCommand {
                 "A GeoJSON file of roads (LineStrings) to route along, instead of across the grid.",
                 valueName: "file.geojson"))
         var roads: String?
-        @Option(help: ArgumentHelp("Metres added to the circle the readings are taken from.", valueName: "m"))
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Metres added to the circle the readings are taken from.", valueName: "m"))
         var margin = RouteRequest.defaultMargin
-        @Option(help: ArgumentHelp("Metres along a grid cell's side.", valueName: "m")) var cell = 25.0
-        @Option(help: ArgumentHelp("Metres within which a reading counts for a cell.", valueName: "m"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Metres along a grid cell's side.", valueName: "m"))
+        var cell = 25.0
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Metres within which a reading counts for a cell.", valueName: "m"))
         var radius = 250.0
         @Option(
+            parsing: .unconditional,
             help: ArgumentHelp(
                 "k: how much each µg/m³ adds to the price of a metre (0 is the shortest path; at 0.02 a metre at "
                     + "50 µg/m³ costs two clean ones).", valueName: "k"))
         var weight = 0.02
         @Option(
-            name: .customLong("default"),
+            name: .customLong("default"), parsing: .unconditional,
             help: ArgumentHelp("µg/m³ for cells with no reading within the radius.", valueName: "µg/m³"))
         var defaultValue = 15.0
         @Option(help: "text, geojson or gpx.") var format = Format.text

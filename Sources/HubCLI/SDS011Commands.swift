@@ -62,7 +62,7 @@ extension HubctlCommand.SDS011Sensor {
                 """)
 
         @OptionGroup var options: PortOptions
-        @Option(help: "Readings to average, a second apart.") var samples = 1
+        @Option(parsing: .unconditional, help: "Readings to average, a second apart.") var samples = 1
         @Option(help: "How long to let a sleeping sensor warm up first (like 30s).") var warmUp: String = "0s"
         @Flag(help: "Print the hub's JSON reading.") var json = false
 

@@ -196,7 +196,8 @@ extension HubctlCommand.Sessions {
         @OptionGroup var state: StateOptions
         @OptionGroup var broker: BrokerOptions
         @Argument(help: "The mobile sensor's name.") var name: String
-        @Option(help: "Seconds each step (connecting, publishing) may take.") var timeout: Double = 10
+        @Option(parsing: .unconditional, help: "Seconds each step (connecting, publishing) may take.") var timeout:
+            Double = 10
 
         func send(_ action: String) async throws {
             let (configuration, directory) = try await state.resolve()

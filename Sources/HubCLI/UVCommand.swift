@@ -37,9 +37,13 @@ extension HubctlCommand {
         var longitude: Double?
         @Option(help: ArgumentHelp("The date at the place (default: today there).", valueName: "YYYY-MM-DD"))
         var date: String?
-        @Option(help: ArgumentHelp("The total ozone column in Dobson units (50 to 700).", valueName: "DU"))
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("The total ozone column in Dobson units (50 to 700).", valueName: "DU"))
         var ozone: Double?
-        @Option(help: ArgumentHelp("Metres above sea level: about +10 % a kilometre (WHO).", valueName: "m"))
+        @Option(
+            parsing: .unconditional,
+            help: ArgumentHelp("Metres above sea level: about +10 % a kilometre (WHO).", valueName: "m"))
         var altitude: Double?
         @Option(
             help: ArgumentHelp(

@@ -80,6 +80,9 @@ struct HubctlUVTests {
             (["--lat", "10", "--lon", "0", "--date", "2024-02-30"], "--date must be a real date written YYYY-MM-DD"),
             (["--lat", "10", "--lon", "0", "--date", "21/06/2024"], "--date must be a real date"),
             (["--lat", "10", "--lon", "0", "--ozone", "5000"], "--ozone must be from 50 to 700 DU"),
+            // A negative number is the option's value, refused for its range (not "Missing value for '--ozone'").
+            (["--lat", "10", "--lon", "0", "--ozone", "-5"], "--ozone must be from 50 to 700 DU, not -5.0"),
+            (["--lat", "10", "--lon", "0", "--altitude", "-501"], "--altitude must be from -500 to 9000 metres"),
             ([], "give --lat and --lon (or uv.latitude and uv.longitude in hubd.yaml)"),
         ]
         for (arguments, message) in cases {
@@ -87,6 +90,15 @@ struct HubctlUVTests {
             #expect(result.status == 64, "\(arguments): \(result.status)")
             #expect(result.standardError.contains(message), "\(arguments): \(result.standardError)")
         }
+    }
+
+    /// Below sea level is inside the documented -500…9000 m, written as people write it (`--altitude -200`).
+    @Test func aNegativeAltitudeIsAValue() async throws {
+        let low = try await hubctl.run(
+            "uv", "--lat", "31.5", "--lon", "35.5", "--date", "2024-06-21", "--altitude", "-200", "--json")
+        #expect(low.status == 0, "\(low.standardError)")
+        let object = try JSONSerialization.jsonObject(with: Data(low.standardOutput.utf8)) as? [String: Any]
+        #expect(object?["altitude"] as? Double == -200, "\(low.standardOutput)")
     }
 
     @Test func helpHasAnExample() async throws {
