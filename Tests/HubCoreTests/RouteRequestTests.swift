@@ -38,6 +38,29 @@ import Testing
         #expect(error?.code == .samePlace && error?.description.contains("10 m apart, within one 25 m cell") == true)
     }
 
+    /// Two points further apart than a cell's side can still fall in one cell (28 m across its diagonal): that is
+    /// refused as the same place too, not planned as a 0 m route.
+    @Test func twoPointsInOneCellOfTheGridAreTheSamePlace() throws {
+        let readings = [PollutionReading(point: at(0, 0), pm25: 10)]
+        // Where the grid's lines fall depends on the circle around both points (its margin): look for the margin
+        // that puts a pair 28 m apart in one cell of the request's own grid.
+        let pair = (190...215).lazy.map { margin in
+            var request = RouteRequest(start: self.at(0, 0), end: self.at(20, 20))
+            request.margin = Double(margin)
+            return request
+        }.first { request in
+            guard let field = try? PollutionField(readings: readings, box: request.area.boundingBox),
+                let a = field.cell(containing: request.start), let b = field.cell(containing: request.end)
+            else { return false }
+            return a == b
+        }
+        let request = try #require(pair)
+        #expect(Geodesy.distance(request.start, request.end) > request.cellSize)
+        #expect(throws: Never.self) { try request.validate() }
+        let error = #expect(throws: RouteError.self) { try request.plan(readings: readings) }
+        #expect(error?.code == .samePlace && error?.description.contains("28 m apart, in one 25 m cell") == true)
+    }
+
     @Test func thePlanKeepsToTheCircleAndSaysWhatTheDetourBuys() throws {
         var readings: [PollutionReading] = []
         for i in -20...20 {

@@ -64,6 +64,12 @@ public struct RouteRequest: Sendable {
                 throw .samePlace(start, end, "nearest to the same road node")
             }
         } else {
+            // Closer than a cell's side was refused above; further apart, both can still be in one cell (its
+            // diagonal is 1.4 sides), where the planner's route is 0 m.
+            if let first = field.cell(containing: start), let last = field.cell(containing: end), first == last {
+                let apart = Geodesy.distance(start, end)
+                throw .samePlace(start, end, "\(Self.metres(apart)) apart, in one \(Self.metres(cellSize)) cell")
+            }
             route = try planner.route(from: start, to: end, over: field)
         }
         return RoutePlan(
