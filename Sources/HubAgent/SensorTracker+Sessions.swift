@@ -8,8 +8,10 @@ public enum SessionAction: String, Sendable, Hashable, CaseIterable {
 
 // Mobile sensors' recording sessions (`sessions:` in hubd.yaml). A session starts with a `session` event
 // (`idle` → `recording`) whose id is the session's, and ends with one (`recording` → `idle`) whose value is that id;
-// its readings carry the id to the stores. Sessions are kept by the hub's clock, not the readings' own times, so a
-// device with a wrong clock can't end them at once.
+// its readings carry the id to the stores. A session's times are its readings' own (a walk uploaded in one burst
+// spans the walk, not the second it arrived in), unless a reading says it is from later than it arrived; but its
+// silence is measured by the hub's clock, from when the last reading arrived, so a device whose clock is behind
+// can't end its sessions at once.
 extension SensorTracker {
     /// Takes new `sessions:` rules (at start and on SIGHUP).
     public mutating func setSessionRules(_ rules: [SessionRule]) {
@@ -64,10 +66,11 @@ extension SensorTracker {
 
     /// A reading's outcome with its session kept up: a gap ends the open session, and with a gap set a reading
     /// outside one starts one. A sensor no rule names any more ends its open session.
-    mutating func inSession(_ outcome: Outcome, topic: String, time: Timestamp) -> Outcome {
+    mutating func inSession(_ outcome: Outcome, topic: String, time arrival: Timestamp) -> Outcome {
         guard case .reading(let reading, let sensor, var events) = outcome, var tracked = sensors[topic],
             tracked.sessions != nil || tracked.session != nil
         else { return outcome }
+        let time = reading.time <= arrival.adding(milliseconds: Self.clockAllowance) ? reading.time : arrival
         if let open = tracked.session {
             let gap = tracked.sessions?.gap
             if tracked.sessions == nil || (!open.explicit && gap.map { open.last.distance(to: time) > $0 } == true) {
@@ -78,19 +81,24 @@ extension SensorTracker {
             events.append(startSession(&tracked, topic: topic, at: time, explicit: false))
         }
         if let open = tracked.session, open.last < time { tracked.session?.last = time }
+        if tracked.session != nil { tracked.sessionArrival = arrival }
         sensors[topic] = tracked
         dirty.insert(topic)
         followSession(topic)
         return .reading(reading, sensor: sensor, events: events)
     }
 
-    /// Ends the sessions whose last reading is older than their gap, as of their last reading.
+    /// How far ahead of the hub's clock a reading's own time may be and still be taken as the time it was read
+    /// (clocks a little apart): 1 min.
+    static let clockAllowance: Int64 = 60_000
+
+    /// Ends the sessions whose last reading arrived longer ago than their gap, as of their last reading.
     /// - Parameter among: only these sensors' (a cluster's step, which holds their rows).
     mutating func endIdleSessions(time: Timestamp, among: Set<String>? = nil) -> [SensorEvent] {
         var events: [SensorEvent] = []
         for topic in gapSessions where among?.contains(topic) ?? true {
             guard var tracked = sensors[topic], let open = tracked.session, let gap = tracked.sessions?.gap,
-                open.last.distance(to: time) > gap
+                (tracked.sessionArrival ?? open.last).distance(to: time) > gap
             else { continue }
             events.append(endSession(&tracked, topic: topic, at: open.last))
             sensors[topic] = tracked
@@ -113,6 +121,7 @@ extension SensorTracker {
     private mutating func endSession(_ tracked: inout Tracked, topic: String, at time: Timestamp) -> SensorEvent {
         let id = tracked.session?.id ?? ""
         tracked.session = nil
+        tracked.sessionArrival = nil
         dirty.insert(topic)
         return SensorEvent(
             id: tracked.nextEventID(), kind: .session, sensor: tracked.name, topic: topic,

@@ -70,6 +70,35 @@ import Testing
         #expect(records.first { $0.topic == Self.walker }?.session?.id == events[1].id)
     }
 
+    /// A walk uploaded in one burst after it (readings stamped over 11½ minutes, arriving within a second, an hour
+    /// later): one session with the readings' times, ended by silence after the upload, not by the hour's gap.
+    @Test func aWalkUploadedInOneBurstKeepsItsReadingsTimes() throws {
+        var tracker = try tracker(gap: .seconds(600))
+        let stamps = (0...23).map { at($0 * 30) }  // 0 … 690 s: 11½ min
+        var events: [SensorEvent] = []
+        for (index, stamp) in stamps.enumerated() {
+            let payload = #"{"pm25": 12, "lat": 1.3, "lon": 103.8, "time": "\#(stamp.iso8601)"}"#
+            events += sessionEvents(send(&tracker, Self.walker, payload, at: 3600 + index / 12))
+            events += tracker.checkSilence(now: start, time: at(3600 + index / 12))
+        }
+        #expect(events.count == 1 && events.first?.newStatus == "recording" && events.first?.time == stamps[0])
+        // Silent for the gap after the upload (not after the last reading's own time): ended as of that reading.
+        #expect(tracker.checkSilence(now: start, time: at(3602 + 590)).isEmpty)
+        let ended = tracker.checkSilence(now: start, time: at(3602 + 601))
+        #expect(ended.map(\.newStatus) == ["idle"] && ended.first?.time == stamps.last)
+        #expect(ended.first?.value == events.first?.id)
+    }
+
+    /// A reading stamped later than it arrived (a clock ahead by more than a minute) is the hub's time instead.
+    @Test func aReadingFromTheFutureTakesTheHubsTime() throws {
+        var tracker = try tracker()
+        let ahead = at(3600).iso8601
+        let first = send(&tracker, Self.walker, #"{"pm25": 12, "time": "\#(ahead)"}"#, at: 0)
+        #expect(sessionEvents(first).first?.time == at(0))
+        let ended = tracker.checkSilence(now: start, time: at(61))
+        #expect(ended.map(\.newStatus) == ["idle"] && ended.first?.time == at(0))
+    }
+
     @Test func silenceLongerThanTheGapEndsTheSessionWithoutAReading() throws {
         var tracker = try tracker()
         _ = send(&tracker, Self.walker, #"{"pm25": 12, "lat": 1.3, "lon": 103.8}"#, at: 0)
