@@ -164,6 +164,21 @@ import Testing
         #expect(error == .unreadable(path: "/nonexistent/hubd.yaml", reason: "no such file"))
     }
 
+    /// A file that reads as empty is an empty configuration (every default), whatever kind of file it is; what
+    /// can't be read says why.
+    @Test func devNullIsAnEmptyConfigurationAndADirectorySaysSo() async throws {
+        let empty = try HubConfiguration.load(option: "/dev/null", environment: [:])
+        #expect(empty == (try HubConfiguration.read(ConfigNode.parse("", file: "/dev/null", environment: [:]))))
+        let directory = #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.load(option: "/tmp", environment: [:])
+        }
+        #expect(directory == .unreadable(path: "/tmp", reason: "is a directory"))
+        let endless = #expect(throws: ConfigurationError.self) {
+            try HubConfiguration.load(option: "/dev/zero", environment: [:])
+        }
+        #expect(endless == .unreadable(path: "/dev/zero", reason: "larger than 4194304 bytes"))
+    }
+
     /// One reader for the whole file: a section of the wrong shape, a mistyped key or a value of the wrong type
     /// stops the load with the key path, never falls back to a default.
     @Test(arguments: [

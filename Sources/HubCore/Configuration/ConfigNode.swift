@@ -64,15 +64,17 @@ public struct ConfigNode: Sendable {
         }
     }
 
+    /// The largest configuration read, 4 MiB (the commented default is 30 KB): past it, the file is not one.
+    public static let maximumSize = 4 << 20
     /// The file at `path`, checked to be text before it is parsed: a binary file gets a message saying so, not
     /// a YAML position.
     public static func load(path: String, environment: [String: String]) throws(ConfigurationError) -> ConfigNode {
-        guard FileManager.default.isReadableFile(atPath: path), let data = FileManager.default.contents(atPath: path)
-        else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw .unreadable(path: path, reason: exists ? "permission denied" : "no such file")
+        let bytes: [UInt8]
+        switch WholeFile.read(path, limit: maximumSize) {
+        case .success(let file): bytes = file.bytes
+        case .failure(let failure): throw .unreadable(path: path, reason: failure.description)
         }
-        guard let text = String(data: data, encoding: .utf8), !text.contains("\0") else {
+        guard let text = String(validating: bytes, as: UTF8.self), !text.contains("\0") else {
             throw .invalidFile(path: path, reason: "not UTF-8 text (is it a binary file?)")
         }
         // Control characters other than tabs and line breaks are never in YAML text: said so, the cause is clear.

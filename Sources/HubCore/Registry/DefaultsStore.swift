@@ -130,30 +130,12 @@ public struct DefaultsStore: Sendable {
 
     /// The file's status and bytes, or `nil` when it does not exist.
     private func readAll(_ path: String) throws(StoreError) -> (status: stat, bytes: [UInt8])? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .system(path: path, action: "read", errno: errno)
+        switch WholeFile.read(path) {
+        case .success(let file): return file
+        case .failure(.system(ENOENT)): return nil
+        case .failure(.system(let code)): throw .system(path: path, action: "read", errno: code)
+        case .failure(.tooLarge): throw .system(path: path, action: "read", errno: EFBIG)
         }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw .system(path: path, action: "read", errno: errno) }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
-        var offset = 0
-        while true {
-            if offset == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 65536)) }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .system(path: path, action: "read", errno: errno)
-            }
-            if count == 0 { break }
-            offset += count
-        }
-        bytes.removeLast(bytes.count - offset)
-        return (status, bytes)
     }
 
     // MARK: Changing
