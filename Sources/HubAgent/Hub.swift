@@ -106,6 +106,8 @@ public struct Hub: Sendable {
         let current = Locked(configuration)
         let errors = ErrorRecorder(logger: logger)
         let statusChanged = Doorbell()
+        // The counters hubctl status shows moved: the status file is written within a second.
+        let countersMoved = ChangeSignal(bell: statusChanged)
 
         var tracker = SensorTracker(
             defaultSilenceTimeout: configuration.silenceTimeout, maximumStatusLength: configuration.maximumStatusLength)
@@ -145,7 +147,7 @@ public struct Hub: Sendable {
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,
-            sharedAlerts: alertBook)
+            sharedAlerts: alertBook, moved: countersMoved)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(
@@ -228,7 +230,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            shared: shared, errors: errors, logger: logger)
+            shared: shared, errors: errors, moved: countersMoved, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
@@ -283,8 +285,8 @@ public struct Hub: Sendable {
         let storeWriter = StoreWriter(
             store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
-            snapshot: snapshot, statusChanged: statusChanged, errors: errors, logger: logger,
-            recordsStatuses: shared == nil)
+            snapshot: snapshot, statusChanged: statusChanged, countersMoved: countersMoved, errors: errors,
+            logger: logger, recordsStatuses: shared == nil)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,
             notifier: notifier, logger: logger)

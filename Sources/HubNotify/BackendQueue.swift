@@ -49,6 +49,8 @@ final class BackendQueue: Sendable {
     /// Where notifications are marked done: the outbox file, or a cluster's outbox.
     let outbox: any NotificationLedger
     let logger: Logger
+    /// Told when the statistics move (`hubctl status` shows them).
+    private let moved: ChangeSignal?
     private let doorbell = Doorbell()
     private let state = Locked(State())
     /// Resumed once `run` has returned.
@@ -70,8 +72,10 @@ final class BackendQueue: Sendable {
     }
 
     init(
-        name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: any NotificationLedger, logger: Logger
+        name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: any NotificationLedger,
+        moved: ChangeSignal? = nil, logger: Logger
     ) {
+        self.moved = moved
         self.name = name
         self.notifier = notifier
         self.policy = policy
@@ -122,6 +126,7 @@ final class BackendQueue: Sendable {
         }
         await outbox.markDone(dropped.map(\.key))
         doorbell.ring()
+        moved?.note()
     }
 
     /// A notification that had nobody to go to (no registered devices) or whose recipients can't be read: not sent,
@@ -131,6 +136,7 @@ final class BackendQueue: Sendable {
             $0.statistics.failed += 1
             $0.statistics.lastError = reason
         }
+        moved?.note()
         logger.error(
             "notification not sent: no recipients",
             metadata: ["id": "\(notification.id)", "sensor": "\(notification.event.sensor)", "reason": "\(reason)"])
@@ -224,6 +230,7 @@ final class BackendQueue: Sendable {
     }
 
     private func settle(_ item: Item, _ result: DeliveryResult) async {
+        defer { moved?.note() }
         var item = item
         item.attempts += 1
         let notification = item.notification

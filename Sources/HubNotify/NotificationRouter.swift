@@ -20,6 +20,8 @@ public final class NotificationRouter: Service, Sendable {
     let stateDirectory: String
     let actionKeyCache = Locked<SymmetricKey?>(nil)
     private let publish: MQTTPublish?
+    /// Told when a backend's counters move.
+    private let moved: ChangeSignal?
     let setup: Locked<Setup>
     let doorbell = Doorbell()
     let inbox = Locked(Inbox())
@@ -105,11 +107,13 @@ public final class NotificationRouter: Service, Sendable {
     ///   - progress: told the journal position up to which events are routed, once the outbox holds them on disk.
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
+    ///   - moved: told when a backend's counters move (`hubctl status` shows them).
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil,
-        sharedAlerts: (any SharedAlertBook)? = nil
+        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil
     ) throws(ConfigurationError) {
+        self.moved = moved
         self.progress = progress
         self.sharedAlerts = sharedAlerts
         self.outbox = Outbox(directory: stateDirectory, logger: logger)
@@ -119,7 +123,8 @@ public final class NotificationRouter: Service, Sendable {
         self.publish = publish
         let outbox: any NotificationLedger = shared ?? self.outbox
         let queues = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
-            BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+            BackendQueue(
+                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, moved: moved, logger: logger)
         }
         self.setup = Locked(Setup(configuration: configuration, queues: queues, alerts: configuration.alertSetup))
         self.alerts = AlertLedger(directory: stateDirectory, logger: logger)
@@ -174,8 +179,10 @@ public final class NotificationRouter: Service, Sendable {
         let old = Dictionary(uniqueKeysWithValues: current.backends.map { ($0.name, $0) })
         let outbox: any NotificationLedger = shared ?? self.outbox
         let logger = self.logger
+        let moved = self.moved
         let made = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
-            BackendQueue(name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
+            BackendQueue(
+                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, moved: moved, logger: logger)
         }
         var result = Reconfiguration()
         let wanted = Set(configuration.backends.map(\.name))

@@ -37,6 +37,8 @@ final class Ingest: Service, Sendable {
     let coversTopics = Atomic<Bool>(false)
     /// Rung by each of those: what the watch for floods sleeps on while the hub is quiet.
     let liveBell = Doorbell()
+    /// Told when the counters move (what `hubctl status` shows).
+    private let moved: ChangeSignal?
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
     let journal: Journal
@@ -63,8 +65,9 @@ final class Ingest: Service, Sendable {
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
         listeners: [any TopicListener] = [],
-        shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, logger: Logger
+        shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, moved: ChangeSignal? = nil, logger: Logger
     ) {
+        self.moved = moved
         self.shared = shared
         self.errors = errors
         self.tracker = Locked(tracker)
@@ -139,6 +142,7 @@ final class Ingest: Service, Sendable {
         _ outcome: SensorTracker.Outcome, of message: MQTTMessage, recorded: RecordedReading?,
         fresh: Set<String>? = nil
     ) {
+        defer { moved?.note() }
         switch outcome {
         case .event(let event):
             let made = fresh?.contains(event.id) ?? true
@@ -185,6 +189,7 @@ final class Ingest: Service, Sendable {
             $0.messages += messages
             $0.changes += made.count
         }
+        moved?.note()
         for event in made { log(event) }
     }
 

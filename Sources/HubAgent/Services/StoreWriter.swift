@@ -7,8 +7,9 @@ import ServiceLifecycle
 /// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, recorded in the
 /// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
 /// `hubctl` change made meanwhile stays) and then acknowledged to the journal; and the status file `hubctl status`
-/// reads, every 5 s and whenever the connection or the registry changes. Both once more when hubd stops, after every
-/// other service but the journal: the last statuses are written.
+/// reads, within a second of its counters moving or the connection or the registry changing (at most once a second),
+/// and every 5 s besides. Both once more when hubd stops, after every other service but the journal: the last
+/// statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"
@@ -21,6 +22,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let flushInterval: Duration
     private let snapshot: HubSnapshot.Source
     private let statusChanged: Doorbell
+    /// Rings `statusChanged` when the counters move; re-armed before each status file is made.
+    private let countersMoved: ChangeSignal?
     private let errors: ErrorRecorder
     private let logger: Logger
     /// Registry writes since start (the snapshot reads it).
@@ -41,9 +44,10 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         store: any RegistryStore, journal: Journal, writes: Locked<Int>,
         followedVersion: Locked<RegistryVersion?>,
         stateDirectory: String, flushInterval: Duration,
-        snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, errors: ErrorRecorder, logger: Logger,
-        recordsStatuses: Bool = true
+        snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, countersMoved: ChangeSignal? = nil,
+        errors: ErrorRecorder, logger: Logger, recordsStatuses: Bool = true
     ) {
+        self.countersMoved = countersMoved
         self.recordsStatuses = recordsStatuses
         self.store = store
         self.journal = journal
@@ -80,9 +84,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     await whenRung(self.backlogBell, every: self.flushInterval, resting: 10) { await self.flush() }
                 }
                 group.addTask {
+                    // The first at once (hubctl status has no file yet).
+                    var written = ContinuousClock.now - .seconds(1)
                     while !Task.isCancelled {
-                        await self.statusChanged.wait(until: .now + .seconds(5))
+                        await self.statusChanged.wait(until: written + Self.statusInterval)
+                        // At most one a second: what moves meanwhile goes into this one.
+                        try? await Task.sleep(until: written + .seconds(1))
                         await self.files.run { self.writeStatus() }
+                        written = .now
                     }
                 }
             }
@@ -120,7 +129,12 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         }
     }
 
+    /// The status file's heartbeat when nothing moves (`hubctl status` takes a file older than
+    /// `AgentStatus.staleAfter` for a hub that is gone).
+    static let statusInterval = Duration.seconds(5)
+
     private func writeStatus() {
+        countersMoved?.rearm()
         do {
             try snapshot(false).agentStatus.write(to: stateDirectory)
         } catch {
