@@ -37,7 +37,7 @@ public struct ParticulateReading: Sendable, Hashable {
         guard let tree = try? JSONTree.parse(Array(text.utf8)), case .object(let members) = tree else { return nil }
         func number(_ value: JSONTree?) -> Double? {
             switch value {
-            case .number(let number)?: return number
+            case .number(let number, _)?: return number
             case .string(let text)?: return Double(text)
             default: return nil
             }

@@ -168,6 +168,33 @@ import Testing
         for device in revealed { #expect(try presetSetup(device) == device.setup) }
     }
 
+    /// Shelly Gen1 devices, as their MQTT API publishes: an H&T, a Door/Window 2, a Shelly 1PM.
+    @Test func shellyGen1GivesASensorPerValueItKnows() throws {
+        let (discovery, revealed) = discover([
+            ("shellies/shellyht-C5F0A1/online", "true"),
+            ("shellies/shellyht-C5F0A1/sensor/temperature", "21.75"),
+            ("shellies/shellyht-C5F0A1/sensor/humidity", "48.5"),
+            ("shellies/shellyht-C5F0A1/sensor/error", "0"),
+            ("shellies/shellydw2-A1B2C3/sensor/state", "open"),
+            ("shellies/shellydw2-A1B2C3/sensor/illumination", "dark"),
+            ("shellies/shelly1pm-ABCDEF/relay/0", "on"),
+            ("shellies/shelly1pm-ABCDEF/relay/0/power", "12.5"),
+            ("shellies/shelly1pm-ABCDEF/relay/0/energy", "1000"),
+            ("shellies/shelly1pm-ABCDEF/relay/1", "maybe"),
+            ("shellies/shelly1pm-ABCDEF/announce", #"{"id":"shelly1pm-ABCDEF"}"#),
+        ])
+        #expect(
+            revealed.map(\.name) == [
+                "shellyht-C5F0A1 temperature", "shellyht-C5F0A1 humidity", "shellydw2-A1B2C3 door",
+                "shelly1pm-ABCDEF relay", "shelly1pm-ABCDEF power",
+            ])
+        #expect(discovery.devices.map(\.value) == ["21.75 °C", "48.5%", "open", "on", "12.5 W"])
+        #expect(revealed.allSatisfy { $0.family == .shelly && $0.setup.availability?.hasSuffix("/online") == true })
+        #expect(revealed[2].presetArguments == ["--preset", "shelly", "--device", "shellydw2-A1B2C3/sensor/state"])
+        for device in revealed { #expect(try presetSetup(device) == device.setup) }
+        #expect(DeviceDiscovery(families: [.shelly]).listens(to: "shellies/shellyht-C5F0A1/sensor/temperature"))
+    }
+
     @Test func junkIsNoDevice() {
         let messages = [
             ("kitchen", "open"), ("home/cellar", #"{"temperature":20}"#), (F.zigbee2mqttBridgeStateTopic, "{}"),
@@ -195,8 +222,9 @@ import Testing
             discovery.filters == [
                 "zigbee2mqtt/bridge/devices", "z2m/second/bridge/devices", "zigbee2mqtt/+", "z2m/second/+",
                 "tele/+/SENSOR", "tele/+/+/SENSOR", "+/sensor/+/state", "+/binary_sensor/+/state", "+/status/+",
+                "shellies/+/sensor/+", "shellies/+/relay/+", "shellies/+/relay/+/power", "shellies/+/input/+",
             ])
-        #expect(DeviceDiscovery(families: [.shelly]).filters == ["+/status/+"])
+        #expect(DeviceDiscovery(families: [.shelly]).filters.first == "+/status/+")
         var second = discovery
         let found = second.take(
             topic: "z2m/second/bridge/devices", payload: Array(F.zigbee2mqttBridgeDevices.utf8), retained: true)

@@ -64,4 +64,32 @@ import Testing
         #expect(throws: DevicePresetError.self) { try DeviceFamily.shelly.setup(device: "shellyplus1pm-a8032a") }
         #expect(throws: DevicePresetError.self) { try DeviceFamily.shelly.setup(device: "x/cover:0") }
     }
+
+    /// Shelly Gen1 (its MQTT API): a plain value on `shellies/<id>/…`, `shellies/<id>/online` true or false.
+    @Test func shellyGen1HasAPresetToo() throws {
+        let temperature = try DeviceFamily.shelly.setup(device: "shellyht-C5F0A1/sensor/temperature")
+        #expect(temperature.topic == "shellies/shellyht-C5F0A1/sensor/temperature")
+        #expect(temperature.availability == "shellies/shellyht-C5F0A1/online")
+        #expect(temperature.kind == .numeric && temperature.format.unit == "°C" && temperature.format.path == nil)
+        #expect(temperature.silenceTimeout == DeviceFamily.batterySilence)
+        // The same with the prefix written out.
+        #expect(try DeviceFamily.shelly.setup(device: "shellies/shellyht-C5F0A1/sensor/temperature") == temperature)
+        let door = try DeviceFamily.shelly.setup(device: "shellydw2-A1B2C3/sensor/state")
+        #expect(door.kind == .status && door.format.map?.description == "open=open,close=closed")
+        #expect(try door.format.decode("close", numeric: false).get().status == "closed")
+        let flood = try DeviceFamily.shelly.setup(device: "shellyflood-D4E5F6/sensor/flood")
+        #expect(try flood.format.decode("true", numeric: false).get().status == "leak")
+        let relay = try DeviceFamily.shelly.setup(device: "shelly1-ABCDEF/relay/0")
+        #expect(relay.kind == .status)
+        #expect(try relay.format.decode("on", numeric: false).get().status == "on")
+        #expect(relay.silenceTimeout == nil)
+        let power = try DeviceFamily.shelly.setup(device: "shelly1pm-ABCDEF/relay/0/power")
+        #expect(power.kind == .numeric && power.format.unit == "W")
+        let input = try DeviceFamily.shelly.setup(device: "shellyi3-ABCDEF/input/1")
+        #expect(try input.format.decode("1", numeric: false).get().status == "on")
+        for device in ["shellyht-C5F0A1/sensor/error", "shelly1-ABCDEF/relay/x", "shelly1-ABCDEF/relay/0/energy"] {
+            let error = #expect(throws: DevicePresetError.self) { try DeviceFamily.shelly.setup(device: device) }
+            #expect(error?.description.contains("Gen1") == true, "\(device): \(String(describing: error))")
+        }
+    }
 }

@@ -30,6 +30,32 @@ import Testing
         return document
     }
 
+    /// A plain value (ESPHome's, Shelly Gen1's) gets the device class its topic names, as a JSON field's does.
+    @Test func plainValuesGetTheirDeviceClassFromTheirTopic() throws {
+        var document = DefaultsDocument()
+        let cases: [(DeviceFamily, String, String, String)] = [
+            (.esphome, "livingroom/sensor/living_room_temperature", "sensor", "temperature"),
+            (.esphome, "livingroom/binary_sensor/balcony_door", "binary_sensor", "door"),
+            (.shelly, "shellyht-C5F0A1/sensor/humidity", "sensor", "humidity"),
+            (.shelly, "shellydw2-A1B2C3/sensor/state", "binary_sensor", "door"),
+            (.shelly, "shellyflood-D4E5F6/sensor/flood", "binary_sensor", "moisture"),
+        ]
+        for (index, (family, device, component, deviceClass)) in cases.enumerated() {
+            let setup = try family.setup(device: device)
+            try document.addSensor(
+                named: "s\(index)", topic: setup.topic, kind: setup.kind, silenceTimeout: setup.silenceTimeout,
+                format: setup.format, availability: setup.availability, at: time)
+            let sensor = try #require(document.sensor(named: "s\(index)"))
+            let configs = discovery.configs(for: sensor)
+            #expect(configs.map(\.topic) == ["homeassistant/\(component)/sensorhub/\(sensor.id)/config"], "\(device)")
+            let config = try object(configs[0])
+            #expect(config["device_class"] as? String == deviceClass, "\(device): \(config)")
+            if deviceClass == "door" {
+                #expect(config["payload_on"] as? String == "open" && config["payload_off"] as? String == "closed")
+            }
+        }
+    }
+
     @Test func eachKindBecomesTheEntitiesItShould() throws {
         let document = try registry()
         let door = try #require(document.sensor(named: "Tür vorn"))

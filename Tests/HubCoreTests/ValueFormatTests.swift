@@ -77,6 +77,25 @@ import Testing
         #expect(ValueFormat().format(number) == text)
     }
 
+    /// A number is shown with the decimals it was published with (at most two): Tasmota's `22.0` and ESPHome's
+    /// `22.0` stay `22.0`, Zigbee2MQTT's `22` stays `22`; `--decimals` still decides when set.
+    @Test(arguments: [
+        (#"{"t":22.0}"#, "22.0"), (#"{"t":22}"#, "22"), (#"{"t":22.50}"#, "22.50"), (#"{"t":21.456}"#, "21.46"),
+        (#"{"t":2.2e1}"#, "22"), (#"{"t":-0.0}"#, "0.0"),
+    ])
+    func jsonNumbersKeepTheirPublishedDecimals(payload: String, shown: String) throws {
+        #expect(decoded(try format("t").decode(payload, numeric: true))?.status == shown)
+    }
+
+    @Test func plainNumbersKeepTheirPublishedDecimals() throws {
+        #expect(decoded(ValueFormat().decode("22.0", numeric: true))?.status == "22.0")
+        #expect(decoded(ValueFormat().decode(" 7 ", numeric: true))?.status == "7")
+        #expect(decoded(ValueFormat(decimals: 0).decode("22.0", numeric: true))?.status == "22")
+        // A map looks the number up as written without its zeros: `1.0` is `1`.
+        #expect(decoded(try format("s", map: "1=on,0=off").decode(#"{"s":1.0}"#, numeric: false))?.status == "on")
+        #expect(ValueFormat.places(writtenIn: "22.0") == 1 && ValueFormat.places(writtenIn: "1e3") == nil)
+    }
+
     @Test func decimalsFixThePrecision() {
         let one = ValueFormat(decimals: 1)
         #expect(one.format(22.6) == "22.6")
@@ -241,9 +260,18 @@ import Testing
         #expect(problem(try format(range: -40...80).decode("85", numeric: true)) == .outOfRange)
     }
 
-    @Test func aPayloadTooLongForAJSONSensorIsRefused() throws {
+    /// Valid JSON over the limit is refused for its size, not called "not JSON"; at the limit it is read.
+    @Test func aPayloadTooLongForAJSONSensorIsRefusedForItsSize() throws {
+        let frame = #"{"v":1,"pad":""}"#
         let long = #"{"v":1,"pad":""# + String(repeating: "x", count: ValueFormat.maximumPayload) + #""}"#
-        #expect(problem(try format("v").decode(long, numeric: true)) == .notJSON)
+        #expect(problem(try format("v").decode(long, numeric: true)) == .payloadTooLong)
+        #expect(ValueFormat.Problem.payloadTooLong.rawValue.contains("16 KiB"))
+        #expect(ValueFormat.maximumPayload == 16 * 1024)
+        let fits =
+            #"{"v":1,"pad":""# + String(repeating: "x", count: ValueFormat.maximumPayload - frame.utf8.count)
+            + #""}"#
+        #expect(fits.utf8.count == ValueFormat.maximumPayload)
+        #expect((try format("v").decode(fits, numeric: true)).map(\.status) == .success("1"))
     }
 
     @Test func everyProblemSaysWhatIsWrong() {

@@ -22,10 +22,13 @@ struct HomeAssistantTests {
     final class Retained: Sendable {
         let latest = Locked<[String: [UInt8]]>([:])
         let counts = Locked<[String: Int]>([:])
+        /// Topics in the order they arrived (Home Assistant acts on discovery messages in that order).
+        let order = Locked<[String]>([])
 
         func take(_ message: MQTTMessage) {
             latest.withLock { $0[message.topic] = message.payload }
             counts.withLock { $0[message.topic, default: 0] += 1 }
+            order.withLock { $0.append(message.topic) }
         }
 
         func json(_ topic: String) -> [String: Any]? {
@@ -78,6 +81,14 @@ struct HomeAssistantTests {
                 try await eventually("every sensor's configs", within: .seconds(60)) {
                     retained.latest.withLock { $0.keys.filter { $0.hasSuffix("/config") }.count } == 1 + 1 + 1 + 1 + 3
                 }
+                // The hub's own device before any sensor's: Home Assistant links a sensor's device to the hub
+                // (via_device) only when it has the hub's already.
+                let firstConfig = retained.order.withLock { $0.first { $0.hasSuffix("/config") } }
+                #expect(firstConfig?.hasPrefix("homeassistant/binary_sensor/sensorhub/") == true)
+                let hubConfig = try #require(firstConfig.flatMap(retained.json))
+                #expect(hubConfig["device_class"] as? String == "connectivity", "\(hubConfig)")
+                // Named by its device alone ("SensorHub"), not "SensorHub SensorHub".
+                #expect(hubConfig["name"] is NSNull, "\(hubConfig)")
                 let config = try #require(retained.json(doorConfig))
                 #expect(config["unique_id"] as? String == "sensorhub_\(door)")
                 #expect(config["device_class"] as? String == "door" && config["payload_on"] as? String == "open")
@@ -149,9 +160,17 @@ struct HomeAssistantTests {
             Issue.record("Home Assistant's venv is missing: run scripts/ha-venv (make test does)")
             return
         }
+        // Each config with the state its entity reads, rendered as Home Assistant does: a template that logs (a
+        // particulate sensor still Waiting has no pm25) fails.
         let messages = retained.latest.withLock { latest in
-            latest.filter { $0.key.hasPrefix("homeassistant/") && $0.key.hasSuffix("/config") }
-                .map { ["topic": $0.key, "payload": String(decoding: $0.value, as: UTF8.self)] }
+            latest.filter { $0.key.hasPrefix("homeassistant/") && $0.key.hasSuffix("/config") }.map { topic, payload in
+                var message = ["topic": topic, "payload": String(decoding: payload, as: UTF8.self)]
+                let config = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+                if let stateTopic = config?["state_topic"] as? String, let state = latest[stateTopic] {
+                    message["state"] = String(decoding: state, as: UTF8.self)
+                }
+                return message
+            }
         }
         let input = String(decoding: try JSONSerialization.data(withJSONObject: messages), as: UTF8.self)
         let result = try await runProcess(

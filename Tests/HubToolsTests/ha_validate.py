@@ -295,10 +295,15 @@ async def validate(
             strict.extend(sensor_entity_checks(config))
         result["_config"] = config
         if isinstance(message.get("state"), str) and component in ("sensor", "binary_sensor"):
+            capture.messages = []
             try:
                 result["entity"] = entity_view(hass, component, config, message["state"])
             except Exception as err:  # a template Home Assistant cannot render: the entity would show nothing
                 result["error"] = f"rendering the state: {type(err).__name__}: {err}"
+                continue
+            # What Home Assistant would log on every state message (a template reading a missing key, …).
+            if capture.messages:
+                result["error"] = "rendering the state logs: " + "; ".join(capture.messages)
                 continue
         if strict and not lenient:
             result["error"] = "; ".join(strict)

@@ -155,11 +155,17 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
             return Self.due(&work, discovery, configs: configs)
         }
         guard !messages.isEmpty else { return }
+        // The hub's own device alone and first, acknowledged before the rest go: Home Assistant links a sensor's
+        // device to the hub (via_device) only when it has the hub's already, and concurrent publishes reached the
+        // broker in any order (the hub's was 9th of 10 in one of the runs that left sensors unlinked).
+        let hubTopic = discovery.hubConfig.topic
+        let first = messages.first?.topic == hubTopic ? messages.first : nil
         do {
+            if let first { try await publish(first.topic, first.payload) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // A few in flight at a time: one round trip each would make a large registry slow to announce.
                 var inFlight = 0
-                for message in messages {
+                for message in messages.dropFirst(first == nil ? 0 : 1) {
                     if inFlight == 64 {
                         try await group.next()
                         inFlight -= 1

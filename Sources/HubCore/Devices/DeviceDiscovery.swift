@@ -12,6 +12,8 @@ import HubSupport
 /// - ESPHome: `<node>/sensor/<object_id>/state` (a number) and `<node>/binary_sensor/<object_id>/state` (ON/OFF).
 /// - Shelly Gen2+: `<prefix>/status/<component>:<id>`, JSON with that `id`: temperature, humidity, illuminance,
 ///   switch and input components (the device's own: `sys`, `wifi`, `devicepower`… are not sensors).
+/// - Shelly Gen1: `shellies/<id>/sensor/<name>` (a value the hub knows: temperature, humidity, state, flood, …),
+///   `shellies/<id>/relay/<n>` (`on`/`off`), `…/relay/<n>/power` and `shellies/<id>/input/<n>` (`0`/`1`).
 public struct DeviceDiscovery: Sendable {
     public let families: [DeviceFamily]
     public let zigbee2mqttBases: [String]
@@ -62,7 +64,12 @@ public struct DeviceDiscovery: Sendable {
         if families.contains(.zigbee2mqtt) { filters += zigbee2mqttBases.map { "\($0)/+" } }
         if families.contains(.tasmota) { filters += ["tele/+/SENSOR", "tele/+/+/SENSOR"] }
         if families.contains(.esphome) { filters += ["+/sensor/+/state", "+/binary_sensor/+/state"] }
-        if families.contains(.shelly) { filters.append("+/status/+") }
+        if families.contains(.shelly) {
+            filters += [
+                "+/status/+", "shellies/+/sensor/+", "shellies/+/relay/+", "shellies/+/relay/+/power",
+                "shellies/+/input/+",
+            ]
+        }
         return filters
     }
 
@@ -105,6 +112,8 @@ public struct DeviceDiscovery: Sendable {
         case tasmota(device: String)
         case esphome(node: String, component: String, object: String)
         case shelly(prefix: String, component: String, id: Int)
+        /// `shellies/<device>`: `<id>/sensor/<name>`, `<id>/relay/<n>[/power]`, `<id>/input/<n>`.
+        case shellyGen1(device: String)
     }
 
     func route(_ topic: String) -> Route? {
@@ -134,6 +143,12 @@ public struct DeviceDiscovery: Sendable {
             id >= 0, levels[2][..<colon].allSatisfy({ $0.isASCII && $0.isLowercase })
         {
             return .shelly(prefix: levels[0], component: String(levels[2][..<colon]), id: id)
+        }
+        if families.contains(.shelly) && levels.first == "shellies"
+            && ((levels.count == 4 && ["sensor", "relay", "input"].contains(levels[2]))
+                || (levels.count == 5 && levels[2] == "relay" && levels[4] == "power"))
+        {
+            return .shellyGen1(device: levels.dropFirst().joined(separator: "/"))
         }
         return nil
     }
@@ -199,7 +214,7 @@ public struct DeviceDiscovery: Sendable {
                 reason: "ESPHome publishes each entity's value alone, on a topic of its own")
         case .shelly(let prefix, let component, let id):
             guard component != "devicepower", let tree = try? JSONTree.parse(payload),
-                case .number(let number)? = tree["id"], number == Double(id),
+                case .number(let number, _)? = tree["id"], number == Double(id),
                 let setup = try? DeviceFamily.shelly.setup(device: "\(prefix)/\(component):\(id)"),
                 let path = setup.format.path, path.find(in: tree) != nil
             else { return nil }
@@ -207,6 +222,25 @@ public struct DeviceDiscovery: Sendable {
                 .shelly, "\(prefix)/\(component):\(id)", setup: setup,
                 named: "\(prefix) \(component)" + (id == 0 ? "" : " \(id)"),
                 reason: "a Shelly \(component) component reports '\(path)'")
+        case .shellyGen1(let device):
+            // The topic says what the value is; the payload must be one of it (a number, `open`, `on`…).
+            guard let setup = try? DeviceFamily.shelly.setup(device: device),
+                let text = String(validating: payload, as: UTF8.self)?.trimmingCharacters(in: .whitespacesAndNewlines),
+                setup.kind == .numeric
+                    ? (try? setup.format.decode(text, numeric: true).get()) != nil
+                    : setup.format.map?.status(for: text) != nil
+            else { return nil }
+            let levels = device.split(separator: "/")
+            let what =
+                // A Door/Window's `sensor/state` is its door.
+                levels[1] == "sensor"
+                ? (levels[2] == "state" ? "door" : String(levels[2]))
+                : levels.count == 4
+                    ? "power" + (levels[2] == "0" ? "" : " \(levels[2])")
+                    : String(levels[1]) + (levels[2] == "0" ? "" : " \(levels[2])")
+            return make(
+                .shelly, device, setup: setup, named: "\(levels[0]) \(what)",
+                reason: "a Shelly Gen1 device publishes each value alone, on a topic of its own")
         }
     }
 

@@ -111,10 +111,12 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
                 topic: "\(parts[0])/\(parts[1])/\(parts[2])/state", kind: numeric ? .numeric : .status, format: format,
                 availability: "\(parts[0])/status", silenceTimeout: Self.mainsSilence)
         case .shelly:
+            if let gen1 = try Self.shellyGen1(device) { return gen1 }
             guard let slash = device.lastIndex(of: "/"), device[slash...].contains(":") else {
                 throw DevicePresetError(
-                    "a Shelly device is named prefix/component:id (like shellyplusht-08b61fd0/temperature:0), not"
-                        + " '\(device)'")
+                    "a Shelly device is named prefix/component:id (Gen2 and later, like"
+                        + " shellyplusht-08b61fd0/temperature:0) or <id>/sensor/<name>, <id>/relay/<n>,"
+                        + " <id>/input/<n> (Gen1, like shellyht-C5F0A1/sensor/temperature), not '\(device)'")
             }
             let prefix = String(device[..<slash])
             let component = String(device[device.index(after: slash)...])
@@ -146,6 +148,44 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
             throw DevicePresetError(
                 "'\(rawValue)' is not a device family the hub knows: \(Self.all.map(\.rawValue).joined(separator: ", "))"
             )
+        }
+    }
+
+    /// A Shelly Gen1 device's value (`[shellies/]<id>/sensor/<name>`, `…/relay/<n>`, `…/relay/<n>/power`,
+    /// `…/input/<n>`): a plain payload on a topic of its own under `shellies/`, and `shellies/<id>/online` true or
+    /// false. `nil` for a name of another shape (a Gen2 one).
+    private static func shellyGen1(_ device: String) throws(DevicePresetError) -> Setup? {
+        var levels = device.split(separator: "/").map(String.init)
+        if levels.first == "shellies" { levels.removeFirst() }
+        guard levels.count == 3 || levels.count == 4, ["sensor", "relay", "input"].contains(levels[1]),
+            !levels.contains(where: { $0.contains(":") })
+        else { return nil }
+        let topic = "shellies/" + levels.joined(separator: "/")
+        let availability = "shellies/\(levels[0])/online"
+        switch (levels[1], levels.count) {
+        case ("sensor", 3),
+            ("relay", 4) where levels[3] == "power" && Int(levels[2]) != nil:
+            guard let known = KnownField.field(path: nil, topic: topic) else {
+                throw DevicePresetError(
+                    "the hub does not know what a Shelly Gen1 sensor '\(levels[2])' reports (it knows temperature,"
+                        + " humidity, battery, lux, state, flood, smoke, vibration, tilt, ext_power)")
+            }
+            // Gen1 sensors are battery devices that sleep between reports (an H&T wakes every few hours).
+            return Setup(
+                topic: topic, kind: known.kind, format: known.format(path: nil), availability: availability,
+                silenceTimeout: levels[1] == "sensor" ? batterySilence : nil)
+        case ("relay", 3) where Int(levels[2]) != nil:
+            return Setup(
+                topic: topic, kind: .status, format: ValueFormat(map: try? ValueMap("on=on,off=off")),
+                availability: availability, silenceTimeout: nil)
+        case ("input", 3) where Int(levels[2]) != nil:
+            return Setup(
+                topic: topic, kind: .status, format: ValueFormat(map: try? ValueMap("1=on,0=off")),
+                availability: availability, silenceTimeout: nil)
+        default:
+            throw DevicePresetError(
+                "a Shelly Gen1 device is named <id>/sensor/<name>, <id>/relay/<n>, <id>/relay/<n>/power or"
+                    + " <id>/input/<n> (like shellyht-C5F0A1/sensor/temperature), not '\(device)'")
         }
     }
 

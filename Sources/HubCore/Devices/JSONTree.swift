@@ -5,7 +5,9 @@
 public indirect enum JSONTree: Sendable, Equatable {
     case null
     case bool(Bool)
-    case number(Double)
+    /// A number, and the digits after its decimal point as written (`22.0`: 1), for showing it as published; `nil`
+    /// when written with an exponent or made here. Two numbers are equal when their values are.
+    case number(Double, places: Int? = nil)
     case string(String)
     case array([JSONTree])
     case object([Member])
@@ -32,7 +34,7 @@ public indirect enum JSONTree: Sendable, Equatable {
             let start = reader.index
             let text = try reader.readNumberText()
             guard let number = Double(text) else { throw reader.error("this number can't be read", at: start) }
-            return .number(number)
+            return .number(number, places: ValueFormat.places(writtenIn: text))
         }
         if reader.nextIsNull {
             try reader.readNull()
@@ -51,6 +53,18 @@ public indirect enum JSONTree: Sendable, Equatable {
             return .array(elements)
         default:
             return .bool(try reader.readBool())
+        }
+    }
+
+    public static func == (a: JSONTree, b: JSONTree) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.number(let x, _), .number(let y, _)): x == y
+        case (.string(let x), .string(let y)): x == y
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)): x == y
+        default: false
         }
     }
 

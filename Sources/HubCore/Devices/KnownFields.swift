@@ -61,6 +61,37 @@ public struct KnownField: Sendable, Hashable {
         return Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0) })
     }()
 
+    /// Shelly Gen1's plain values under `shellies/<id>/sensor/<name>` (its MQTT API), where their payloads differ
+    /// from the fields of the same name the others publish; the rest (temperature, humidity, battery, lux, smoke)
+    /// are `all`'s.
+    static let shellyGen1: [String: KnownField] = [
+        // Door/Window 2: `open` or `close`.
+        "state": .binary("state", "open=open,close=closed", "door"),
+        "flood": .binary("flood", "true=leak,false=dry", "moisture"),
+        "vibration": .binary("vibration", "1=vibration,0=still", "vibration"),
+        "ext_power": .binary("ext_power", "true=on,false=off", "plug"),
+        "tilt": .number("tilt", "°", 0...180),
+    ]
+
+    /// The field a sensor follows: its value path's last key; for a plain value, the name its topic gives it (an
+    /// ESPHome object id in `<node>/sensor/<object id>/state`, Shelly Gen1's `shellies/<id>/sensor/<name>` and
+    /// `shellies/<id>/relay/<n>/power`).
+    public static func field(path: ValuePath?, topic: String) -> KnownField? {
+        if let path { return field(at: path) }
+        let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+        if levels.count == 4, levels[3] == "state", levels[1] == "sensor" || levels[1] == "binary_sensor" {
+            return field(named: String(levels[2]))
+        }
+        if levels.count == 4, levels[0] == "shellies", levels[2] == "sensor" {
+            let name = levels[3].lowercased()
+            return shellyGen1[name] ?? all[name]
+        }
+        if levels.count == 5, levels[0] == "shellies", levels[2] == "relay", levels[4] == "power" {
+            return all["power"]
+        }
+        return nil
+    }
+
     /// The field a value path ends at, if the hub knows it.
     public static func field(at path: ValuePath) -> KnownField? {
         guard case .key(let key)? = path.segments.last else { return nil }

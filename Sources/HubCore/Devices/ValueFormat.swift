@@ -51,6 +51,7 @@ public struct ValueFormat: Sendable, Hashable {
     /// Why a payload gave no status.
     public enum Problem: String, Error, Sendable, CaseIterable {
         case notJSON = "not JSON, for a sensor with a value path"
+        case payloadTooLong = "a JSON payload longer than 16 KiB, for a sensor with a value path"
         case missingValue = "the value path is not in the payload"
         case wrongType = "the value is not of the sensor's type"
         case notANumber = "not a number, for a numeric sensor"
@@ -67,14 +68,13 @@ public struct ValueFormat: Sendable, Hashable {
                 banded(Decoded(status: $0.0, number: $0.1, attributes: []))
             }
         }
-        guard text.utf8.count <= Self.maximumPayload, let tree = try? JSONTree.parse(Array(text.utf8)) else {
-            return .failure(.notJSON)
-        }
+        guard text.utf8.count <= Self.maximumPayload else { return .failure(.payloadTooLong) }
+        guard let tree = try? JSONTree.parse(Array(text.utf8)) else { return .failure(.notJSON) }
         guard let (found, steps) = path.find(in: tree) else { return .failure(.missingValue) }
         let attributes = SensorAttributes(leavesOf: tree, except: steps)
         let shown: Result<(String, Double?), Problem>
         switch found {
-        case .number(let number): shown = self.value(number: number, numeric: numeric)
+        case .number(let number, let places): shown = self.value(number: number, places: places, numeric: numeric)
         case .string(let text):
             // Trimmed as a plain payload is: `" open "` maps as `open`, and only spaces is an empty status.
             shown = value(fromText: text.trimmingCharacters(in: .whitespacesAndNewlines), numeric: numeric)
@@ -96,18 +96,20 @@ public struct ValueFormat: Sendable, Hashable {
 
     private func value(fromText text: String, numeric: Bool) -> Result<(String, Double?), Problem> {
         if numeric {
-            guard let number = Double(text.trimmingCharacters(in: .whitespaces)) else { return .failure(.notANumber) }
-            return value(number: number, numeric: true)
+            let written = text.trimmingCharacters(in: .whitespaces)
+            guard let number = Double(written) else { return .failure(.notANumber) }
+            return value(number: number, places: Self.places(writtenIn: written), numeric: true)
         }
         return mapped(text)
     }
 
-    private func value(number: Double, numeric: Bool) -> Result<(String, Double?), Problem> {
+    /// - Parameter places: the digits after the point the number was written with, shown for a numeric sensor (a
+    ///   map looks a number up as `format` writes it, whatever the device wrote: `1.0` maps as `1`).
+    private func value(number: Double, places: Int?, numeric: Bool) -> Result<(String, Double?), Problem> {
         guard number.isFinite else { return .failure(.notANumber) }
         guard abs(number) <= Self.largestNumber, range?.contains(number) ?? true else { return .failure(.outOfRange) }
-        let text = format(number)
-        if numeric { return .success((text, number)) }
-        return mapped(text).map { ($0.0, number) }
+        if numeric { return .success((format(number, published: places), number)) }
+        return mapped(format(number)).map { ($0.0, number) }
     }
 
     private func mapped(_ value: String) -> Result<(String, Double?), Problem> {
@@ -116,10 +118,22 @@ public struct ValueFormat: Sendable, Hashable {
         return .success((status, nil))
     }
 
-    /// `number` as the sensor shows it: `decimals` places, or as published with at most two.
-    public func format(_ number: Double) -> String {
-        var text = String(format: "%.\(decimals ?? 2)f", number)
-        if decimals == nil {
+    /// The digits after the decimal point of a number as written (`22.0`: 1, `22`: 0); `nil` with an exponent.
+    public static func places(writtenIn text: some StringProtocol) -> Int? {
+        guard !text.contains(where: { $0 == "e" || $0 == "E" }) else { return nil }
+        guard let point = text.firstIndex(of: ".") else { return 0 }
+        return text.distance(from: text.index(after: point), to: text.endIndex)
+    }
+
+    /// `number` as the sensor shows it: `decimals` places; else as published (`22.0` stays `22.0`), with at most two;
+    /// else (how it was written is not known) with at most two, trailing zeros left out.
+    /// - Parameter places: the digits after the point it was written with (`places(writtenIn:)`).
+    public func format(_ number: Double) -> String { format(number, published: nil) }
+
+    /// `format(_:)` for a number written with `places` digits after its point (`places(writtenIn:)`).
+    public func format(_ number: Double, published places: Int?) -> String {
+        var text = String(format: "%.\(decimals ?? min(places ?? 2, 2))f", number)
+        if decimals == nil && places == nil {
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }
         }
@@ -220,7 +234,7 @@ public struct SensorAttributes: Sendable, Hashable, ExpressibleByArrayLiteral, R
                 }
             case .null:
                 break
-            case .number(let number) where path != steps:
+            case .number(let number, _) where path != steps:
                 members.append(Attribute(name: name(path), value: .number(number)))
             case .string(let text) where path != steps:
                 members.append(Attribute(name: name(path), value: .string(UnsafeText.escaped(text))))

@@ -27,7 +27,7 @@ enum PrimaryField {
         init?(_ steps: [ValuePath.Segment], name: String, value: JSONTree) {
             switch value {
             case .bool: (isBinary, isNumber) = (true, false)
-            case .number(let number): (isBinary, isNumber) = (number == 0 || number == 1, true)
+            case .number(let number, _): (isBinary, isNumber) = (number == 0 || number == 1, true)
             default: return nil
             }
             self.steps = steps
@@ -138,7 +138,7 @@ struct Zigbee2MQTTListing: Sendable {
             guard let property, !property.isEmpty, expose["category"]?.text != "diagnostic" else { continue }
             // `access` bit 1: published in the state (2 settable, 4 readable).
             // A hostile list can hold any number here (1e19, 1e400): read only what an Int holds exactly.
-            if case .number(let access)? = expose["access"], access.isFinite,
+            if case .number(let access, _)? = expose["access"], access.isFinite,
                 let bits = Int(exactly: access.rounded(.towardZero)), bits & 1 == 0
             {
                 continue

@@ -204,7 +204,7 @@ struct FeedNode {
     func string() throws(FeedError) -> String {
         switch tree {
         case .string(let text): return text
-        case .number(let number): return ValueFormat().format(number)
+        case .number(let number, _): return ValueFormat().format(number)
         default: throw .wrongType(path, expected: "a string", got: tree.kindName)
         }
     }
@@ -212,7 +212,7 @@ struct FeedNode {
     /// A number; numeric text (`"12.5"`) is taken too.
     func number() throws(FeedError) -> Double {
         switch tree {
-        case .number(let number): return number
+        case .number(let number, _): return number
         case .string(let text):
             guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
                 throw .wrongType(path, expected: "a number", got: "\"\(text.prefix(32))\"")
@@ -235,7 +235,7 @@ struct FeedNode {
         case .string(let text):
             guard let time = Timestamp(iso8601: text) else { throw .badTimestamp(path, text) }
             return time
-        case .number(let number) where epochNumbers && number.isFinite && number > 0 && number < 1e14:
+        case .number(let number, _) where epochNumbers && number.isFinite && number > 0 && number < 1e14:
             let milliseconds = number >= 1e11 ? number : number * 1000
             return Timestamp(millisecondsSince1970: Int64(milliseconds))
         default:

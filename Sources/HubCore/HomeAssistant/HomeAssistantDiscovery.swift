@@ -71,7 +71,10 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         var writer = JSONWriter(capacity: 512, compact: true)
         var first = true
         writer.raw("{")
-        member(&writer, &first, "name", "SensorHub")
+        // No name of its own: the entity is the hub device's main one, shown as "SensorHub" ("SensorHub SensorHub"
+        // with one).
+        writer.key("name", first: &first)
+        writer.raw("null")
         member(&writer, &first, "unique_id", "\(hubDevice)_connectivity")
         member(&writer, &first, "state_topic", hubAvailability)
         member(&writer, &first, "payload_on", "online")
@@ -147,7 +150,9 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         case .particulate:
             func pollutant(_ key: String, _ name: String) -> Entity {
                 Entity(component: "sensor", objectID: "\(id)_\(key)", name: name) { writer, first in
-                    self.member(&writer, &first, "value_template", "{{ value_json.attributes.\(key) }}")
+                    // `None` (unknown) until the first reading: a sensor still Waiting has no such attribute.
+                    self.member(
+                        &writer, &first, "value_template", "{{ value_json.attributes.\(key) | default(none) }}")
                     self.member(&writer, &first, "unit_of_measurement", "µg/m³")
                     self.member(&writer, &first, "device_class", key)
                     self.member(&writer, &first, "state_class", "measurement")
@@ -162,7 +167,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             }
             return [pollutant("pm25", "PM2.5"), pollutant("pm10", "PM10"), alert]
         case .numeric:
-            let known = sensor.format.path.flatMap(KnownField.field(at:))
+            let known = KnownField.field(path: sensor.format.path, topic: sensor.topic)
             return [
                 Entity(component: "sensor", objectID: id, name: nil) { writer, first in
                     self.member(&writer, &first, "value_template", "{{ value_json.value }}")
@@ -177,7 +182,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             ]
         default:
             if let map = sensor.format.map, map.statuses.count == 2 {
-                let known = sensor.format.path.flatMap(KnownField.field(at:))
+                let known = KnownField.field(path: sensor.format.path, topic: sensor.topic)
                 let on = known?.onStatus(of: map) ?? map.status(for: "true") ?? map.status(for: "on") ?? map.statuses[0]
                 let off = map.statuses.first { $0 != on } ?? map.statuses[1]
                 return [

@@ -24,7 +24,7 @@ public struct GeoFix: Sendable, Hashable {
     public static func read(from tree: JSONTree) -> Result<GeoFix, Problem>? {
         read { name in
             switch tree[name] {
-            case .number(let number)?: .number(number)
+            case .number(let number, _)?: .number(number)
             case .string(let text)?: .text(text)
             case nil, .null?: nil
             default: .other

@@ -29,7 +29,7 @@ struct ChatWebhookNotifier: HTTPBacked {
         case .success(let answer):
             // Discord's 429 says how long in its body (seconds, fractional) as well as in Retry-After.
             if answer.status == 429, settings.service == .discord, answer.headers.first(name: "Retry-After") == nil,
-                case .number(let seconds)? = (try? JSONTree.parse(Array(answer.body.utf8)))?["retry_after"],
+                case .number(let seconds, _)? = (try? JSONTree.parse(Array(answer.body.utf8)))?["retry_after"],
                 seconds.isFinite, seconds >= 0, seconds < 86_400
             {
                 return .retry(reason: "\(what) answered HTTP 429", after: .milliseconds(Int64(seconds * 1000)))

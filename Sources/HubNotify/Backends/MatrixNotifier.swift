@@ -229,7 +229,7 @@ struct MatrixNotifier: HTTPBacked {
             if case .string(let code)? = body?["errcode"] { reason += " " + Template.clip(code, 60) }
             if case .string(let error)? = body?["error"] { reason += ": " + Template.clip(error, 200) }
             if answer.status == 429, answer.headers.first(name: "Retry-After") == nil,
-                case .number(let milliseconds)? = body?["retry_after_ms"], milliseconds.isFinite,
+                case .number(let milliseconds, _)? = body?["retry_after_ms"], milliseconds.isFinite,
                 (0..<86_400_000).contains(milliseconds)
             {
                 return .retry(reason: reason, after: .milliseconds(Int64(milliseconds)))

@@ -134,7 +134,7 @@ extension PushoverNotifier: AnswerListener {
         guard reply.status == 200, let tree = try? JSONTree.parse(Array(reply.body.utf8)) else {
             throw PushoverReceiptError(description: "\(settings.host) answered HTTP \(reply.status)")
         }
-        if case .number(1)? = tree["acknowledged"] {
+        if case .number(1, _)? = tree["acknowledged"] {
             receipts.take(receipt: receipt.receipt)
             guard let token = receipt.token else { return }
             var person = "Pushover"
@@ -145,7 +145,7 @@ extension PushoverNotifier: AnswerListener {
             logger.info(
                 "Pushover emergency acknowledged in the app",
                 metadata: ["receipt": "\(receipt.receipt)", "by": "\(person)", "outcome": "\(words)"])
-        } else if case .number(1)? = tree["expired"] {
+        } else if case .number(1, _)? = tree["expired"] {
             receipts.take(receipt: receipt.receipt)
         }
     }

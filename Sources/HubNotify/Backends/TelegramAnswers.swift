@@ -60,7 +60,7 @@ extension TelegramNotifier: AnswerListener {
                 continue
             }
             for update in updates {
-                if case .number(let id)? = update["update_id"] { offset = max(offset, Int64(id) + 1) }
+                if case .number(let id, _)? = update["update_id"] { offset = max(offset, Int64(id) + 1) }
                 guard let query = update["callback_query"], case .string(let queryID)? = query["id"],
                     case .string(let data)? = query["data"], data.hasPrefix(Self.callbackPrefix)
                 else { continue }
@@ -72,7 +72,7 @@ extension TelegramNotifier: AnswerListener {
                     } ?? "telegram"
                 // This press takes the message's buttons off itself (below): the acknowledgement it makes must not
                 // take them off a second time, and the group's next update is a new message.
-                if case .number(let messageID)? = query["message"]?["message_id"], messageID.isFinite,
+                if case .number(let messageID, _)? = query["message"]?["message_id"], messageID.isFinite,
                     abs(messageID) < 1e15
                 {
                     groups.forget(message: Int(messageID))
@@ -85,7 +85,7 @@ extension TelegramNotifier: AnswerListener {
                     writer.string(words)
                 }
                 guard words.hasPrefix("Acknowledged") || words.hasPrefix("Snoozed"),
-                    case .number(let messageID)? = query["message"]?["message_id"],
+                    case .number(let messageID, _)? = query["message"]?["message_id"],
                     let chat = query["message"]?["chat"]?["id"]
                 else { continue }
                 _ = await removeButtons(base: base, chat: chat, message: Int(messageID))

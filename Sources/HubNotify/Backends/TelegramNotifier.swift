@@ -68,7 +68,7 @@ struct TelegramNotifier: HTTPBacked {
         }
         let result = Self.result(answer, what: what)
         if case .delivered = result, case .success(let reply) = answer,
-            case .number(let id)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["result"]?["message_id"],
+            case .number(let id, _)? = (try? JSONTree.parse(Array(reply.body.utf8)))?["result"]?["message_id"],
             id.isFinite, abs(id) < 1e15
         {
             groups.sent(Int(id), for: notification)
@@ -92,7 +92,7 @@ struct TelegramNotifier: HTTPBacked {
     func removeButtons(base: String, chat: JSONTree, message: Int) async -> Result<HTTPDelivery.Answer, any Error> {
         await http.postJSON(base + "/editMessageReplyMarkup") { writer, first in
             writer.key("chat_id", first: &first)
-            if case .number(let number) = chat, number.isFinite, abs(number) < 1e15 {
+            if case .number(let number, _) = chat, number.isFinite, abs(number) < 1e15 {
                 writer.number(Int(number))
             } else if case .string(let text) = chat {
                 writer.string(text)
@@ -135,7 +135,7 @@ struct TelegramNotifier: HTTPBacked {
 
     /// `{"ok":false,"error_code":429,"parameters":{"retry_after":7}}` → 7.
     static func retryAfter(_ body: String) -> Int? {
-        guard case .number(let seconds)? = (try? JSONTree.parse(Array(body.utf8)))?["parameters"]?["retry_after"],
+        guard case .number(let seconds, _)? = (try? JSONTree.parse(Array(body.utf8)))?["parameters"]?["retry_after"],
             seconds.isFinite, seconds >= 0, seconds < 86_400
         else { return nil }
         return Int(seconds)
