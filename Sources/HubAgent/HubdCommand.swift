@@ -32,6 +32,7 @@ public struct HubdCommand: AsyncParsableCommand {
 
             Examples:
               hubd
+              hubd --config /etc/sensorhub/hubd.yaml --check-config
               hubd --config /etc/sensorhub/hubd.yaml --log-level debug
               HUB_STATE_DIR=.state/hub hubd
             """,
@@ -51,6 +52,13 @@ public struct HubdCommand: AsyncParsableCommand {
     @Option(help: "Log level, overriding the configuration's: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level?
 
+    @Flag(
+        help: """
+            Read and check the configuration as hubd does when it starts (secrets read from their files too), \
+            then exit: 0 when it is valid, 78 and what is wrong when not. Nothing is connected to.
+            """)
+    var checkConfig = false
+
     public init() {}
 
     public func run() async throws {
@@ -62,6 +70,13 @@ public struct HubdCommand: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
+        }
+        if checkConfig {
+            let file = HubConfiguration.path(option: config, environment: ProcessInfo.processInfo.environment)
+            print(
+                "hubd: \(file.map { "the configuration \($0.path)" } ?? "no configuration file (every default)") is"
+                    + " valid: \(notifiers.backends.count) notifier backend(s), \(notifiers.rules.count) rule(s)")
+            return
         }
         let level = logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info
         HubLogHandler.level.store(level.index, ordering: .relaxed)
