@@ -54,8 +54,9 @@ public struct HubdCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            Read and check the configuration as hubd does when it starts (secrets read from their files too), \
-            then exit: 0 when it is valid, 78 and what is wrong when not. Nothing is connected to.
+            Read and check the configuration as hubd does when it starts (secrets read from their files, each \
+            notifier backend made), then exit: 0 when it is valid, 78 and what is wrong when not. Nothing is \
+            connected to or sent.
             """)
     var checkConfig = false
 
@@ -72,6 +73,16 @@ public struct HubdCommand: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG
         }
         if checkConfig {
+            // The backends too, as hubd makes them at start (in a directory of their own: nothing is left behind).
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hubd-check-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            do {
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                try notifiers.makeEveryBackend(stateDirectory: scratch.path, logger: Logger(label: "hubd"))
+            } catch {
+                FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+                throw ExitCode(78)
+            }
             let file = HubConfiguration.path(option: config, environment: ProcessInfo.processInfo.environment)
             print(
                 "hubd: \(file.map { "the configuration \($0.path)" } ?? "no configuration file (every default)") is"

@@ -10,8 +10,8 @@ public enum SessionAction: String, Sendable, Hashable, CaseIterable {
 // (`idle` → `recording`) whose id is the session's, and ends with one (`recording` → `idle`) whose value is that id;
 // its readings carry the id to the stores. A session's times are its readings' own (a walk uploaded in one burst
 // spans the walk, not the second it arrived in), unless a reading says it is from later than it arrived; but its
-// silence is measured by the hub's clock, from when the last reading arrived, so a device whose clock is behind
-// can't end its sessions at once.
+// silence is measured by the hub's clock, from when the sensor was last heard (`lastUpdated`, which the registry,
+// the journal and a cluster's rows keep), so a device whose clock is behind can't end its sessions at once.
 extension SensorTracker {
     /// Takes new `sessions:` rules (at start and on SIGHUP).
     public mutating func setSessionRules(_ rules: [SessionRule]) {
@@ -81,7 +81,6 @@ extension SensorTracker {
             events.append(startSession(&tracked, topic: topic, at: time, explicit: false))
         }
         if let open = tracked.session, open.last < time { tracked.session?.last = time }
-        if tracked.session != nil { tracked.sessionArrival = arrival }
         sensors[topic] = tracked
         dirty.insert(topic)
         followSession(topic)
@@ -92,13 +91,14 @@ extension SensorTracker {
     /// (clocks a little apart): 1 min.
     static let clockAllowance: Int64 = 60_000
 
-    /// Ends the sessions whose last reading arrived longer ago than their gap, as of their last reading.
+    /// Ends the sessions whose sensor was last heard (by the hub's clock) longer ago than their gap, as of their last
+    /// reading.
     /// - Parameter among: only these sensors' (a cluster's step, which holds their rows).
     mutating func endIdleSessions(time: Timestamp, among: Set<String>? = nil) -> [SensorEvent] {
         var events: [SensorEvent] = []
         for topic in gapSessions where among?.contains(topic) ?? true {
             guard var tracked = sensors[topic], let open = tracked.session, let gap = tracked.sessions?.gap,
-                (tracked.sessionArrival ?? open.last).distance(to: time) > gap
+                (tracked.lastUpdated ?? open.last).distance(to: time) > gap
             else { continue }
             events.append(endSession(&tracked, topic: topic, at: open.last))
             sensors[topic] = tracked
@@ -121,7 +121,6 @@ extension SensorTracker {
     private mutating func endSession(_ tracked: inout Tracked, topic: String, at time: Timestamp) -> SensorEvent {
         let id = tracked.session?.id ?? ""
         tracked.session = nil
-        tracked.sessionArrival = nil
         dirty.insert(topic)
         return SensorEvent(
             id: tracked.nextEventID(), kind: .session, sensor: tracked.name, topic: topic,

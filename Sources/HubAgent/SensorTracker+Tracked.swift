@@ -32,7 +32,6 @@ extension SensorTracker {
             var watches: [String: ThresholdWatch] = [:]
             var sessions: SessionRule?
             var session: OpenSession?
-            var sessionArrival: Timestamp?
 
             /// The one box every sensor starts with (shared, so it costs nothing until a sensor changes it).
             static let none = OutOfLine(Extras())
@@ -101,13 +100,6 @@ extension SensorTracker {
             get { extras.value.session }
             set { extras.set(\.session, to: newValue) }
             _modify { yield &extras.value.session }
-        }
-        /// When the open session's last reading arrived, by the hub's clock (its time is the reading's own): how
-        /// long the sensor has been silent. Not kept across a restart, where `session.last` stands in for it.
-        var sessionArrival: Timestamp? {
-            get { extras.value.sessionArrival }
-            set { extras.set(\.sessionArrival, to: newValue) }
-            _modify { yield &extras.value.sessionArrival }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import Logging
 
 /// The `notifiers` section of hubd's configuration: the backends, and the rules that send events to them.
 ///
@@ -107,6 +108,19 @@ extension ConfigNode {
         let names = ["min": 1, "low": 2, "default": 3, "high": 4, "urgent": 5, "max": 5]
         return try value("1 to 5, or min, low, default, high, urgent") { text in
             (names[text.lowercased()] ?? Int(text)).flatMap { (1...5).contains($0) ? $0 : nil }
+        }
+    }
+}
+
+extension NotifierConfiguration {
+    /// Makes every backend as hubd does when it starts (the files they name read, keys and certificates parsed) in
+    /// `stateDirectory`, and lets them go: what `hubd --check-config` checks beyond reading the file. Nothing is
+    /// sent, and an `mqtt` backend is made with a publisher that refuses.
+    public func makeEveryBackend(stateDirectory: String, logger: Logger) throws(ConfigurationError) {
+        for spec in backends {
+            let notifier = try spec.makeNotifier(
+                stateDirectory: stateDirectory, logger: logger, publish: { _, _, _, _ in throw CancellationError() })
+            (notifier as? any HTTPBacked)?.http.shutdownNow()
         }
     }
 }

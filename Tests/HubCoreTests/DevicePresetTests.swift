@@ -85,6 +85,10 @@ import Testing
         #expect(relay.silenceTimeout == nil)
         let power = try DeviceFamily.shelly.setup(device: "shelly1pm-ABCDEF/relay/0/power")
         #expect(power.kind == .numeric && power.format.unit == "W")
+        // Shelly Gas says none, mild or heavy: a status as it is, not a binary gas sensor; on mains power.
+        let gas = try DeviceFamily.shelly.setup(device: "shellygas-ABCDEF/sensor/gas")
+        #expect(gas.kind == .status && gas.format.map == nil && gas.silenceTimeout == nil)
+        #expect(try gas.format.decode("mild", numeric: false).get().status == "mild")
         let input = try DeviceFamily.shelly.setup(device: "shellyi3-ABCDEF/input/1")
         #expect(try input.format.decode("1", numeric: false).get().status == "on")
         for device in ["shellyht-C5F0A1/sensor/error", "shelly1-ABCDEF/relay/x", "shelly1-ABCDEF/relay/0/energy"] {

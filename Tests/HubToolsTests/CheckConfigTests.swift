@@ -18,6 +18,12 @@ import Testing
         try "sensors:\n  silence_timout: 10m\n".write(toFile: bad, atomically: true, encoding: .utf8)
         let refused = try await runProcess(hubd, ["--config", bad, "--check-config"], environment: [:])
         #expect(refused.status == 78)
+        // A backend hubd could not make at start (its CA file missing) is refused too: the backends are made.
+        let backend = directory.file("backend.yaml")
+        try "notifiers:\n  backends:\n    x: {type: ntfy, topic: t, ca_file: /nonexistent/ca.pem}\n".write(
+            toFile: backend, atomically: true, encoding: .utf8)
+        let unmade = try await runProcess(hubd, ["--config", backend, "--check-config"], environment: [:])
+        #expect(unmade.status == 78 && unmade.standardError.contains("ca.pem"), "\(unmade.standardError)")
         #expect(
             refused.standardError.contains("\(bad):2: sensors.silence_timout: unknown key"), "\(refused.standardError)")
     }

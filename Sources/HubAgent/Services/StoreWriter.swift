@@ -85,7 +85,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 }
                 group.addTask {
                     // The first at once (hubctl status has no file yet).
-                    var written = ContinuousClock.now - .seconds(1)
+                    var written = ContinuousClock.now - Self.statusInterval
                     while !Task.isCancelled {
                         await self.statusChanged.wait(until: written + Self.statusInterval)
                         // At most one a second: what moves meanwhile goes into this one.

@@ -168,12 +168,14 @@ public struct DeviceFamily: RawRepresentable, Sendable, Hashable, CustomStringCo
             guard let known = KnownField.field(path: nil, topic: topic) else {
                 throw DevicePresetError(
                     "the hub does not know what a Shelly Gen1 sensor '\(levels[2])' reports (it knows temperature,"
-                        + " humidity, battery, lux, state, flood, smoke, vibration, tilt, ext_power)")
+                        + " humidity, battery, lux, state, flood, smoke, gas, concentration, vibration, tilt,"
+                        + " ext_power)")
             }
-            // Gen1 sensors are battery devices that sleep between reports (an H&T wakes every few hours).
+            // Gen1 sensors are battery devices that sleep between reports (an H&T wakes every few hours), but the Gas.
+            let battery = levels[1] == "sensor" && !KnownField.shellyGen1Mains.contains(levels[2].lowercased())
             return Setup(
                 topic: topic, kind: known.kind, format: known.format(path: nil), availability: availability,
-                silenceTimeout: levels[1] == "sensor" ? batterySilence : nil)
+                silenceTimeout: battery ? batterySilence : nil)
         case ("relay", 3) where Int(levels[2]) != nil:
             return Setup(
                 topic: topic, kind: .status, format: ValueFormat(map: try? ValueMap("on=on,off=off")),

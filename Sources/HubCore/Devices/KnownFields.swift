@@ -71,7 +71,13 @@ public struct KnownField: Sendable, Hashable {
         "vibration": .binary("vibration", "1=vibration,0=still", "vibration"),
         "ext_power": .binary("ext_power", "true=on,false=off", "plug"),
         "tilt": .number("tilt", "°", 0...180),
+        // Shelly Gas: none, mild or heavy (unknown and test besides), shown as it says; its concentration in ppm.
+        "gas": KnownField(name: "gas", kind: .status, map: nil, unit: nil, range: nil, deviceClass: nil),
+        "concentration": .number("concentration", "ppm", 0...100_000),
     ]
+
+    /// Shelly Gen1's sensors on mains power (the Gas): the others under `sensor/` run on batteries and sleep.
+    static let shellyGen1Mains: Set<String> = ["gas", "concentration"]
 
     /// The field a sensor follows: its value path's last key; for a plain value, the name its topic gives it (an
     /// ESPHome object id in `<node>/sensor/<object id>/state`, Shelly Gen1's `shellies/<id>/sensor/<name>` and
