@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: chaos fuzz run test build bench tsan format lint clean
+.PHONY: chaos fuzz run test build bench tsan format lint clean install deb deb-check
 
 ## Build hubd and run it; starts a local Mosquitto when MQTT_HOST is unset and none answers on localhost:1883.
 run:
@@ -23,6 +23,24 @@ test:
 build:
 	scripts/install-deps
 	swift build
+
+## Install hubd and hubctl (release builds with the Swift runtime inside), their man pages and completions, the
+## systemd unit and /etc/sensorhub/hubd.yaml (kept when there): PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc).
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+install:
+	scripts/install-deps
+	scripts/install-hub --destdir "$(DESTDIR)" --prefix "$(PREFIX)" --sysconfdir "$(SYSCONFDIR)"
+
+## A Debian package of the same, in .build/deb/ (scripts/make-deb); deb-check builds it and checks it with lintian,
+## dpkg -i, the binaries, man, the unit, dpkg -r and dpkg --purge (CI runs it; it installs the package meanwhile).
+deb:
+	scripts/install-deps
+	scripts/make-deb
+
+deb-check:
+	scripts/install-deps
+	scripts/check-deb
 
 ## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
 ## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra (write bench/results/).
