@@ -144,10 +144,8 @@ public struct DeviceDiscovery: Sendable {
         {
             return .shelly(prefix: levels[0], component: String(levels[2][..<colon]), id: id)
         }
-        if families.contains(.shelly) && levels.first == "shellies"
-            && ((levels.count == 4 && ["sensor", "relay", "input"].contains(levels[2]))
-                || (levels.count == 5 && levels[2] == "relay" && levels[4] == "power"))
-        {
+        // Which Gen1 topics are values is the preset's to say (`device` asks it): one list of their shapes.
+        if families.contains(.shelly) && levels.first == "shellies" && levels.count >= 4 {
             return .shellyGen1(device: levels.dropFirst().joined(separator: "/"))
         }
         return nil
