@@ -270,11 +270,16 @@ public final class NotificationRouter: Service, Sendable {
 
     /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
     func routeUntilCancelled() async {
+        // People's requests: watched from here, before the first pass takes what the file holds (a request
+        // written in between would otherwise wait for the file's next change), and that first pass runs at once,
+        // event or not (a request written while hubd was down, a silence that ended meanwhile).
+        let requestChanges = shared == nil ? RegistryWatcher.changes(of: requests.path, logger: logger) : nil
+        doorbell.ring()
         await withTaskGroup(of: Void.self) { group in
-            if shared == nil {
+            if let requestChanges {
                 group.addTask { await self.syncRoutedUntilCancelled() }
                 group.addTask {
-                    for await _ in RegistryWatcher.changes(of: self.requests.path, logger: self.logger) {
+                    for await _ in requestChanges {
                         self.requestsWaiting.withLock { $0 = true }
                         self.doorbell.ring()
                     }
