@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: chaos fuzz run test build bench tsan format lint clean install deb deb-check
+.PHONY: chaos fuzz run test build bench tsan format lint clean install deb deb-check docs
 
 ## Build hubd and run it; starts a local Mosquitto when MQTT_HOST is unset and none answers on localhost:1883.
 run:
@@ -23,6 +23,12 @@ test:
 build:
 	scripts/install-deps
 	swift build
+
+## Write docs/configuration.md again from the code's key lists (`hubd --config-reference`); make test checks it.
+docs:
+	scripts/install-deps
+	swift build --product hubd
+	.build/debug/hubd --config-reference > docs/configuration.md.new && mv docs/configuration.md.new docs/configuration.md
 
 ## Install hubd and hubctl (release builds with the Swift runtime inside), their man pages and completions, the
 ## systemd unit and /etc/sensorhub/hubd.yaml (kept when there): PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc).

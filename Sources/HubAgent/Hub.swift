@@ -39,7 +39,8 @@ public struct Hub: Sendable {
     /// Reads the registry (a damaged one stops hubd: it is the user's to fix, not ours to guess around), opens the
     /// history, and makes the services.
     public static func make(
-        configuration: HubConfiguration, configurationOption: String?, notifiers: NotifierConfiguration,
+        configuration: HubConfiguration, configurationOption: String?, file: ConfigNode? = nil,
+        notifiers: NotifierConfiguration,
         state: StateDirectory, store: any RegistryStore, logger: Logger, notifier: SystemdNotifier = SystemdNotifier()
     ) async throws -> Hub {
         var document: DefaultsDocument
@@ -288,7 +289,7 @@ public struct Hub: Sendable {
             snapshot: snapshot, statusChanged: statusChanged, countersMoved: countersMoved, errors: errors,
             logger: logger, recordsStatuses: shared == nil)
         let reloader = ConfigurationReloader(
-            option: configurationOption, current: current, ingest: ingest, router: router, errors: errors,
+            option: configurationOption, current: current, file: file, ingest: ingest, router: router, errors: errors,
             notifier: notifier, logger: logger)
         logger.info(
             "following the registry", metadata: ["state_directory": "\(state.path)", "sensors": "\(tracker.count)"])

@@ -24,8 +24,9 @@ public struct HubdCommand: AsyncParsableCommand {
             publishes 'offline' for it (its last will) if it dies.
 
             Configuration: --config, else $HUB_CONFIG, else /etc/sensorhub/hubd.yaml if it exists (see \
-            conf/hubd.yaml); any key can be overridden by an environment variable (sensors.silence_timeout → \
-            HUB_SENSORS_SILENCE_TIMEOUT). The broker settings are in the registry, not the configuration.
+            conf/hubd.yaml; hubd --config-reference lists every key); any key can be overridden by an environment \
+            variable (sensors.silence_timeout → HUB_SENSORS_SILENCE_TIMEOUT). The broker settings are in the \
+            registry, not the configuration.
 
             Signals: SIGTERM or SIGINT stop it cleanly (statuses written, 'offline' published); SIGHUP reloads \
             the configuration. Under systemd (Type=notify) it reports READY=1 once subscribed, and watchdog pings.
@@ -60,14 +61,31 @@ public struct HubdCommand: AsyncParsableCommand {
             """)
     var checkConfig = false
 
+    @Flag(
+        help: """
+            Print the configuration reference (every key of hubd.yaml with what it takes, its default and what it \
+            does, in Markdown: docs/configuration.md) and exit.
+            """)
+    var configReference = false
+
     public init() {}
 
+    /// The configuration reference: HubCore's sections, then the notifiers' and the alerts'.
+    public static var configReference: String {
+        ConfigReference.markdown(HubConfiguration.referenceSections + NotifierConfiguration.referenceSections)
+    }
+
     public func run() async throws {
+        if configReference {
+            print(Self.configReference, terminator: "")
+            return
+        }
         FreedMemory.returnLargeBlocks()
         let configuration: HubConfiguration
         let notifiers: NotifierConfiguration
+        let file: ConfigNode
         do {
-            (configuration, notifiers) = try Self.readConfiguration(option: config)
+            (configuration, notifiers, file) = try Self.readConfiguration(option: config)
         } catch {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
@@ -111,7 +129,8 @@ public struct HubdCommand: AsyncParsableCommand {
         let hub: Hub
         do {
             hub = try await Hub.make(
-                configuration: configuration, configurationOption: config, notifiers: notifiers, state: state,
+                configuration: configuration, configurationOption: config, file: file, notifiers: notifiers,
+                state: state,
                 store: store, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
@@ -156,10 +175,10 @@ public struct HubdCommand: AsyncParsableCommand {
 extension HubdCommand {
     /// The whole of `hubd.yaml`, read once: the hub's settings and its notifiers (at start and on SIGHUP).
     static func readConfiguration(option: String?) throws(ConfigurationError) -> (
-        HubConfiguration, NotifierConfiguration
+        HubConfiguration, NotifierConfiguration, ConfigNode
     ) {
         let file = try HubConfiguration.file(option: option)
-        return (try HubConfiguration.read(file), try NotifierConfiguration.read(file))
+        return (try HubConfiguration.read(file), try NotifierConfiguration.read(file), file)
     }
 
     /// The HTTP API and dashboard, unless `http.listen` is off.

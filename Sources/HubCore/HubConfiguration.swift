@@ -180,25 +180,16 @@ public struct HubConfiguration: Sendable, Hashable {
         try read(file(option: option, environment: environment))
     }
 
-    /// The top-level sections; `notifiers` and `alerts` are read by HubNotify from the same file.
-    public static let sections = [
-        "state", "sensors", "hub", "store", "log", "sds011", "air", "thresholds", "history", "http", "discovery",
-        "homeassistant", "uv", "feeds", "sessions", "route", "remote", "cluster",
-        "notifiers", "alerts",
-    ]
-
     /// Reads every key under `root`, checking each; an unknown key or a section of the wrong shape is an error.
     public static func read(_ root: ConfigNode) throws(ConfigurationError) -> HubConfiguration {
-        try root.allow(sections)
+        try root.allow(rootKeys)
         var result = HubConfiguration()
         let state = root["state"]
-        try state.allow(["directory"])
+        try state.allow(stateKeys)
         if let directory = try state["directory"].string(), !directory.isEmpty { result.stateDirectory = directory }
 
         let sensors = root["sensors"]
-        try sensors.allow([
-            "topic_template", "qos", "silence_timeout", "max_status_length", "acknowledge_when_journaled", "subscribe",
-        ])
+        try sensors.allow(sensorsKeys)
         if let mode = try sensors["subscribe"].value("auto, each or covering", { SubscribeMode(rawValue: $0) }) {
             result.subscribe = mode
         }
@@ -226,7 +217,7 @@ public struct HubConfiguration: Sendable, Hashable {
             result.maximumStatusLength = length
         }
         let hub = root["hub"]
-        try hub.allow(["availability_topic"])
+        try hub.allow(hubKeys)
         if let topic = try hub["availability_topic"].value("a topic", { try SensorRules.topic($0) }) {
             result.availabilityTopic = topic
         }
@@ -235,9 +226,9 @@ public struct HubConfiguration: Sendable, Hashable {
             // `store: postgres://…`, the short form of `store: {url: …}`.
             result.store = try DatabaseSettings.read(store.mapping(as: "url"), section: "store")
         } else {
-            try store.allow(["flush_interval"] + DatabaseSettings.keys, secrets: ["password"])
+            try store.allow(storeKeys)
             // A password or TLS setting without a URL is a mistake to name, not a file registry.
-            let databaseKeys = DatabaseSettings.keys + ["password", "password_file"]
+            let databaseKeys = DatabaseSettings.keys.map(\.name) + ["password_file"]
             if databaseKeys.contains(where: { store[$0].isSet }) {
                 result.store = try DatabaseSettings.read(store, section: "store")
             }
@@ -249,7 +240,7 @@ public struct HubConfiguration: Sendable, Hashable {
             result.flushInterval = interval
         }
         let log = root["log"]
-        try log.allow(["level"])
+        try log.allow(logKeys)
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
         if let level = try log["level"].value(
             "one of \(levels.joined(separator: ", "))", { levels.contains($0.lowercased()) ? $0.lowercased() : nil })
@@ -267,7 +258,7 @@ public struct HubConfiguration: Sendable, Hashable {
         result.cluster = try ClusterSettings.read(root["cluster"], hasStore: result.store != nil)
         try readHTTP(root["http"], into: &result)
         let route = root["route"]
-        try route.allow(["roads"])
+        try route.allow(routeKeys)
         result.routeRoads = try route["roads"].filePath()
         return result
     }
@@ -275,7 +266,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// The `sds011`, `air` and `history` sections.
     static func readAir(_ root: ConfigNode, into result: inout HubConfiguration) throws(ConfigurationError) {
         let sds011 = root["sds011"]
-        try sds011.allow(["port", "name", "topic", "interval", "warm_up", "samples"])
+        try sds011.allow(sds011Keys)
         if let port = try sds011["port"].string(), !port.isEmpty { result.sds011.port = port }
         if let name = try sds011["name"].value("a sensor name", { try SensorRules.name($0) }) {
             result.sds011.name = name
@@ -296,7 +287,7 @@ public struct HubConfiguration: Sendable, Hashable {
         if let samples = try sds011["samples"].integer(in: 1...60) { result.sds011.samples = samples }
 
         let air = root["air"]
-        try air.allow(["scale", "alert"])
+        try air.allow(airKeys)
         if let scale = try air["scale"].value(
             "aqi (the EPA category) or light (green, yellow, red)",
             { AirQualityPolicy.Scale(rawValue: $0.lowercased()) })
@@ -304,7 +295,7 @@ public struct HubConfiguration: Sendable, Hashable {
             result.air.scale = scale
         }
         let alert = air["alert"]
-        try alert.allow(["metric", "threshold", "hysteresis", "min_interval"])
+        try alert.allow(airAlertKeys)
         if let metric = try alert["metric"].value(
             "pm25_24h, pm25_1h, pm25, pm10_24h, pm10_1h or pm10", { AirQualityPolicy.Metric($0) })
         {
@@ -323,7 +314,7 @@ public struct HubConfiguration: Sendable, Hashable {
             result.air.minimumInterval = interval
         }
         let history = root["history"]
-        try history.allow(["retention"])
+        try history.allow(historyKeys)
         if let retention = try history["retention"].duration(in: .seconds(3600)...(.seconds(3650 * 86_400))) {
             result.historyRetention = retention
         }
@@ -331,7 +322,7 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// The `http` section.
     static func readHTTP(_ http: ConfigNode, into result: inout HubConfiguration) throws(ConfigurationError) {
-        try http.allow(["listen"], secrets: ["token"])
+        try http.allow(httpKeys)
         if let listen = try http["listen"].value(
             "host:port (127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080), unix:/path, or off", { HTTPListen($0) })
         {

@@ -9,10 +9,11 @@ import Logging
 public protocol BackendSettings: Sendable {
     /// What `type:` says for this backend.
     static var type: String { get }
-    /// Its keys, besides `type` and the queue's (`DeliveryPolicy.keys`).
-    static var keys: [String] { get }
-    /// Keys that hold a secret: each may also be given as `<key>_file`, naming a file that holds it.
-    static var secrets: [String] { get }
+    /// What this kind is for, in one sentence: the configuration reference's summary of its section.
+    static var summary: String { get }
+    /// Its keys, besides the ones every backend takes (`BackendSpec.commonKeys`, `DeliveryPolicy.keys`); those with
+    /// `secret` may also be given as `<key>_file`, naming a file that holds it.
+    static var keys: [ConfigKey] { get }
     /// Reads and checks the settings at `node` (`notifiers.backends.<name>`).
     init(_ node: ConfigNode) throws(ConfigurationError)
     /// The backend for one queue.
@@ -26,7 +27,6 @@ public protocol BackendSettings: Sendable {
 }
 
 extension BackendSettings {
-    public static var secrets: [String] { [] }
     public static var linksInText: Bool { false }
     public static var takesBack: Bool { false }
 }
@@ -86,6 +86,23 @@ public struct BackendSpec: Sendable {
 
     public var type: String { Swift.type(of: settings).type }
 
+    /// The keys every backend takes besides the queue's: `apprise` (and `apprise_file`) is replaced by the keys its
+    /// URL says before the others are checked (`expandingApprise`).
+    static let commonKeys: [ConfigKey] = [
+        ConfigKey(
+            "type", "one of: " + kinds.map { $0.type }.joined(separator: ", "),
+            "Required unless `apprise` is given: the kind of backend, whose own keys are listed in its section below."),
+        ConfigKey(
+            "apprise", "URL", secret: true,
+            "The backend as one Apprise URL (`tgram://<bot token>/<chat id>`, `ntfys://<token>@<host>/<topic>`, …) in"
+                + " place of `type` and the kind's keys; keys written beside it override the URL's. The URL holds a"
+                + " secret: better `apprise_file`."),
+        ConfigKey(
+            "quiet_hours", "list of quiet-hours names",
+            "Windows from `alerts.quiet_hours` in which alert messages below urgent skip this backend; when a window"
+                + " ends, it gets one digest of what it missed. Plain rules' notifications are not held."),
+    ]
+
     /// Reads `notifiers.backends.<name>`: its `type:` and keys, or an `apprise:` URL saying them.
     init(name: String, node: ConfigNode) throws(ConfigurationError) {
         let (node, derived) = try node.expandingApprise()
@@ -96,7 +113,7 @@ public struct BackendSpec: Sendable {
         guard let kind = Self.kinds.first(where: { $0.type == type }) else {
             throw node["type"].invalid("'\(type)' is not a backend; use \(known)")
         }
-        try node.allow(["type", "quiet_hours"] + DeliveryPolicy.keys + kind.keys, secrets: kind.secrets)
+        try node.allow(Self.commonKeys + DeliveryPolicy.keys + kind.keys)
         self.name = name
         self.policy = try DeliveryPolicy(node)
         self.quietHours = try node["quiet_hours"].strings() ?? []
@@ -120,7 +137,34 @@ public struct BackendSpec: Sendable {
 
 extension DeliveryPolicy {
     /// The queue's keys, which every backend takes.
-    static let keys = ["queue_size", "overflow", "concurrency", "timeout", "retry_delay", "retry_max_delay", "max_age"]
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "queue_size", "integer 1–1000000", default: "1000",
+            "Notifications held in memory for this backend, waiting or being retried; the outbox on disk holds them"
+                + " too. When it is full, `overflow` says which one is dropped."),
+        ConfigKey(
+            "overflow", "one of: drop_oldest, drop_newest", default: "drop_oldest",
+            "What a full queue drops to take a new notification: the oldest waiting one, or the new one. Drops are"
+                + " counted and logged at most every 10 s."),
+        ConfigKey(
+            "concurrency", "integer 1–64", default: "1",
+            "Attempts in flight at once for this backend."),
+        ConfigKey(
+            "timeout", "duration", default: "10s",
+            "How long one attempt may take before it counts as failed and is retried; an `exec` command is killed"
+                + " then, and email gives up waiting for the server."),
+        ConfigKey(
+            "retry_delay", "duration", default: "2s",
+            "The delay before the first retry; each retry doubles it, with 50–100 % random jitter, up to"
+                + " `retry_max_delay`. A receiver's `Retry-After` is honoured when it asks for longer."),
+        ConfigKey(
+            "retry_max_delay", "duration", default: "5m",
+            "The longest delay between two retries."),
+        ConfigKey(
+            "max_age", "duration", default: "24h",
+            "Retrying stops when the next attempt would come later than this after the notification was made: it is"
+                + " given up on, logged as an error and counted."),
+    ]
 
     /// Reads the queue's keys of a backend at `node`.
     init(_ node: ConfigNode) throws(ConfigurationError) {

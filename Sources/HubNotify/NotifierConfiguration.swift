@@ -38,7 +38,7 @@ public struct NotifierConfiguration: Sendable {
     /// Reads the `notifiers` section of the configuration at `root`; the default when there is none.
     public static func read(_ root: ConfigNode) throws(ConfigurationError) -> NotifierConfiguration {
         let node = root["notifiers"]
-        try node.allow(["backends", "rules"])
+        try node.allow(sectionKeys)
         let alerts = try AlertSettings.read(root["alerts"])
         let windows = Set(alerts.quietHours.map(\.name))
         var backends: [BackendSpec] = []
@@ -66,11 +66,56 @@ public struct NotifierConfiguration: Sendable {
         try read(ConfigNode.parse(text, file: file, environment: environment))
     }
 
+    /// The `notifiers` section's keys.
+    static let sectionKeys: [ConfigKey] = [
+        ConfigKey(
+            "backends", "mapping of names to backends",
+            "Where notifications go, by name (1–64 letters, digits, - or _): each is a `notifiers.backends.<name>`."),
+        ConfigKey(
+            "rules", "mapping of names to rules",
+            "Which events go to which backends, by name: each is a `notifiers.rules.<name>`. Without a rule no event"
+                + " is sent anywhere."),
+    ]
+
+    /// A rule's keys other than the alerting ones (`alertKeys`).
+    static let ruleKeys: [ConfigKey] = [
+        ConfigKey(
+            "backends", "list of backend names",
+            "Required. The backends (from `notifiers.backends`) this rule sends to."),
+        ConfigKey(
+            "events", "list of: " + SensorEvent.Kind.choosableKinds.map(\.rawValue).joined(separator: ", "),
+            "The kinds of event the rule takes; every kind but `session` when left out."),
+        ConfigKey(
+            "sensors", "list of texts",
+            "Sensor names or globs (`door*`, `*-temp`), matched regardless of case; every sensor when left out."),
+        ConfigKey(
+            "statuses", "list of texts",
+            "Globs on the new status (`open*`, `alarm*`); any status when left out. Under an alerting rule a"
+                + " `changed` event with a matching status opens an alert and one with another status closes it."),
+        ConfigKey(
+            "title", "template",
+            "The notification's title, with placeholders "
+                + Template.placeholders.map { "{\($0)}" }.joined(separator: " ")
+                + "; without it, a title made for the event's kind."),
+        ConfigKey(
+            "message", "template",
+            "The notification's text, with the same placeholders as `title`; without it, a text made for the"
+                + " event's kind."),
+        ConfigKey(
+            "priority", "1–5 or min, low, default, high, urgent", default: "3",
+            "How much the notification matters; backends with priorities of their own translate it (ntfy, Gotify,"
+                + " Pushover, where urgent is an emergency; Telegram sends below 3 silently). Urgent alert messages"
+                + " pass quiet hours."),
+        ConfigKey(
+            "rate_limit", "duration",
+            "At most one notification per sensor under this rule in this long; the rest are left out, logged and"
+                + " counted. No limit when left out."),
+    ]
+
     static func readRule(_ node: ConfigNode, name: String, backends: Set<String>) throws(ConfigurationError)
         -> NotificationRule
     {
-        try node.allow(
-            ["events", "sensors", "statuses", "backends", "title", "message", "priority", "rate_limit"] + alertKeys)
+        try node.allow(ruleKeys + alertKeys)
         let backendNode = node["backends"]
         guard let targets = try backendNode.stringItems() else {
             throw backendNode.invalid("say which backends this rule sends to")

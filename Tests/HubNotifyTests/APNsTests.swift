@@ -227,7 +227,7 @@ import Testing
         let apns = try #require(configuration.backends.first { $0.type == "apns" }?.settings as? APNsNotifier.Settings)
         #expect(apns.server == "https://api.push.apple.com")
         #expect(apns.caFile == "/etc/sensorhub/apns-ca.pem")
-        for key in APNsNotifier.Settings.keys where key != "collapse_id" && key != "expiration" {
+        for key in APNsNotifier.Settings.keys.map(\.name) where key != "collapse_id" && key != "expiration" {
             #expect(block.contains("  \(key): "), "conf/hubd.yaml does not show \(key)")
         }
     }
@@ -272,7 +272,9 @@ import Testing
                 "slack", "telegram", "webhook", "webpush",
             ])
         for kind in BackendSpec.kinds {
-            #expect(Set(kind.keys).isDisjoint(with: DeliveryPolicy.keys + ["type"]), "\(kind.type)")
+            #expect(
+                Set(kind.keys.map(\.name)).isDisjoint(with: (DeliveryPolicy.keys + BackendSpec.commonKeys).map(\.name)),
+                "\(kind.type)")
         }
     }
 }

@@ -141,6 +141,26 @@ import Testing
         #expect(checked >= 10, "\(checked) blocks")
     }
 
+    /// docs/configuration.md is what `hubd --config-reference` prints: the key lists hubd checks its file against,
+    /// so a key added, renamed or given another default in the code fails here until `make docs` writes the page.
+    @Test func theConfigurationReferenceIsTheCodes() async throws {
+        let result = try await runProcess(try builtProduct("hubd"), ["--config-reference"], environment: [:])
+        #expect(result.status == 0, "\(result.standardError)")
+        let page = try String(
+            contentsOf: Self.root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let printed = result.standardOutput
+        #expect(printed.contains("| `silence_timeout` |") && printed.contains("(type: ntfy)"))
+        let differing = zip(page.split(separator: "\n"), printed.split(separator: "\n")).enumerated().first {
+            $0.element.0 != $0.element.1
+        }
+        #expect(
+            page == printed,
+            """
+            docs/configuration.md is not what hubd --config-reference prints (run make docs): first difference at \
+            line \(differing.map { "\($0.offset + 1): \($0.element.0) ≠ \($0.element.1)" } ?? "the end")
+            """)
+    }
+
     /// The `hubctl` commands of a shell block's line: after a `$ ` prompt, `sudo` or variables, split at `&&`,
     /// `;` and `|`, up to a comment or a redirection, words as the shell splits them.
     static func hubctlCommands(in line: String) -> [[String]] {

@@ -12,6 +12,9 @@ import UnixSignals
 final class ConfigurationReloader: Service, Sendable {
     private let option: String?
     private let current: Locked<HubConfiguration>
+    /// The file as last read (`nil`: not known, as when a test makes the hub): what a reload compares the keys read
+    /// at start only with.
+    private let currentFile: Locked<ConfigNode?>
     private let ingest: Ingest
     private let router: NotificationRouter
     private let errors: ErrorRecorder
@@ -19,11 +22,12 @@ final class ConfigurationReloader: Service, Sendable {
     private let logger: Logger
 
     init(
-        option: String?, current: Locked<HubConfiguration>, ingest: Ingest, router: NotificationRouter,
-        errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
+        option: String?, current: Locked<HubConfiguration>, file: ConfigNode?, ingest: Ingest,
+        router: NotificationRouter, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
     ) {
         self.option = option
         self.current = current
+        self.currentFile = Locked(file)
         self.ingest = ingest
         self.router = router
         self.errors = errors
@@ -44,14 +48,16 @@ final class ConfigurationReloader: Service, Sendable {
     func reload() {
         let new: HubConfiguration
         let notifiers: NotifierConfiguration
+        let file: ConfigNode
         do {
-            (new, notifiers) = try HubdCommand.readConfiguration(option: option)
+            (new, notifiers, file) = try HubdCommand.readConfiguration(option: option)
         } catch {
             errors.record("configuration not reloaded, the running one stays: \(error)")
             return
         }
-        let old = current.withLock { current in
-            defer { current = new }
+        current.withLock { $0 = new }
+        let oldFile = currentFile.withLock { current in
+            defer { current = file }
             return current
         }
         if let level = Logger.Level(rawValue: new.logLevel) {
@@ -65,18 +71,10 @@ final class ConfigurationReloader: Service, Sendable {
             errors.record("the notifiers were not reloaded, the running ones stay: \(error)")
             return
         }
-        var later: [String] = []
-        if new.qos != old.qos { later.append("sensors.qos") }
-        if new.stateDirectory != old.stateDirectory { later.append("state.directory") }
-        if new.flushInterval != old.flushInterval { later.append("store.flush_interval") }
-        if new.availabilityTopic != old.availabilityTopic { later.append("hub.availability_topic") }
-        if new.sds011 != old.sds011 { later.append("sds011") }
-        if new.discovery != old.discovery { later.append("discovery") }
-        if new.homeAssistant != old.homeAssistant { later.append("homeassistant") }
-        if new.remote != old.remote { later.append("remote") }
-        if new.store != old.store { later.append("store") }
-        if new.cluster != old.cluster { later.append("cluster") }
-        if new.httpListen != old.httpListen || new.httpToken != old.httpToken { later.append("http") }
+        // What the reference marks as read at start (`ConfigKey.restart`), as the file and the environment say it.
+        let later = ConfigReference.restartPaths(HubConfiguration.referenceSections).filter { path in
+            oldFile.map { $0[path: path].fingerprint != file[path: path].fingerprint } ?? false
+        }
         var metadata: Logger.Metadata = [
             "backends_added": "\(changes.added.joined(separator: ", "))",
             "backends_changed": "\(changes.changed.joined(separator: ", "))",

@@ -28,7 +28,7 @@ public struct ClusterSettings: Sendable, Hashable {
         throws(ConfigurationError) -> ClusterSettings?
     {
         guard node.isSet else { return nil }
-        try node.allow(["group", "agent", "lease"])
+        try node.allow(keys)
         let expected = "1 to 64 letters, digits, '.', '_' or '-'"
         guard let group = try node["group"].value(expected, { RemoteSettings.isValidHubName($0) ? $0 : nil }) else {
             throw node["group"].invalid("missing: the agents' group, like building-a")

@@ -168,15 +168,6 @@ public struct ConfigNode: Sendable {
         try keys().map { ($0, self[$0]) }
     }
 
-    /// Refuses keys other than `known` (a mistyped key must not silently leave a setting at its default).
-    /// `<key>_file` is allowed for every key in `secrets`.
-    public func allow(_ known: [String], secrets: [String] = []) throws(ConfigurationError) {
-        let allowed = known + secrets + secrets.map { $0 + "_file" }
-        for key in try keys() where !allowed.contains(key) {
-            throw self[key].invalid("unknown key (known here: \(allowed.sorted().joined(separator: ", ")))")
-        }
-    }
-
     /// The items of a list (`- item` or `[a, b]`).
     public func list() throws(ConfigurationError) -> [ConfigNode] {
         switch value {

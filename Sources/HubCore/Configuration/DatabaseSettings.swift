@@ -44,9 +44,6 @@ public struct DatabaseSettings: Sendable, Hashable {
         return "postgres://\(user)@\(shownHost):\(port)/\(database)"
     }
 
-    /// The keys `read` takes, besides the password's.
-    static let keys = ["url", "tls", "ca_file"]
-
     /// Reads `url`, the password, `tls` and `ca_file` of `node` (the section `section`); an error names the key.
     static func read(_ node: ConfigNode, section: String) throws(ConfigurationError) -> DatabaseSettings {
         let url = node["url"]

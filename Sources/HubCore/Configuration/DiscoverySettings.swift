@@ -21,7 +21,7 @@ public struct DiscoverySettings: Sendable, Hashable {
 
     /// Reads the section; an unknown key, family or an invalid base topic is an error.
     static func read(_ node: ConfigNode) throws(ConfigurationError) -> DiscoverySettings {
-        try node.allow(["enabled", "families", "zigbee2mqtt_base", "max_auto_sensors"])
+        try node.allow(keys)
         var settings = DiscoverySettings()
         if let enabled = try node["enabled"].bool() { settings.enabled = enabled }
         if let families = try node["families"].stringItems() {

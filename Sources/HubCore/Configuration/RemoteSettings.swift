@@ -63,9 +63,7 @@ public struct RemoteSettings: Sendable, Hashable {
     {
         let hasURL = try node["url"].string() != nil
         guard node.isSet || hasURL else { return nil }
-        try node.allow(
-            DatabaseSettings.keys + ["mode", "hub", "batch", "interval", "postgis", "max_back_off"],
-            secrets: ["password"])
+        try node.allow(keys)
         var settings = RemoteSettings(server: try DatabaseSettings.read(node, section: "remote"), hub: "")
         if let mode = try node["mode"].value("stream or record", { Mode(rawValue: $0.lowercased()) }) {
             settings.mode = mode

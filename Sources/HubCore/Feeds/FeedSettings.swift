@@ -69,11 +69,6 @@ public struct FeedSettings: Sendable, Hashable {
         return max(backOff, min(retryAfter ?? .zero, cap))
     }
 
-    static let keys = [
-        "name", "format", "url", "psi_url", "pm25_url", "interval", "timeout", "sensor_prefix", "unit", "locations",
-        "items", "region", "region_name", "time", "value", "latitude", "longitude", "metrics",
-    ]
-
     /// Reads `feeds:`: a mapping of feeds by name, or a list of feeds that each have a `name`.
     static func readAll(_ node: ConfigNode) throws(ConfigurationError) -> [FeedSettings] {
         guard node.isSet else { return [] }
@@ -102,7 +97,7 @@ public struct FeedSettings: Sendable, Hashable {
     }
 
     static func read(name: String, _ node: ConfigNode) throws(ConfigurationError) -> FeedSettings {
-        try node.allow(keys, secrets: ["api_key"])
+        try node.allow(keys)
         let format = try node["format"].required { node in
             try node.value("one of \(Format.allCases.map(\.rawValue).joined(separator: ", "))") {
                 Format(rawValue: $0.lowercased())

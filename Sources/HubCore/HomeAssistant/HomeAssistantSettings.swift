@@ -9,7 +9,7 @@ public struct HomeAssistantSettings: Sendable, Hashable {
 
     /// Reads the section; an unknown key or a prefix that is not a plain topic is an error.
     static func read(_ node: ConfigNode) throws(ConfigurationError) -> HomeAssistantSettings {
-        try node.allow(["enabled", "prefix"])
+        try node.allow(keys)
         var settings = HomeAssistantSettings()
         if let enabled = try node["enabled"].bool() { settings.enabled = enabled }
         if let prefix = try node["prefix"].value(

@@ -96,7 +96,7 @@ extension SessionRule {
     public static func read(_ node: ConfigNode) throws(ConfigurationError) -> [SessionRule] {
         var rules: [SessionRule] = []
         for item in try node.list() {
-            try item.allow(["sensors", "gap"])
+            try item.allow(keys)
             guard let sensors = try item["sensors"].strings(), !sensors.isEmpty else {
                 throw item.invalid("a sessions entry needs sensors: (names or globs of its mobile sensors)")
             }

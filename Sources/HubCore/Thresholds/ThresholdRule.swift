@@ -67,7 +67,7 @@ public struct ThresholdRule: Sendable, Hashable {
     public static func read(_ node: ConfigNode) throws(ConfigurationError) -> [ThresholdRule] {
         var rules: [ThresholdRule] = []
         for item in try node.list() {
-            try item.allow(["name", "sensors", "attribute", "above", "below", "hysteresis", "for", "min_interval"])
+            try item.allow(keys)
             var limit = ThresholdLimit()
             limit.above = try item["above"].number(in: -1e12...1e12)
             limit.below = try item["below"].number(in: -1e12...1e12)

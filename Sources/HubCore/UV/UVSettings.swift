@@ -31,9 +31,7 @@ public struct UVSettings: Sendable, Hashable {
 
     /// Reads the section; a latitude without a longitude (or the reverse) or a value out of range is an error.
     static func read(_ node: ConfigNode) throws(ConfigurationError) -> UVSettings {
-        try node.allow([
-            "latitude", "longitude", "ozone", "altitude", "name", "topic", "interval", "temis", "temis_refresh",
-        ])
+        try node.allow(keys)
         var settings = UVSettings()
         let latitude = try node["latitude"].number(in: -90...90)
         let longitude = try node["longitude"].number(in: -180...180)

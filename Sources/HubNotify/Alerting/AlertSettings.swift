@@ -24,6 +24,57 @@ public struct AlertSettings: Sendable {
 
     public init() {}
 
+    /// The `alerts` section's keys.
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "storm", "integer 2–1000000", default: "20",
+            "When more alerts than this change in one sending across groups, they go as one \"Outage: N alerts\""
+                + " message to every backend concerned."),
+        ConfigKey(
+            "public_url", "URL",
+            "Where phones reach hubd's HTTP API (`https://hub.example.net:8080`): ntfy's Acknowledge and Snooze"
+                + " buttons and the links at the end of email, Gotify, Slack, Discord, Pushover and Matrix messages"
+                + " point there. Without it they are left out; Telegram's buttons and Matrix's reactions work"
+                + " without it."),
+        ConfigKey(
+            "quiet_hours", "mapping of names to windows",
+            "Named time windows (`alerts.quiet_hours.<name>`) that rules and backends name in their `quiet_hours`."),
+        ConfigKey(
+            "sensors", "mapping of globs to sensor facts",
+            "Sensor names or globs with the parent and labels of the sensors they match"
+                + " (`alerts.sensors.<glob>`); every entry that matches adds its labels."),
+    ]
+
+    /// The keys of one entry of `alerts.sensors`.
+    static let sensorKeys: [ConfigKey] = [
+        ConfigKey(
+            "parent", "text",
+            "The sensor these depend on (a gateway, a Zigbee bridge): while it is offline, their offline alerts are"
+                + " held, and sent when it is back if they are still offline. The first matching entry with a parent"
+                + " gives it."),
+        ConfigKey(
+            "labels", "mapping of texts",
+            "Labels of the matching sensors (`room: garage`), for a rule's `group_by` and silences' matchers; not"
+                + " `sensor`, `rule`, `kind` or `status`. An earlier entry's label wins over a later one's."),
+    ]
+
+    /// The keys of one window of `alerts.quiet_hours`.
+    static let quietHoursKeys: [ConfigKey] = [
+        ConfigKey(
+            "from", "time 00:00–24:00",
+            "Required. When the window starts (`\"22:00\"`), in `zone`."),
+        ConfigKey(
+            "to", "time 00:00–24:00",
+            "Required. When it ends (`\"07:00\"`, `\"24:00\"`); earlier than `from`, it runs overnight. Not the"
+                + " same as `from`."),
+        ConfigKey(
+            "days", "list of: mon, tue, wed, thu, fri, sat, sun",
+            "The weekdays the window starts on; every day when left out."),
+        ConfigKey(
+            "zone", "IANA time zone",
+            "The time zone of `from` and `to` (`Europe/Berlin`); the machine's when left out."),
+    ]
+
     /// The labels of every entry that matches `sensor`, and the parent of the first that names one.
     public func facts(_ sensor: String) -> AlertBook.SensorFacts {
         var facts = AlertBook.SensorFacts()
@@ -35,7 +86,7 @@ public struct AlertSettings: Sendable {
     }
 
     static func read(_ node: ConfigNode) throws(ConfigurationError) -> AlertSettings {
-        try node.allow(["storm", "quiet_hours", "sensors", "public_url"])
+        try node.allow(keys)
         var settings = AlertSettings()
         settings.publicURL = try node["public_url"].url()
         if let storm = try node["storm"].integer(in: 2...1_000_000) { settings.storm = storm }
@@ -43,7 +94,7 @@ public struct AlertSettings: Sendable {
             settings.quietHours.append(try quietHours(window, name: name))
         }
         for (pattern, entry) in try node["sensors"].entries() {
-            try entry.allow(["parent", "labels"])
+            try entry.allow(sensorKeys)
             var facts = AlertBook.SensorFacts(parent: try entry["parent"].string())
             for (label, value) in try entry["labels"].entries() {
                 guard !["sensor", "rule", "kind", "status"].contains(label) else {
@@ -58,7 +109,7 @@ public struct AlertSettings: Sendable {
     }
 
     private static func quietHours(_ node: ConfigNode, name: String) throws(ConfigurationError) -> QuietHours {
-        try node.allow(["from", "to", "days", "zone"])
+        try node.allow(quietHoursKeys)
         func time(_ key: String) throws(ConfigurationError) -> Int {
             guard let minutes = try node[key].value("a time from 00:00 to 24:00, like \"22:00\"", QuietHours.minutes)
             else {
@@ -94,15 +145,55 @@ extension NotifierConfiguration {
     }
 
     /// A rule's `group_by`, `group_wait`, `group_interval`, `repeat`, `repeat_limit`, `escalate`, `quiet_hours`:
-    /// with any of them the rule makes alerts.
-    static let alertKeys = [
-        "group_by", "group_wait", "group_interval", "repeat", "repeat_limit", "escalate", "quiet_hours",
+    /// with any of them the rule makes alerts. The defaults are an alerting rule's (`AlertPolicy()`).
+    static let alertKeys: [ConfigKey] = [
+        ConfigKey(
+            "group_by", "list of texts",
+            "Makes the rule's events alerts, split into groups of one message each by `kind`, `sensor`, `status`,"
+                + " `rule` or a label from `alerts.sensors` (`room`); all of the rule's alerts are one group when left"
+                + " out."),
+        ConfigKey(
+            "group_wait", "duration 0s–1d", default: "30s",
+            "Makes the rule's events alerts. How long a new group waits before its first message: an alert that"
+                + " opens and closes within it sends nothing."),
+        ConfigKey(
+            "group_interval", "duration 1s–7d", default: "5m",
+            "Makes the rule's events alerts. After a group's message, how long its changes wait to go together in"
+                + " the next one."),
+        ConfigKey(
+            "repeat", "duration 1s–7d, or a list of them",
+            "Makes the rule's events alerts. Reminders while a group's alerts fire and nobody acknowledged them:"
+                + " the gaps (`[15m, 30m, 1h]`), the last one repeating. No reminders when left out."),
+        ConfigKey(
+            "repeat_limit", "integer 0–1000", default: "10",
+            "Makes the rule's events alerts. At most this many reminders per group."),
+        ConfigKey(
+            "escalate", "list of steps (after, to)",
+            "Makes the rule's events alerts. Steps to other backends, each sent once per alert that still fires"
+                + " and is not acknowledged `after` its first message; see `notifiers.rules.<name>.escalate[]`."),
+        ConfigKey(
+            "quiet_hours", "list of quiet-hours names",
+            "Makes the rule's events alerts. Windows from `alerts.quiet_hours` in which its messages below urgent"
+                + " wait; when a window ends, one digest says what is still open and what ended."),
+    ]
+
+    /// The keys of one step of a rule's `escalate`.
+    static let escalationKeys: [ConfigKey] = [
+        ConfigKey(
+            "after", "duration 1s–7d",
+            "Required. How long after an alert's first message the step goes, when the alert still fires and nobody"
+                + " acknowledged it."),
+        ConfigKey(
+            "to", "list of backend names",
+            "Required. The backends (from `notifiers.backends`) the step sends to; they also get the alert's resolved"
+                + " message."),
     ]
 
     static func readAlerting(
         _ node: ConfigNode, backends: Set<String>, quietHours: Set<String>
     ) throws(ConfigurationError) -> AlertPolicy? {
-        guard try node.keys().contains(where: alertKeys.contains) else { return nil }
+        let names = alertKeys.map(\.name)
+        guard try node.keys().contains(where: names.contains) else { return nil }
         var policy = AlertPolicy()
         policy.groupBy = try node["group_by"].strings() ?? []
         if let wait = try node["group_wait"].duration(in: .zero...Duration.seconds(86_400)) { policy.groupWait = wait }
@@ -120,7 +211,7 @@ extension NotifierConfiguration {
         }
         if let limit = try node["repeat_limit"].integer(in: 0...1000) { policy.repeatLimit = limit }
         for step in try node["escalate"].list() {
-            try step.allow(["after", "to"])
+            try step.allow(escalationKeys)
             guard let after = try step["after"].duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) else {
                 throw step.invalid("say after how long without an acknowledgement (after: 10m)")
             }

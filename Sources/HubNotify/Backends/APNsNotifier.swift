@@ -140,9 +140,38 @@ extension APNsNotifier {
     struct Settings: BackendSettings {
         static let type = "apns"
         static let takesBack = true
+        static let summary =
+            "Apple push notifications to the iPhones and iPads registered with `hubctl devices add`, each getting the"
+            + " events it chose."
         static let keys = [
-            "environment", "server", "bundle_id", "team_id", "key_id", "key_file", "expiration", "collapse_id",
-            "ca_file",
+            ConfigKey(
+                "environment", "one of: production, sandbox", default: "production",
+                "Apple's production server, or its sandbox for development builds of the app."),
+            ConfigKey(
+                "server", "URL",
+                "Another APNs-compatible server (a test one) in place of the one `environment` names."),
+            ConfigKey(
+                "bundle_id", "text",
+                "Required. The app's bundle id (`org.example.SensorHub`), sent as `apns-topic`."),
+            ConfigKey(
+                "team_id", "text",
+                "Required. Your Apple developer team's id: 10 capital letters or digits, as Apple shows it."),
+            ConfigKey(
+                "key_id", "text",
+                "Required. The id of the key in `key_file`: 10 capital letters or digits, as Apple shows it."),
+            ConfigKey(
+                "key_file", "file path",
+                "Required. The token-signing key from Apple (`AuthKey_<key id>.p8`, a P-256 private key in PEM)."),
+            ConfigKey(
+                "expiration", "duration", default: "24h",
+                "How long Apple keeps a push for a device that is off."),
+            ConfigKey(
+                "collapse_id", "template", default: "\"{sensor}\"",
+                "Pushes with the same collapse id replace each other on the device; an alert group's messages use the"
+                    + " group's own."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the server, in place of the system's."),
         ]
         /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
         var server: String

@@ -61,8 +61,24 @@ extension ChatWebhookNotifier {
     struct ServiceSettings<K: Kind>: BackendSettings {
         static var type: String { K.service.rawValue }
         static var linksInText: Bool { true }
-        static var keys: [String] { ["ca_file"] }
-        static var secrets: [String] { ["webhook_url"] }
+        static var summary: String {
+            switch K.service {
+            case .discord: "A message to a Discord channel through its incoming webhook; mentions in it do not ping."
+            case .slack: "A message to a Slack channel through its incoming webhook, with Slack's markup escaped."
+            }
+        }
+        static var keys: [ConfigKey] {
+            let name = K.service == .discord ? "Discord" : "Slack"
+            return [
+                ConfigKey(
+                    "webhook_url", "URL", secret: true,
+                    "Required. The incoming webhook's URL, which is its secret: better `webhook_url_file`. Messages"
+                        + " show only its host."),
+                ConfigKey(
+                    "ca_file", "file path",
+                    "PEM certificates of the CAs to trust for \(name)'s server, in place of the system's."),
+            ]
+        }
         let settings: Settings
 
         init(_ node: ConfigNode) throws(ConfigurationError) { settings = try Settings(node, service: K.service) }

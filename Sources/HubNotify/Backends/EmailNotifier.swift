@@ -179,8 +179,40 @@ extension EmailNotifier {
     struct Settings: BackendSettings {
         static let type = "email"
         static let linksInText = true
-        static let keys = ["host", "port", "tls", "username", "from", "to", "ca_file", "helo"]
-        static let secrets = ["password"]
+        static let summary =
+            "A plain-text email through an SMTP server, such as your mail provider's submission server."
+        static let keys = [
+            ConfigKey(
+                "host", "text",
+                "Required. The SMTP server's host name or IP address (`smtp.example.org`)."),
+            ConfigKey(
+                "port", "integer 1–65535",
+                "The SMTP server's port; without it, 587 with `tls: starttls`, 465 with `implicit`, 25 with `none`."),
+            ConfigKey(
+                "tls", "one of: starttls, implicit, none", default: "starttls",
+                "`starttls`: STARTTLS on a plain connection, and nothing is sent to a server that does not offer it;"
+                    + " `implicit`: TLS from the start; `none`: no encryption, only without a password (a local"
+                    + " relay)."),
+            ConfigKey(
+                "username", "text",
+                "The user to log in as (AUTH PLAIN, or LOGIN when that is all the server offers), with `password`."),
+            ConfigKey(
+                "password", "text", secret: true,
+                "The password of `username`; better `password_file`. No login when both are left out."),
+            ConfigKey(
+                "from", "text",
+                "Required. The sender: an address (`hub@example.org`), or a name and one (`SensorHub"
+                    + " <hub@example.org>`)."),
+            ConfigKey(
+                "to", "list of texts",
+                "Required. The recipients: one address, or a list of them, each as `from` takes it."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            ConfigKey(
+                "helo", "text",
+                "The host name hubd gives in EHLO; this machine's host name when left out."),
+        ]
         var host: String
         var port: Int
         var security: SMTPClient.Security

@@ -191,7 +191,16 @@ struct ExecNotifier: Notifier {
 extension ExecNotifier {
     struct Settings: BackendSettings {
         static let type = "exec"
-        static let keys = ["command"]
+        static let summary =
+            "Runs a command for each notification, with the event as JSON on standard input and in `HUB_*`"
+            + " environment variables."
+        static let keys = [
+            ConfigKey(
+                "command", "list of texts",
+                "Required. The program, then its arguments; no shell. Exit 0 is delivered, 75 is try again later, any"
+                    + " other exit fails for good; at the backend's `timeout` it is killed with its process group and"
+                    + " retried.")
+        ]
         var command: [String]
 
         init(_ node: ConfigNode) throws(ConfigurationError) {

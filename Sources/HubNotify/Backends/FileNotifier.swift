@@ -58,7 +58,18 @@ struct FileNotifier: Notifier {
 extension FileNotifier {
     struct Settings: BackendSettings {
         static let type = "file"
-        static let keys = ["path", "fsync"]
+        static let summary =
+            "Each notification as one JSON line appended to a file: an audit trail. The file is opened for each write,"
+            + " so logrotate can move it away."
+        static let keys = [
+            ConfigKey(
+                "path", "file path",
+                "Required. The file to append to, made when missing (mode 0640); a relative path is taken from the"
+                    + " configuration file's directory. A write that fails is retried."),
+            ConfigKey(
+                "fsync", "true or false", default: "false",
+                "Flush the file to disk after each write before the notification counts as delivered."),
+        ]
         var path: String
         var sync: Bool
 

@@ -36,8 +36,22 @@ extension GotifyNotifier {
     struct Settings: BackendSettings {
         static let type = "gotify"
         static let linksInText = true
-        static let keys = ["url", "priority", "ca_file"]
-        static let secrets = ["token"]
+        static let summary = "A message to a Gotify server of your own, which pushes it to its apps."
+        static let keys = [
+            ConfigKey(
+                "url", "URL",
+                "Required. The Gotify server (`https://gotify.example.org`); messages go to `<url>/message`."),
+            ConfigKey(
+                "token", "text", secret: true,
+                "Required. The application's token (Gotify: Apps → Create application), sent as `X-Gotify-Key`;"
+                    + " better `token_file`."),
+            ConfigKey(
+                "priority", "integer 0–10",
+                "Gotify's own priority for every message; without it, the rule's 1–5 as Gotify's 1, 3, 5, 8, 10."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+        ]
         var url: String
         /// The application's token (Gotify: Apps → create).
         var token: String

@@ -22,7 +22,12 @@ struct LogNotifier: Notifier {
 extension LogNotifier {
     struct Settings: BackendSettings {
         static let type = "log"
-        static let keys = ["level"]
+        static let summary = "A structured line in hubd's log (the journal, under systemd) for each notification."
+        static let keys = [
+            ConfigKey(
+                "level", "one of: trace, debug, info, notice, warning, error, critical", default: "notice",
+                "The log level of the lines.")
+        ]
         var level: Logger.Level
 
         init(_ node: ConfigNode) throws(ConfigurationError) {

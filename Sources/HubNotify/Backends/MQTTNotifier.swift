@@ -56,7 +56,19 @@ struct MQTTNotifier: Notifier {
 extension MQTTNotifier {
     struct Settings: BackendSettings {
         static let type = "mqtt"
-        static let keys = ["topic", "qos", "retain"]
+        static let summary =
+            "Each notification as JSON published to hubd's MQTT broker, for Home Assistant, Node-RED and the like."
+        static let keys = [
+            ConfigKey(
+                "topic", "template", default: "\"sensorhub/events/{sensor}\"",
+                "The topic to publish to, with the rules' placeholders; each topic's notifications go in order."),
+            ConfigKey(
+                "qos", "integer 0–2", default: "1",
+                "The MQTT quality of service of the messages."),
+            ConfigKey(
+                "retain", "true or false", default: "false",
+                "Publish the messages retained, so that a client subscribing later gets each topic's latest."),
+        ]
         var topic: Template
         var qos: Int
         var retain: Bool

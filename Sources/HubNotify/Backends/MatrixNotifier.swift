@@ -247,8 +247,36 @@ extension MatrixNotifier {
     struct Settings: BackendSettings {
         static let type = "matrix"
         static let linksInText = true
-        static let keys = ["homeserver", "room", "user", "device_id", "msgtype", "ca_file"]
-        static let secrets = ["token", "password"]
+        static let summary =
+            "A message in a Matrix room, from an account of the hub's; alerts are acknowledged with a reaction."
+        static let keys = [
+            ConfigKey(
+                "homeserver", "URL",
+                "Required. The account's homeserver (`https://matrix.example.org`)."),
+            ConfigKey(
+                "room", "text",
+                "Required. The room: its id (`!abc:example.org`) or an alias (`\"#home:example.org\"`, quoted: YAML"
+                    + " takes # for a comment), which is resolved once. The account must have joined it."),
+            ConfigKey(
+                "token", "text", secret: true,
+                "The account's access token; better `token_file`. Give either this or `user` and `password`."),
+            ConfigKey(
+                "user", "text",
+                "The account's user id (`@hub:example.org`) or name, to log in with `password`."),
+            ConfigKey(
+                "password", "text", secret: true,
+                "The password of `user`; better `password_file`. hubd logs in once, and again when its token is"
+                    + " logged out."),
+            ConfigKey(
+                "device_id", "text", default: "SENSORHUB",
+                "The device id hubd logs in as with `user` and `password`: letters, digits and _."),
+            ConfigKey(
+                "msgtype", "one of: notice, text", default: "notice",
+                "Send `m.notice` messages (what bots send, and what other bots don't answer) or `m.text`."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the homeserver, in place of the system's."),
+        ]
         var homeserver: String
         var host: String
         /// `!id:server` or `#alias:server`.

@@ -51,8 +51,30 @@ extension NtfyNotifier {
     struct Settings: BackendSettings {
         static let type = "ntfy"
         static let takesBack = true
-        static let keys = ["url", "topic", "priority", "tags", "click", "ca_file"]
-        static let secrets = ["token"]
+        static let summary = "A push to phones through an ntfy server (ntfy.sh or your own)."
+        static let keys = [
+            ConfigKey(
+                "url", "URL", default: "https://ntfy.sh",
+                "The ntfy server; without `topic`, the URL of the topic itself (`https://ntfy.sh/my-house`)."),
+            ConfigKey(
+                "topic", "text",
+                "The topic to publish to, 1–64 letters, digits, - or _, added to `url`."),
+            ConfigKey(
+                "token", "text", secret: true,
+                "An ntfy access token (`tk_…`) for a protected topic, sent as `Authorization: Bearer`."),
+            ConfigKey(
+                "priority", "1–5 or min, low, default, high, urgent",
+                "A priority for every message of this backend, in place of the rule's."),
+            ConfigKey(
+                "tags", "list of texts",
+                "ntfy tags for every message (`[house]`), sent as `X-Tags`."),
+            ConfigKey(
+                "click", "URL",
+                "What the phone opens when the notification is tapped, sent as `X-Click`."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+        ]
         var url: String
         var token: String?
         /// Overrides the rule's priority when set.

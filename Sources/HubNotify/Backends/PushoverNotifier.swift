@@ -79,8 +79,40 @@ extension PushoverNotifier {
         static let type = "pushover"
         static let linksInText = true
         static let takesBack = true
-        static let keys = ["device", "sound", "priority", "emergency_retry", "emergency_expire", "url", "ca_file"]
-        static let secrets = ["token", "user"]
+        static let summary =
+            "A push to phones through Pushover, where an urgent message is an emergency repeated until acknowledged."
+        static let keys = [
+            ConfigKey(
+                "token", "text", secret: true,
+                "Required. The application's API token (Pushover: Your Applications), 30 letters and digits; better"
+                    + " `token_file`."),
+            ConfigKey(
+                "user", "text", secret: true,
+                "Required. Your user key (on Pushover's dashboard) or a group's, 30 letters and digits; better"
+                    + " `user_file`."),
+            ConfigKey(
+                "device", "text",
+                "The device to send to, or several separated by commas (letters, digits, _ and -, up to 25 each);"
+                    + " all of the user's devices when left out."),
+            ConfigKey(
+                "sound", "text",
+                "A Pushover sound's name (`pushover`, `bike`, `siren`, `none`…); Pushover's default when left out."),
+            ConfigKey(
+                "priority", "integer -2–2",
+                "Pushover's own priority for every message (2: an emergency); without it, the rule's 1–5 as -2 … 2."),
+            ConfigKey(
+                "emergency_retry", "duration 30s–3h", default: "1m",
+                "How often Pushover repeats an emergency until it is acknowledged."),
+            ConfigKey(
+                "emergency_expire", "duration 30s–3h", default: "1h",
+                "How long Pushover keeps repeating an emergency nobody acknowledged."),
+            ConfigKey(
+                "url", "URL", default: "https://api.pushover.net",
+                "Pushover's API server (or a test one)."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+        ]
         /// The application's API token.
         var token: String
         /// The user's (or group's) key.

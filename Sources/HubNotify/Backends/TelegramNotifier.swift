@@ -146,8 +146,23 @@ extension TelegramNotifier {
     struct Settings: BackendSettings {
         static let type = "telegram"
         static let takesBack = true
-        static let keys = ["chat_id", "url", "ca_file"]
-        static let secrets = ["token"]
+        static let summary =
+            "A message from a Telegram bot to a chat or channel, with Acknowledge and Snooze buttons on alerts."
+        static let keys = [
+            ConfigKey(
+                "token", "text", secret: true,
+                "Required. The bot's token from BotFather (`123456789:AA…`); better `token_file`. It is never shown in"
+                    + " a message or log line."),
+            ConfigKey(
+                "chat_id", "text",
+                "Required. The chat to send to: its id (`\"-1001234567890\"`) or a channel's `@name`."),
+            ConfigKey(
+                "url", "URL", default: "https://api.telegram.org",
+                "The Bot API server (a local Bot API server of your own)."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the Bot API server, in place of the system's."),
+        ]
         /// The bot's token (from BotFather), kept out of logs and messages.
         var token: String
         /// A chat id (`-1001234567890`) or a channel's `@name`.

@@ -139,7 +139,33 @@ extension WebPushNotifier {
     struct Settings: BackendSettings {
         static let type = "webpush"
         static let takesBack = true
-        static let keys = ["subject", "key_file", "ttl", "urgency", "topic", "ca_file"]
+        static let summary =
+            "Web Push to the browsers subscribed on the dashboard (Notify me on this device), each getting the events"
+            + " it chose."
+        static let keys = [
+            ConfigKey(
+                "subject", "text",
+                "Required. Whom the push services' operators contact about this hub's pushes: a `mailto:` address or"
+                    + " an `https:` URL (`mailto:you@example.org`)."),
+            ConfigKey(
+                "key_file", "file path",
+                "The VAPID key browsers subscribe with, a P-256 private key in PEM; without it, `vapid-key` in the"
+                    + " state directory, made on first use. Browsers must subscribe again when it changes."),
+            ConfigKey(
+                "ttl", "duration 0s–28d", default: "24h",
+                "How long a push service keeps a push for a browser that is off."),
+            ConfigKey(
+                "urgency", "one of: very-low, low, normal, high",
+                "The `Urgency` of every push; without it, from the rule's priority (1 very-low, 2 low, 3 normal, 4"
+                    + " and 5 high)."),
+            ConfigKey(
+                "topic", "template",
+                "A topic (`\"{sensor}\"`): a newer push with the same topic replaces one still waiting at the push"
+                    + " service. None when left out."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for the push services, in place of the system's."),
+        ]
         /// `mailto:` or `https:`: whom the push service's operators contact about this hub's pushes.
         var subject: String
         /// A P-256 key in PEM; `nil`: `vapid-key` in the state directory, made on first use.

@@ -59,8 +59,28 @@ struct WebhookNotifier: HTTPBacked {
 extension WebhookNotifier {
     struct Settings: BackendSettings {
         static let type = "webhook"
-        static let keys = ["url", "headers", "ca_file", "batch"]
-        static let secrets = ["secret"]
+        static let summary = "A POST of each notification as JSON to a URL of your own, optionally signed."
+        static let keys = [
+            ConfigKey(
+                "url", "URL",
+                "Required. Where to POST; 2xx is delivered, 408, 425, 429, 5xx and no answer are retried (honouring"
+                    + " `Retry-After`), other 4xx fail for good."),
+            ConfigKey(
+                "headers", "mapping of texts",
+                "Extra request headers (`X-Source: sensorhub`), each one line of text; hubd sets `Content-Type` and"
+                    + " its `X-SensorHub-*` headers itself."),
+            ConfigKey(
+                "secret", "text", secret: true,
+                "A key for HMAC-SHA256: each request then carries `X-SensorHub-Signature-256: sha256=<HMAC of the"
+                    + " body>`. Unsigned when left out."),
+            ConfigKey(
+                "batch", "integer 1–1000", default: "1",
+                "Above 1, a request carries a JSON array of up to this many waiting notifications (never waiting to"
+                    + " fill it) with `X-SensorHub-Batch: <count>`, and its answer counts for all of them."),
+            ConfigKey(
+                "ca_file", "file path",
+                "PEM certificates of the CAs to trust for `url`, in place of the system's."),
+        ]
         var url: String
         var headers: [(String, String)]
         var secret: [UInt8]?

@@ -1,0 +1,363 @@
+// The keys of hubd.yaml's sections that HubCore reads: each reader checks its part of the file against its list
+// here (`ConfigNode.allow`), and the configuration reference (`hubd --config-reference`, docs/configuration.md) is
+// made from the same lists.
+
+extension HubConfiguration {
+    static let rootKeys: [ConfigKey] = [
+        ConfigKey("state", "mapping", "Where hubd keeps its state."),
+        ConfigKey("sensors", "mapping", "How sensors' statuses are received."),
+        ConfigKey("hub", "mapping", "The hub's own topic."),
+        ConfigKey("store", "mapping or URL", "Where the registry is written: the state directory, or PostgreSQL."),
+        ConfigKey("log", "mapping", "How much hubd logs."),
+        ConfigKey("sds011", "mapping", "The SDS011 particulate sensor hubd drives on a serial port."),
+        ConfigKey("air", "mapping", "How particulate readings become a status and an alert."),
+        ConfigKey("thresholds", "list", "Limits on sensors' values and attributes."),
+        ConfigKey("history", "mapping", "How long readings and events are kept."),
+        ConfigKey("http", "mapping", "The HTTP API, the dashboard and the metrics."),
+        ConfigKey("discovery", "mapping", "The devices hubd adds by itself."),
+        ConfigKey("homeassistant", "mapping", "Home Assistant's MQTT discovery."),
+        ConfigKey("uv", "mapping", "The place the UV index is computed for."),
+        ConfigKey("feeds", "mapping or list", "Regional air-quality feeds hubd polls."),
+        ConfigKey("sessions", "list", "Mobile sensors and their recording sessions."),
+        ConfigKey("route", "mapping", "The roads the least-polluted route follows."),
+        ConfigKey("remote", "mapping", "A PostgreSQL database that receives readings, sessions and events."),
+        ConfigKey("cluster", "mapping", "This agent as one of several sharing the sensors."),
+        ConfigKey("notifiers", "mapping", "Where events go (backends) and which ones (rules)."),
+        ConfigKey("alerts", "mapping", "What alerting rules share: quiet hours, sensors' labels and parents."),
+    ]
+
+    static let stateKeys: [ConfigKey] = [
+        ConfigKey(
+            "directory", "directory path",
+            "Where the registry, the journal, the outbox and the history live; `--state-dir` and `$HUB_STATE_DIR` "
+                + "come first, and `/var/lib/sensorhub` is used when none says.")
+    ]
+
+    static let sensorsKeys: [ConfigKey] = [
+        ConfigKey(
+            "topic_template", "template with {name}", default: "\"{name}\"",
+            "How a new sensor's topic follows from its name (`hubctl sensors add`); the original firmware publishes "
+                + "to a topic equal to the name."),
+        ConfigKey(
+            "qos", "integer 0–2", default: "1", restart: true,
+            "The QoS of the hub's subscriptions; 1 lets the broker keep statuses for the hub while it restarts."),
+        ConfigKey(
+            "silence_timeout", "duration or off", default: "off",
+            "How long a sensor may stay silent before it counts as offline; about twice your firmware's reporting "
+                + "interval. `hubctl sensors add --silence-timeout` sets one sensor's."),
+        ConfigKey(
+            "max_status_length", "integer 1–65536", default: "256",
+            "Statuses longer than this many characters are refused (logged and counted), not stored."),
+        ConfigKey(
+            "acknowledge_when_journaled", "true or false", default: "true", restart: true,
+            "A QoS 1 status is acknowledged to the broker only once the journal has it, so a crash loses none; "
+                + "false lets libmosquitto acknowledge on arrival."),
+        ConfigKey(
+            "subscribe", "one of: auto, each, covering", default: "auto", restart: true,
+            "One subscription per sensor topic (each), the fewest filters covering them all (covering), or "
+                + "covering from \(SubscribeMode.coveringFrom) sensors on (auto)."),
+    ]
+
+    static let hubKeys: [ConfigKey] = [
+        ConfigKey(
+            "availability_topic", "topic", default: "sensorhub/availability",
+            "Where hubd publishes `online` while it runs and `offline` when it stops or dies (its last will), "
+                + "retained.")
+    ]
+
+    static let storeKeys: [ConfigKey] =
+        [
+            ConfigKey(
+                "flush_interval", "duration up to 60s", default: "1s",
+                "How often received statuses are written to the registry, at most; every status is in the "
+                    + "journal first, so a crash loses none.")
+        ] + DatabaseSettings.keys
+
+    static let logKeys: [ConfigKey] = [
+        ConfigKey(
+            "level", "one of: trace, debug, info, notice, warning, error, critical", default: "info",
+            "How much hubd logs; `--log-level` overrides it.")
+    ]
+
+    static let sds011Keys: [ConfigKey] = [
+        ConfigKey(
+            "port", "serial device path",
+            "The SDS011's serial port (`/dev/ttyUSB0`, or a stable name under `/dev/serial/by-id/`); no SDS011 "
+                + "without it."),
+        ConfigKey(
+            "name", "sensor name", default: "air quality", "The particulate sensor's name in the registry."),
+        ConfigKey(
+            "topic", "topic with {id}", default: "\"sensorhub/sds011/{id}/state\"",
+            "Where its readings are published, retained; `{id}` is the sensor's id."),
+        ConfigKey(
+            "interval", "duration 1s–1d", default: "60s",
+            "A reading this often; with room to spare the sensor sleeps between readings."),
+        ConfigKey(
+            "warm_up", "duration 0s–10m", default: "30s",
+            "How long the sensor works before each reading when it sleeps between them."),
+        ConfigKey(
+            "samples", "integer 1–60", default: "3",
+            "Queries a second apart averaged into one reading."),
+    ]
+
+    static let airKeys: [ConfigKey] = [
+        ConfigKey(
+            "scale", "one of: aqi, light", default: "aqi",
+            "What a particulate sensor's status shows: the US EPA category (aqi) or the original monitor's green, "
+                + "yellow and red (light)."),
+        ConfigKey("alert", "mapping", "The air-quality alert (`air.alert`)."),
+    ]
+
+    static let airAlertKeys: [ConfigKey] = [
+        ConfigKey(
+            "metric", "one of: pm25_24h, pm25_1h, pm25, pm10_24h, pm10_1h, pm10", default: "pm25_24h",
+            "What is compared with the threshold: a 24-hour or 1-hour mean, or each reading."),
+        ConfigKey(
+            "threshold", "number 0–10000 (µg/m³)", default: "15",
+            "The alert's line; without it, WHO's 2021 24-hour guideline (15 for PM2.5, 45 for PM10)."),
+        ConfigKey(
+            "hysteresis", "number 0–90 (percent)", default: "10",
+            "The alert clears only below the threshold less this many percent, so a value at the line can't flap."),
+        ConfigKey("min_interval", "duration 0s–1d", default: "20m", "At most one alert in this long."),
+    ]
+
+    static let historyKeys: [ConfigKey] = [
+        ConfigKey(
+            "retention", "duration 1h–3650d", default: "400d",
+            "How long readings and events are kept (`hubctl history`, `hubctl events`).")
+    ]
+
+    static let httpKeys: [ConfigKey] = [
+        ConfigKey(
+            "listen", "host:port, unix:/path or off", default: "127.0.0.1:8080",
+            "Where the JSON API, the dashboard, /healthz and /metrics listen; beyond loopback it needs a token."),
+        ConfigKey(
+            "token", "text of 16 characters or more", secret: true,
+            "Every write must carry it (`Authorization: Bearer …`); `token_file` names a file holding it."),
+    ]
+
+    static let routeKeys: [ConfigKey] = [
+        ConfigKey(
+            "roads", "file path",
+            "A GeoJSON file of roads (LineStrings) the least-polluted route follows; without it routes go across "
+                + "the grid. Read at start.")
+    ]
+
+    /// The parts of the reference HubCore reads, in the order of the file's sections.
+    public static var referenceSections: [ConfigSection] {
+        [
+            ConfigSection(
+                "(top level)", "The sections of hubd.yaml; an unknown one is refused.", more: "hubd.md",
+                keys: rootKeys),
+            ConfigSection("state", "Where hubd keeps its state.", restart: true, keys: stateKeys),
+            ConfigSection(
+                "sensors", "How sensors' statuses are received and when a sensor counts as offline.",
+                more: "registry.md", keys: sensorsKeys),
+            ConfigSection("hub", "The hub's own availability.", restart: true, keys: hubKeys),
+            ConfigSection(
+                "store",
+                "Where the registry is written: `defaults.json` in the state directory, or, with `url`, a PostgreSQL "
+                    + "database several agents share (`store: postgres://…` is short for `store: {url: …}`).",
+                more: "cluster.md", restart: true, keys: storeKeys),
+            ConfigSection("log", "How much hubd logs.", keys: logKeys),
+            ConfigSection(
+                "sds011", "The SDS011 particulate sensor hubd reads itself, on a serial port.",
+                more: "air-quality.md", restart: true, keys: sds011Keys),
+            ConfigSection(
+                "air", "How particulate readings become a status.", more: "air-quality.md", restart: true, keys: airKeys
+            ),
+            ConfigSection(
+                "air.alert", "The air-quality alert (event `air_quality`, status `alert` and `clear`).",
+                more: "air-quality.md", restart: true, keys: airAlertKeys),
+            ConfigSection(
+                "thresholds[]",
+                "Each item a limit on sensors' values or an attribute: an event `threshold` once when crossed, once "
+                    + "when back past the hysteresis.",
+                more: "devices.md", keys: ThresholdRule.keys),
+            ConfigSection(
+                "sessions[]", "Each item names mobile sensors whose readings belong to recording sessions.",
+                more: "mobile.md", keys: SessionRule.keys),
+            ConfigSection("history", "The history (`history.sqlite`).", keys: historyKeys),
+            ConfigSection(
+                "route", "The least-polluted route (`hubctl route`, `/api/v1/route`).", more: "mobile.md",
+                restart: true, keys: routeKeys),
+            ConfigSection("http", "The HTTP server.", more: "http-api.md", restart: true, keys: httpKeys),
+            ConfigSection(
+                "discovery", "The devices hubd adds by itself, as `hubctl discover --add` does.",
+                more: "devices.md", restart: true, keys: DiscoverySettings.keys),
+            ConfigSection(
+                "homeassistant", "Home Assistant's MQTT discovery.", more: "home-assistant.md",
+                restart: true, keys: HomeAssistantSettings.keys),
+            ConfigSection(
+                "uv", "The place the UV index is computed for, and the sensor that publishes it.", more: "uv.md",
+                restart: true, keys: UVSettings.keys),
+            ConfigSection(
+                "feeds.<name>",
+                "A regional air-quality feed, each region a numeric sensor (a list of feeds with a `name` each "
+                    + "works too).",
+                more: "feeds.md", restart: true, keys: FeedSettings.keys),
+            ConfigSection(
+                "remote", "A PostgreSQL database that receives readings, sessions and events through a durable queue.",
+                more: "cluster.md", restart: true, keys: RemoteSettings.keys),
+            ConfigSection(
+                "cluster", "This agent as one of several sharing the sensors (needs `store`).", more: "cluster.md",
+                restart: true, keys: ClusterSettings.keys),
+        ]
+    }
+}
+
+extension DatabaseSettings {
+    /// The keys `read` takes: what `store` and `remote` both say of their database.
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "url", "postgres://user@host:port/database",
+            "The PostgreSQL database; the password never goes in the URL."),
+        ConfigKey(
+            "password", "text", secret: true,
+            "The database password; better `password_file`, or `$HUB_<SECTION>_PASSWORD`."),
+        ConfigKey("tls", "one of: require, prefer, disable", default: "prefer", "Whether the connection is encrypted."),
+        ConfigKey(
+            "ca_file", "file path",
+            "The certificate authorities (PEM) the server's certificate is checked against, instead of the system's."),
+    ]
+}
+
+extension ThresholdRule {
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "name", "text",
+            "What its events and alerts are called; made from the limit when left out (`value above 30`)."),
+        ConfigKey("sensors", "list of names or globs", "The sensors it watches; all when left out."),
+        ConfigKey(
+            "attribute", "value path",
+            "The attribute it watches (`battery`, `AM2301.Humidity`); the value when left out."),
+        ConfigKey("above", "number", "Crossed when the value goes above this (`above` or `below`, or both, required)."),
+        ConfigKey("below", "number", "Crossed when the value goes below this."),
+        ConfigKey(
+            "hysteresis", "number 0 or more", default: "0",
+            "Back only once the value is this far past the limit, in the value's unit."),
+        ConfigKey("for", "duration 0s–7d", "How long the breach must hold before the event."),
+        ConfigKey("min_interval", "duration 0s–7d", "At most one event of a sensor in this long."),
+    ]
+}
+
+extension SessionRule {
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "sensors", "list of names or globs",
+            "Required. The mobile sensors; a sensor takes the first item naming it."),
+        ConfigKey(
+            "gap", "duration 1s–7d or manual", default: "10m",
+            "A reading starts a session and a silence longer than this ends it; `manual` records only between a "
+                + "start and a stop (`hubctl sessions start`, the device's own message)."),
+    ]
+}
+
+extension DiscoverySettings {
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "enabled", "true or false", default: "false",
+            "Whether hubd adds a sensor for each new device it hears (logged, and a `discovered` event)."),
+        ConfigKey(
+            "families", "list of: zigbee2mqtt, tasmota, esphome, shelly",
+            default: "[" + DeviceFamily.all.map(\.rawValue).joined(separator: ", ") + "]",
+            "The device families listened for, each on its own topics."),
+        ConfigKey(
+            "zigbee2mqtt_base", "topic or list of topics", default: "zigbee2mqtt",
+            "Zigbee2MQTT's base topic (its `mqtt.base_topic`); a list for several bridges."),
+        ConfigKey(
+            "max_auto_sensors", "integer 0–100000", default: "100",
+            "Discovery adds no more sensors than this, ever (kept across restarts in `discovered.json`)."),
+    ]
+}
+
+extension HomeAssistantSettings {
+    static let keys: [ConfigKey] = [
+        ConfigKey(
+            "enabled", "true or false", default: "false",
+            "Whether hubd announces every sensor to Home Assistant; turning it off removes nothing (`hubctl ha "
+                + "clear` does)."),
+        ConfigKey(
+            "prefix", "topic", default: "homeassistant", "Home Assistant's discovery prefix (`discovery_prefix`)."),
+    ]
+}
+
+extension UVSettings {
+    static let keys: [ConfigKey] = [
+        ConfigKey("latitude", "number −90–90", "The place's latitude, north positive; with `longitude`."),
+        ConfigKey("longitude", "number −180–180", "The place's longitude, east positive; with `latitude`."),
+        ConfigKey("ozone", "number 50–700 (DU)", "The total ozone column; 300, a climatological value, when left out."),
+        ConfigKey(
+            "altitude", "number −500–9000 (m)", default: "0",
+            "Metres above sea level: the clear-sky index rises about 10 % a kilometre."),
+        ConfigKey("name", "sensor name", default: "uv index", "The UV sensor's name in the registry."),
+        ConfigKey(
+            "topic", "topic with {name}", default: "\"sensorhub/uv/{name}\"",
+            "Where its readings are published, retained."),
+        ConfigKey("interval", "duration 1s–1d", default: "10m", "A reading this often."),
+        ConfigKey(
+            "temis", "true, false or a URL", default: "false",
+            "The ozone column and the week's forecast from TEMIS's UV-index page for the place (true), or that URL."),
+        ConfigKey("temis_refresh", "duration 1s–7d", default: "3h", "The TEMIS page is fetched at most this often."),
+    ]
+}
+
+extension FeedSettings {
+    static let keys: [ConfigKey] = [
+        ConfigKey("name", "lower-case letters, digits, dashes", "The feed's name, when `feeds` is a list."),
+        ConfigKey(
+            "format", "one of: nea, openaq, json",
+            "Required. data.gov.sg's PSI and PM2.5 (nea), OpenAQ v3 (openaq), or any JSON document (json)."),
+        ConfigKey("url", "URL", "The document (json, required) or OpenAQ's API base (openaq)."),
+        ConfigKey("psi_url", "URL", "NEA's PSI document; data.gov.sg's v1 API when left out."),
+        ConfigKey("pm25_url", "URL", "NEA's PM2.5 document; data.gov.sg's v1 API when left out."),
+        ConfigKey("interval", "duration 1s–7d", default: "1h", "A poll this often (longer after failures)."),
+        ConfigKey("timeout", "duration 100ms–10m", default: "30s", "How long one request may take."),
+        ConfigKey(
+            "sensor_prefix", "text",
+            "Put before each region's name to make its sensor's name; the feed's name and a "
+                + "dash when left out."),
+        ConfigKey("unit", "text", "The unit the index is shown in; PSI for nea, AQI otherwise."),
+        ConfigKey("locations", "list of integers", "OpenAQ's location ids (openaq, required)."),
+        ConfigKey("api_key", "text", secret: true, "OpenAQ's API key (openaq, required); better `api_key_file`."),
+        ConfigKey("items", "value path", "json: where the list of items is; the document is the list when left out."),
+        ConfigKey("region", "value path", "json: each item's region."),
+        ConfigKey("region_name", "text", "json: one region for every item, instead of `region`."),
+        ConfigKey("time", "value path", "json, required: each item's time (ISO 8601, or seconds since 1970)."),
+        ConfigKey("value", "value path", "json, required: each item's index."),
+        ConfigKey("latitude", "value path", "json: each item's latitude (with `longitude`)."),
+        ConfigKey("longitude", "value path", "json: each item's longitude (with `latitude`)."),
+        ConfigKey("metrics", "mapping of names to value paths", "json: sub-indices published as attributes."),
+    ]
+}
+
+extension RemoteSettings {
+    static let keys: [ConfigKey] =
+        DatabaseSettings.keys + [
+            ConfigKey(
+                "mode", "one of: stream, record", default: "stream",
+                "Everything as it arrives (stream), or a mobile session's readings when it ends (record)."),
+            ConfigKey(
+                "hub", "1–64 letters, digits, ., _ or -", "This hub's name on its rows; the host name when left out."),
+            ConfigKey("batch", "integer 1–5000", default: "500", "Rows in one transaction, at most."),
+            ConfigKey(
+                "interval", "duration 10ms–1h", default: "1s", "How often what arrived is queued on disk and sent."),
+            ConfigKey(
+                "postgis", "true or false", default: "true",
+                "Use PostGIS where the server has it; false: plain columns."),
+            ConfigKey(
+                "max_back_off", "duration 1s–1h", default: "5m",
+                "The longest wait between attempts while the database is down."),
+        ]
+}
+
+extension ClusterSettings {
+    static let keys: [ConfigKey] = [
+        ConfigKey("group", "1–64 letters, digits, ., _ or -", "Required. The cluster's name, shared by its agents."),
+        ConfigKey(
+            "agent", "1–64 letters, digits, ., _ or -", "This agent, unique in the group; the host name when left out."),
+        ConfigKey(
+            "lease", "duration 5s–5m", default: "15s",
+            "A duty of an agent that stops renewing moves to another after this."),
+    ]
+}
