@@ -30,6 +30,14 @@ public struct ConfigKey: Sendable, Hashable {
     }
 }
 
+extension ConfigKey {
+    /// `ca_file`, which every client of a TLS server takes: the CAs its certificate is checked against.
+    public static func caFile(for server: String) -> ConfigKey {
+        ConfigKey(
+            "ca_file", "file path", "PEM certificates of the CAs to trust for \(server), in place of the system's.")
+    }
+}
+
 /// One part of `hubd.yaml` in the reference: where it is, what it is for, and its keys.
 public struct ConfigSection: Sendable {
     /// Where: `sensors`, `air.alert`, `thresholds[]` (each item of a list), `notifiers.backends.<name>`

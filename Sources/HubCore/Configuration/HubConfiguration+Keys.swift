@@ -216,9 +216,7 @@ extension DatabaseSettings {
             "password", "text", secret: true,
             "The database password; better `password_file`, or `$HUB_<SECTION>_PASSWORD`."),
         ConfigKey("tls", "one of: require, prefer, disable", default: "prefer", "Whether the connection is encrypted."),
-        ConfigKey(
-            "ca_file", "file path",
-            "The certificate authorities (PEM) the server's certificate is checked against, instead of the system's."),
+        .caFile(for: "the database server"),
     ]
 }
 

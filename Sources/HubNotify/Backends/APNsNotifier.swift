@@ -169,9 +169,7 @@ extension APNsNotifier {
                 "collapse_id", "template", default: "\"{sensor}\"",
                 "Pushes with the same collapse id replace each other on the device; an alert group's messages use the"
                     + " group's own."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            .caFile(for: "the server"),
         ]
         /// `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or another for tests.
         var server: String

@@ -74,9 +74,7 @@ extension ChatWebhookNotifier {
                     "webhook_url", "URL", secret: true,
                     "Required. The incoming webhook's URL, which is its secret: better `webhook_url_file`. Messages"
                         + " show only its host."),
-                ConfigKey(
-                    "ca_file", "file path",
-                    "PEM certificates of the CAs to trust for \(name)'s server, in place of the system's."),
+                .caFile(for: "\(name)'s server"),
             ]
         }
         let settings: Settings

@@ -206,9 +206,7 @@ extension EmailNotifier {
             ConfigKey(
                 "to", "list of texts",
                 "Required. The recipients: one address, or a list of them, each as `from` takes it."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            .caFile(for: "the server"),
             ConfigKey(
                 "helo", "text",
                 "The host name hubd gives in EHLO; this machine's host name when left out."),

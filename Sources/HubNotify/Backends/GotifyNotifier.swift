@@ -48,9 +48,7 @@ extension GotifyNotifier {
             ConfigKey(
                 "priority", "integer 0–10",
                 "Gotify's own priority for every message; without it, the rule's 1–5 as Gotify's 1, 3, 5, 8, 10."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            .caFile(for: "the server"),
         ]
         var url: String
         /// The application's token (Gotify: Apps → create).

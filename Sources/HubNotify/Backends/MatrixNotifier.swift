@@ -273,9 +273,7 @@ extension MatrixNotifier {
             ConfigKey(
                 "msgtype", "one of: notice, text", default: "notice",
                 "Send `m.notice` messages (what bots send, and what other bots don't answer) or `m.text`."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the homeserver, in place of the system's."),
+            .caFile(for: "the homeserver"),
         ]
         var homeserver: String
         var host: String

@@ -71,9 +71,7 @@ extension NtfyNotifier {
             ConfigKey(
                 "click", "URL",
                 "What the phone opens when the notification is tapped, sent as `X-Click`."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            .caFile(for: "the server"),
         ]
         var url: String
         var token: String?

@@ -109,9 +109,7 @@ extension PushoverNotifier {
             ConfigKey(
                 "url", "URL", default: "https://api.pushover.net",
                 "Pushover's API server (or a test one)."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the server, in place of the system's."),
+            .caFile(for: "the server"),
         ]
         /// The application's API token.
         var token: String

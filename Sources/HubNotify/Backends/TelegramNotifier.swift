@@ -159,9 +159,7 @@ extension TelegramNotifier {
             ConfigKey(
                 "url", "URL", default: "https://api.telegram.org",
                 "The Bot API server (a local Bot API server of your own)."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the Bot API server, in place of the system's."),
+            .caFile(for: "the Bot API server"),
         ]
         /// The bot's token (from BotFather), kept out of logs and messages.
         var token: String

@@ -162,9 +162,7 @@ extension WebPushNotifier {
                 "topic", "template",
                 "A topic (`\"{sensor}\"`): a newer push with the same topic replaces one still waiting at the push"
                     + " service. None when left out."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for the push services, in place of the system's."),
+            .caFile(for: "the push services"),
         ]
         /// `mailto:` or `https:`: whom the push service's operators contact about this hub's pushes.
         var subject: String

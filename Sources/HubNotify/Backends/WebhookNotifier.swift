@@ -77,9 +77,7 @@ extension WebhookNotifier {
                 "batch", "integer 1–1000", default: "1",
                 "Above 1, a request carries a JSON array of up to this many waiting notifications (never waiting to"
                     + " fill it) with `X-SensorHub-Batch: <count>`, and its answer counts for all of them."),
-            ConfigKey(
-                "ca_file", "file path",
-                "PEM certificates of the CAs to trust for `url`, in place of the system's."),
+            .caFile(for: "`url`"),
         ]
         var url: String
         var headers: [(String, String)]
