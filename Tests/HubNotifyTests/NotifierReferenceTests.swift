@@ -89,6 +89,28 @@ import Testing
         #expect(checked >= 20, "\(checked) defaults checked")
     }
 
+    /// A duration with no range of its own (a backend's `timeout`, a rule's `rate_limit`) is still a duration: a
+    /// bare `0` or a negative number of seconds is refused, as `0s` is, naming the key (`timeout: 0` made every
+    /// attempt time out, `-5` a negative wait).
+    @Test func aZeroOrNegativeBareDurationIsRefused() throws {
+        for value in ["0", "-5", "0s"] {
+            for key in ["timeout", "retry_delay", "retry_max_delay", "max_age"] {
+                let error = backendError("{ type: log, \(key): \(value) }")
+                #expect(
+                    error.contains("notifiers.backends.x.\(key)") && error.contains("a duration"),
+                    "\(key): \(value): \(error)")
+            }
+        }
+        #expect(backendError("{ type: log, timeout: 5 }").isEmpty)
+        // Where zero means something, its range says so: an APNs push delivered at once or never.
+        let directory = try TemporaryDirectory()
+        let keyFile = directory.file("AuthKey.p8")
+        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let apns = "type: apns, " + Self.required["apns"]!.replacingOccurrences(of: "KEYFILE", with: keyFile)
+        for value in ["0", "0s"] { #expect(backendError("{ \(apns), expiration: \(value) }").isEmpty, "\(value)") }
+        #expect(backendError("{ \(apns), expiration: -1 }").contains("expiration"))
+    }
+
     /// Every kind hubd knows has its section, with a summary, and a base the test above can read.
     @Test func everyKindIsInTheReference() {
         let paths = Set(NotifierConfiguration.referenceSections.map(\.path))

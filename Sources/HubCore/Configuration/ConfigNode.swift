@@ -286,8 +286,9 @@ public struct ConfigNode: Sendable {
             } ?? "a duration like 500ms, 90s, 10m, 2h or 1d"
         return try value(expected) { text in
             let allowingZero = range?.lowerBound == .zero
-            guard let duration = DurationText.parse(text, allowingZero: allowingZero) ?? Int(text).map(Duration.seconds)
-            else { return nil }
+            // A bare number is seconds, as positive (or zero where the range starts there) as the written form.
+            let seconds = Int(text).flatMap { $0 > 0 || ($0 == 0 && allowingZero) ? Duration.seconds($0) : nil }
+            guard let duration = DurationText.parse(text, allowingZero: allowingZero) ?? seconds else { return nil }
             return range.map { $0.contains(duration) } ?? true ? duration : nil
         }
     }

@@ -163,8 +163,8 @@ extension APNsNotifier {
                 "key_file", "file path",
                 "Required. The token-signing key from Apple (`AuthKey_<key id>.p8`, a P-256 private key in PEM)."),
             ConfigKey(
-                "expiration", "duration", default: "24h",
-                "How long Apple keeps a push for a device that is off."),
+                "expiration", "duration 0s–30d", default: "24h",
+                "How long Apple keeps a push for a device that is off; `0s`: delivered at once or never."),
             ConfigKey(
                 "collapse_id", "template", default: "\"{sensor}\"",
                 "Pushes with the same collapse id replace each other on the device; an alert group's messages use the"
@@ -205,7 +205,7 @@ extension APNsNotifier {
             }
             server = try node["server"].url() ?? host
             bundleID = try node["bundle_id"].required { try $0.string() }
-            expiration = try node["expiration"].duration() ?? .seconds(86_400)
+            expiration = try node["expiration"].duration(in: .zero...(.seconds(30 * 86_400))) ?? .seconds(86_400)
             collapseID = try node["collapse_id"].template() ?? Template.literal("{sensor}")
             caFile = try node["ca_file"].filePath()
         }
