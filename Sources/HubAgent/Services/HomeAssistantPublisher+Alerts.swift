@@ -96,8 +96,8 @@ extension HomeAssistantPublisher {
     }
 
     /// Signals each change of the book until cancelled.
-    func watchBook(_ source: AlertSource) async {
-        for await _ in source.changes() {
+    func watchBook(_ changes: AsyncStream<Void>) async {
+        for await _ in changes {
             work.withLock { $0.alerts.bookDue = true }
             doorbell.ring()
         }

@@ -121,9 +121,11 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     /// Until shutdown, which needs nothing flushed (all of it goes again on the next connection): so it stops at once
     /// rather than at the end of a 5 s wait.
     func run() async {
+        // The book watched from here, before its first read (a change in between would wait for the next one).
+        let bookChanges = alertSource?.changes()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if let alertSource = self.alertSource { group.addTask { await self.watchBook(alertSource) } }
+                if let bookChanges { group.addTask { await self.watchBook(bookChanges) } }
                 while !Task.isCancelled {
                     let (book, retry) = self.work.withLock { ($0.alerts.deadline, $0.retry) }
                     let later = ContinuousClock.now + .seconds(5)
