@@ -330,7 +330,7 @@ public struct HubConfiguration: Sendable, Hashable {
         }
         if let token = try http.secret("token"), !token.isEmpty { result.httpToken = token }
         if let token = result.httpToken, token.count < 16 {
-            throw http["token"].invalidValue("…", "a token of at least 16 characters")
+            throw http.secretSource("token").invalidValue("…", "a token of at least 16 characters")
         }
         if !result.httpListen.isLocal && result.httpToken == nil {
             throw http["listen"].invalidValue(

@@ -202,7 +202,7 @@ extension ConfigNode {
         do {
             expanded = try AppriseURL(text).settings()
         } catch {
-            throw self["apprise"].invalidValue("…", error.description)
+            throw secretSource("apprise").invalidValue("…", error.description)
         }
         let written = Set((try? keys()) ?? [])
         let derived = Set(expanded.keys.map(\.key).filter { !written.contains($0) }.map { path + "." + $0 })

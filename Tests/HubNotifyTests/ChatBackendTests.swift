@@ -155,6 +155,12 @@ import Testing
         #expect(backendError("{ type: gotify, url: \"http://h\" }").contains("needs its application token"))
         #expect(backendError("{ type: gotify, url: \"http://h\", token: \"t\", priority: 11 }").contains("priority"))
         #expect(backendError("{ type: slack }").contains("needs its webhook's URL"))
-        #expect(backendError("{ type: discord, webhook_url: \"ftp://x\" }").contains("an https:// URL"))
+        #expect(backendError("{ type: discord, webhook_url: \"ftp://x\" }").contains("an https:// (or http://) URL"))
+        // A bad secret read from its file is that key's: the message names token_file, where the mistake is.
+        let directory = try TemporaryDirectory()
+        try "not-a-token\n".write(toFile: directory.file("token"), atomically: true, encoding: .utf8)
+        let error = backendError("{ type: telegram, token_file: \(directory.file("token")), chat_id: \"1\" }")
+        #expect(
+            error.contains("notifiers.backends.x.token_file") && error.contains("a bot token looks like"), "\(error)")
     }
 }

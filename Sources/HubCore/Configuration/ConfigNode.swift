@@ -329,6 +329,12 @@ public struct ConfigNode: Sendable {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Where the secret `key` was given: `<key>` (inline or its environment variable), else `<key>_file`; what an
+    /// error about its value names (a bad token read from `token_file` is that key's).
+    public func secretSource(_ key: String) -> ConfigNode {
+        self[key].isSet || !self[key + "_file"].isSet ? self[key] : self[key + "_file"]
+    }
+
     /// The value of `get` on this node; an error naming the key when it is not set.
     public func required<T>(_ get: (ConfigNode) throws -> T?) throws(ConfigurationError) -> T {
         let result: T?

@@ -103,7 +103,7 @@ extension ChatWebhookNotifier {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""),
                 let host = parsed.host, url.allSatisfy({ !$0.isNewline && $0 != " " })
             else {
-                throw node["webhook_url"].invalidValue("…", "an https:// URL, the webhook's")
+                throw node.secretSource("webhook_url").invalidValue("…", "an https:// (or http://) URL, the webhook's")
             }
             self.url = url
             self.host = host + (parsed.port.map { ":\($0)" } ?? "")

@@ -236,7 +236,7 @@ extension EmailNotifier {
             switch (username, password) {
             case (let username?, let password?) where !username.isEmpty && !password.isEmpty:
                 if let problem = UnsafeText.problem(in: password) {
-                    throw node["password"].invalidValue("…", "it " + problem)
+                    throw node.secretSource("password").invalidValue("…", "it " + problem)
                 }
                 credentials = SMTPClient.Credentials(username: username, password: password)
             case (nil, nil): credentials = nil

@@ -63,7 +63,9 @@ extension GotifyNotifier {
             guard let token = try node.secret("token"), !token.isEmpty else {
                 throw node.invalid("a gotify backend needs its application token: token_file (or token)")
             }
-            if let problem = UnsafeText.problem(in: token) { throw node["token"].invalidValue("…", "it " + problem) }
+            if let problem = UnsafeText.problem(in: token) {
+                throw node.secretSource("token").invalidValue("…", "it " + problem)
+            }
             self.token = token
             priority = try node["priority"].integer(in: 0...10)
             caFile = try node["ca_file"].filePath()

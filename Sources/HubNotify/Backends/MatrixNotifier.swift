@@ -312,7 +312,8 @@ extension MatrixNotifier {
                     "a matrix backend needs an access token (token_file) or a user and password (password_file)")
             }
             if let token, UnsafeText.problem(in: token) != nil || token.contains(" ") {
-                throw node["token"].invalidValue("…", "an access token is one word of printable characters")
+                throw node.secretSource("token").invalidValue(
+                    "…", "an access token is one word of printable characters")
             }
             deviceID =
                 try node["device_id"].value("letters, digits and _ (a Matrix device id)") { text in

@@ -152,7 +152,7 @@ extension PushoverNotifier {
                 throw node.invalid("a pushover backend needs \(what): \(key)_file (or \(key))")
             }
             guard value.range(of: #"^[A-Za-z0-9]{30}$"#, options: .regularExpression) != nil else {
-                throw node[key].invalidValue("…", "Pushover's keys are 30 letters and digits")
+                throw node.secretSource(key).invalidValue("…", "Pushover's keys are 30 letters and digits")
             }
             return value
         }

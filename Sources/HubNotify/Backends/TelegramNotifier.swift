@@ -174,7 +174,8 @@ extension TelegramNotifier {
                 throw node.invalid("a telegram backend needs its bot token: token_file (or token, or HUB_…_TOKEN)")
             }
             guard token.range(of: #"^[0-9]+:[A-Za-z0-9_-]+$"#, options: .regularExpression) != nil else {
-                throw node["token"].invalidValue("…", "a bot token looks like 123456789:AA… (from BotFather)")
+                throw node.secretSource("token").invalidValue(
+                    "…", "a bot token looks like 123456789:AA… (from BotFather)")
             }
             self.token = token
             chat = try node["chat_id"].required { node in
