@@ -68,6 +68,13 @@ public struct HubdCommand: AsyncParsableCommand {
             """)
     var configReference = false
 
+    @Option(help: "With --config-reference: markdown, or man for the manual page hubd.yaml(5).")
+    var format: ReferenceFormat = .markdown
+
+    enum ReferenceFormat: String, ExpressibleByArgument, CaseIterable {
+        case markdown, man
+    }
+
     public init() {}
 
     /// The configuration reference: HubCore's sections, then the notifiers' and the alerts'.
@@ -77,7 +84,15 @@ public struct HubdCommand: AsyncParsableCommand {
 
     public func run() async throws {
         if configReference {
-            print(Self.configReference, terminator: "")
+            switch format {
+            case .markdown: print(Self.configReference, terminator: "")
+            case .man:
+                print(
+                    ConfigReference.manual(
+                        HubConfiguration.referenceSections + NotifierConfiguration.referenceSections,
+                        version: SensorHubVersion.current),
+                    terminator: "")
+            }
             return
         }
         FreedMemory.returnLargeBlocks()

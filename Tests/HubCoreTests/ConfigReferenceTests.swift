@@ -99,6 +99,24 @@ import Testing
         #expect(shown >= 30, "\(shown) defaults shown")
     }
 
+    /// hubd.yaml(5) holds every key, and no text line troff would take for a request (a meaning starting with `.`).
+    @Test func theManualPageHoldsEveryKeyAsText() {
+        let sections = HubConfiguration.referenceSections
+        let page = ConfigReference.manual(sections, version: "1.2.3")
+        #expect(page.hasPrefix(".TH HUBD.YAML 5 \"\" \"SensorHub 1.2.3\""))
+        for section in sections {
+            #expect(
+                page.contains(".SS \(section.path.replacingOccurrences(of: "-", with: "\\-"))\n"), "\(section.path)")
+            for key in section.keys {
+                #expect(page.contains("\\fB\(key.name.replacingOccurrences(of: "-", with: "\\-"))\\fR"), "\(key.name)")
+            }
+        }
+        let requests = Set(
+            page.split(separator: "\n").filter { $0.hasPrefix(".") || $0.hasPrefix("'") }.map { $0.prefix(3) })
+        #expect(requests.isSubset(of: [".TH", ".SH", ".SS", ".TP"]), "\(requests)")
+        #expect(!page.contains("`") && !page.contains("]("))
+    }
+
     /// What the test above builds: the same nesting the docs show.
     @Test func theFilesItWritesAreShapedAsTheDocsShowThem() {
         #expect(Self.yaml("air.alert", ["metric: pm10"], root: "") == "air:\n  alert:\n    metric: pm10\n")
