@@ -116,7 +116,7 @@ public final class NotificationRouter: Service, Sendable {
         self.moved = moved
         self.progress = progress
         self.sharedAlerts = sharedAlerts
-        self.outbox = Outbox(directory: stateDirectory, logger: logger)
+        self.outbox = Outbox(directory: stateDirectory, logger: logger, moved: moved)
         self.shared = shared
         self.logger = logger
         self.stateDirectory = stateDirectory

@@ -23,6 +23,8 @@ public final class Outbox: Sendable {
     private let queue = DispatchQueue(label: "sensorhub.outbox")
     private let state = Locked(State())
     private let logger: Logger?
+    /// Told when notifications stop pending (`hubctl status` shows how many are).
+    private let moved: ChangeSignal?
 
     struct State {
         var fd: Int32 = -1
@@ -48,10 +50,11 @@ public final class Outbox: Sendable {
         var rewriteWanted = false
     }
 
-    public init(directory: String, logger: Logger? = nil) {
+    public init(directory: String, logger: Logger? = nil, moved: ChangeSignal? = nil) {
         self.directory = directory
         self.path = directory + "/" + Self.fileName
         self.logger = logger
+        self.moved = moved
     }
 
     /// Writes that failed since start (each logged).
@@ -254,9 +257,14 @@ public final class Outbox: Sendable {
             writer.raw("}\n")
         }
         try write(writer.bytes, sync: false)
-        state.withLock { state in
+        let removed = state.withLock { state -> Bool in
+            let before = state.doneLines
             for key in keys where state.pending.removeValue(forKey: key) != nil { state.doneLines += 1 }
+            return state.doneLines != before
         }
+        // The done marks land after the backend's counters moved (on this queue, later): the status file must not
+        // keep showing them pending until its next heartbeat.
+        if removed { moved?.note() }
         try compactIfWorthIt()
     }
 
