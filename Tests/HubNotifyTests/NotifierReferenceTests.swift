@@ -111,6 +111,21 @@ import Testing
         #expect(backendError("{ \(apns), expiration: -1 }").contains("expiration"))
     }
 
+    /// An empty label or reminder gap is refused, naming it, not skipped.
+    @Test func anEmptyLabelOrGapIsRefused() {
+        func error(_ yaml: String) -> String {
+            do {
+                _ = try NotifierConfiguration.parse(yaml)
+                return ""
+            } catch { return "\(error)" }
+        }
+        let label = error("alerts:\n  sensors:\n    \"door*\": { labels: { room: } }\n")
+        #expect(label.contains("alerts.sensors.door*.labels.room") && label.contains("needs a value"), "\(label)")
+        let gap = error(
+            "notifiers:\n  backends: { x: { type: log } }\n  rules:\n    r: { backends: [x], repeat: [15m, ~] }\n")
+        #expect(gap.contains("notifiers.rules.r.repeat[1]") && gap.contains("empty gap"), "\(gap)")
+    }
+
     /// Every kind hubd knows has its section, with a summary, and a base the test above can read.
     @Test func everyKindIsInTheReference() {
         let paths = Set(NotifierConfiguration.referenceSections.map(\.path))

@@ -100,7 +100,7 @@ public struct AlertSettings: Sendable {
                 guard !["sensor", "rule", "kind", "status"].contains(label) else {
                     throw value.invalid("'\(label)' is an alert's own field, not a label")
                 }
-                guard let text = try value.string() else { continue }
+                guard let text = try value.string() else { throw value.invalid("a label needs a value (room: garage)") }
                 facts.labels[label] = text
             }
             settings.sensors.append((pattern, facts))
@@ -203,7 +203,9 @@ extension NotifierConfiguration {
         let repeatNode = node["repeat"]
         if (try? repeatNode.list()) != nil {
             for item in try repeatNode.list() {
-                guard let gap = try item.duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) else { continue }
+                guard let gap = try item.duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) else {
+                    throw item.invalid("an empty gap: each item of repeat is a duration (15m)")
+                }
                 policy.repeatEvery.append(gap)
             }
         } else if let gap = try repeatNode.duration(in: .seconds(1)...Duration.seconds(7 * 86_400)) {
