@@ -77,22 +77,19 @@ public struct HubdCommand: AsyncParsableCommand {
 
     public init() {}
 
-    /// The configuration reference: HubCore's sections, then the notifiers' and the alerts'.
-    public static var configReference: String {
-        ConfigReference.markdown(HubConfiguration.referenceSections + NotifierConfiguration.referenceSections)
+    /// The configuration reference's sections: HubCore's, then the notifiers' and the alerts'.
+    static var referenceSections: [ConfigSection] {
+        HubConfiguration.referenceSections + NotifierConfiguration.referenceSections
     }
 
     public func run() async throws {
         if configReference {
-            switch format {
-            case .markdown: print(Self.configReference, terminator: "")
-            case .man:
-                print(
-                    ConfigReference.manual(
-                        HubConfiguration.referenceSections + NotifierConfiguration.referenceSections,
-                        version: SensorHubVersion.current),
-                    terminator: "")
-            }
+            let page =
+                switch format {
+                case .markdown: ConfigReference.markdown(Self.referenceSections)
+                case .man: ConfigReference.manual(Self.referenceSections, version: SensorHubVersion.current)
+                }
+            print(page, terminator: "")
             return
         }
         FreedMemory.returnLargeBlocks()
