@@ -276,7 +276,8 @@ public final class NotificationRouter: Service, Sendable {
         let requestChanges = shared == nil ? RegistryWatcher.changes(of: requests.path, logger: logger) : nil
         doorbell.ring()
         await withTaskGroup(of: Void.self) { group in
-            if let requestChanges {
+            // Without a cluster: the outbox flushed and the routed position reported, and the requests taken.
+            if shared == nil, let requestChanges {
                 group.addTask { await self.syncRoutedUntilCancelled() }
                 group.addTask {
                     for await _ in requestChanges {
