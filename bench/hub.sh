@@ -264,14 +264,21 @@ targets = {'post': ['post', 'http://127.0.0.1:$sink_port/', None, None]}" "http:
     fanout() { # qos
         local qos=$1 burst="$pubgen 127.0.0.1 $port bench/s%d $SENSORS $FANOUT $1 2"
         local run sub t0 c0 res t c out
-        local sub_t="" file_t="" file_c="" hook_t="" hook_c="" batch_t="" batch_c="" wfile_t="" wfile_c="" whttp_t="" whttp_c=""
+        local sub_t="" sub_c="" file_t="" file_c="" hook_t="" hook_c="" batch_t="" batch_c="" wfile_t="" wfile_c="" whttp_t="" whttp_c=""
         for run in $(seq "$RUNS"); do
             wait_quiet "fan-out QoS $qos, run $run: mosquitto_sub"
-            (mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$FANOUT" -W 600 >/dev/null; now >"$work/fsub.end") &
+            # The floor's CPU too: what receiving each message (and acknowledging it at QoS 1) and writing it out costs
+            # a client of libmosquitto on this machine, read from the subshell's `times` (its children's user + system).
+            (
+                mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/#' -q 1 -C "$FANOUT" -W 600 >/dev/null
+                now >"$work/fsub.end"
+                times >"$work/fsub.times"
+            ) &
             sub=$!
             sleep 1
             t0=$(now); $burst >/dev/null; wait "$sub"
             sub_t+=" $(echo "$(cat "$work/fsub.end") - $t0" | bc)"
+            sub_c+=" $(awk 'NR == 2 { gsub(/s/, ""); split($1, u, "m"); split($2, y, "m"); print u[1] * 60 + u[2] + y[1] * 60 + y[2] }' "$work/fsub.times")"
 
             out="$work/hub-fanout-$qos-$run.jsonl"
             make_state "$work/fan-file-$qos-$run" "$SENSORS"
@@ -315,7 +322,8 @@ targets = {'out': ['$out']}" "file:out"
         hook_ratio=$(ratio "$file" "$hook")
         # shellcheck disable=SC2086
         hook_us=$(us_each "$(median $hook_c)" "$FANOUT")
-        throughput_row "$what" "mosquitto_sub (receives the burst: the floor)" "$FANOUT" "$sub_t" "" "1.00 × floor" "" ""
+        throughput_row "$what" "mosquitto_sub (receives the burst: the floor)" "$FANOUT" "$sub_t" "$sub_c" "1.00 × floor" "" \
+            "its CPU: receiving$([ "$qos" = 1 ] && echo ", acknowledging") and writing out each message"
         throughput_row "$what, file" "**hubd**" "$FANOUT" "$file_t" "$file_c" \
             "**$file_ratio × floor**$(with_runs "$sub_t" "$file_t")" "$file_goal" \
             "$(ratio "$wfile" "$file") × mqttwarn (file); durable outbox included"
