@@ -23,25 +23,8 @@ import Testing
         // The caller is resumed by a thread at the default priority: resumed by the lowered one, libdispatch could
         // start a worker thread from it, and that thread would inherit the nice value (and so would what it starts).
         #expect(BackgroundThread.shared.lastResumerNice == caller)
-        // No thread of the process but the background one is lowered (libdispatch's manager runs higher).
-        for (name, nice) in Self.threads() where name != "hub-background" {
-            #expect(nice <= caller, "thread \(name) runs at nice \(nice)")
-        }
-    }
-
-    /// Every thread of this process: its name and nice value (`/proc/self/task/*/stat`, fields 2 and 19).
-    private static func threads() -> [(String, Int32)] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { task in
-            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
-            else { return nil }
-            let name = String(stat[stat.index(after: open)..<close])
-            // After the name: state is field 3, nice field 19.
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            guard fields.count > 16, let nice = Int32(fields[16]) else { return nil }
-            return (name, nice)
-        }
+        // That no other thread of hubd is lowered is checked in a real hubd (BackgroundPriorityHubTests): here,
+        // hundreds of tests run beside it in one process (CI once saw a dispatch worker at nice 10 here, 2026-11-29).
     }
 
     @Test func workRunsOneAtATimeAndErrorsComeBack() async throws {
