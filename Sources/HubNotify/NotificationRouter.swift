@@ -270,14 +270,15 @@ public final class NotificationRouter: Service, Sendable {
 
     /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
     func routeUntilCancelled() async {
-        // People's requests: watched from here, before the first pass takes what the file holds (a request
-        // written in between would otherwise wait for the file's next change), and that first pass runs at once,
-        // event or not (a request written while hubd was down, a silence that ended meanwhile).
-        let requestChanges = shared == nil ? RegistryWatcher.changes(of: requests.path, logger: logger) : nil
+        // The first pass runs at once, event or not (a request written while hubd was down, a silence that ended
+        // meanwhile).
         doorbell.ring()
         await withTaskGroup(of: Void.self) { group in
-            // Without a cluster: the outbox flushed and the routed position reported, and the requests taken.
-            if shared == nil, let requestChanges {
+            // Without a cluster: the outbox flushed and the routed position reported, and people's requests taken.
+            // Their file is watched from here, before the first pass takes what it holds (a request written in
+            // between would otherwise wait for the file's next change).
+            if shared == nil {
+                let requestChanges = RegistryWatcher.changes(of: requests.path, logger: logger)
                 group.addTask { await self.syncRoutedUntilCancelled() }
                 group.addTask {
                     for await _ in requestChanges {
