@@ -64,17 +64,19 @@ import Testing
             // At least once: a delivery the kill cut before its done mark was written comes again after the restart,
             // under its id, on either backend (the test kills as soon as it sees the message, so the window is open;
             // CI, 2026-11-29: the webhook's two requests were not the two messages). So messages are counted by id.
+            let webhookIds = { Set(server.requests.compactMap { $0.header("X-SensorHub-Id") }) }
+            let fileIds = { Set(jsonLines(audit).compactMap { $0["id"] as? String }) }
             try await eventually("the resolved message", within: .seconds(20)) {
                 jsonLines(audit).contains { $0["reason"] as? String == "resolved" }
             }
             let lines = jsonLines(audit)
-            let filed = Set(lines.compactMap { $0["id"] as? String })
+            let filed = fileIds()
             #expect(filed.count == 2, "two messages, each under one id: \(lines)")
             let resolved = try #require(lines.first { $0["reason"] as? String == "resolved" })
             #expect(resolved["title"] as? String == "39 sensors back")
             #expect((resolved["alerts"] as? [String])?.count == 39)
             try await eventually("the resolved message at the webhook", within: .seconds(20)) {
-                Set(server.requests.compactMap { $0.header("X-SensorHub-Id") }).isSuperset(of: filed)
+                webhookIds().isSuperset(of: filed)
             }
             // Nothing more: the book is empty once the resolved message went.
             try await eventually("no open alert left") {
@@ -83,9 +85,9 @@ import Testing
                 return ((book as? [String: Any])?["alerts"] as? [String: Any])?.isEmpty == true
             }
             // Each message under one id on both backends, and no other: said in full when it fails.
-            let ids = Set(server.requests.compactMap { $0.header("X-SensorHub-Id") })
+            let ids = webhookIds()
             #expect(
-                ids == filed && Set(jsonLines(audit).compactMap { $0["id"] as? String }) == filed,
+                ids == filed && fileIds() == filed,
                 "webhook ids \(ids.sorted()) in \(server.requests.count) requests, file ids \(filed.sorted()); \(jsonLines(audit))"
             )
             try await eventually("hubctl status counts them") {
