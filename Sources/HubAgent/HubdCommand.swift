@@ -124,6 +124,24 @@ public struct HubdCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { HubLogHandler(label: $0) }
         let logger = Logger(label: "hubd")
         let state = StateDirectory(option: stateDirectory, configured: configuration.stateDirectory)
+        // What hubd creates is its own: files 0600, folders 0700, whatever umask it was started with (the unit
+        // sets UMask=0077; by hand it is often 0022). Files an older hubd left readable are made so too.
+        umask(0o077)
+        // One hubd a state directory, held until the process ends (the kernel lets go however it ends).
+        let instance: InstanceLock
+        do {
+            instance = try InstanceLock.acquire(directory: state.path)
+        } catch {
+            FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
+            throw ExitCode(error.isHeld ? 75 : 73)  // EX_TEMPFAIL: try once the other stops; EX_CANTCREAT
+        }
+        defer { instance.release() }
+        let tightened = state.restrictPermissions()
+        if !tightened.isEmpty {
+            logger.notice(
+                "made the state directory's files readable by hubd's user only",
+                metadata: ["files": "\(tightened.joined(separator: ", "))"])
+        }
         // The registry: the state directory's file, or the database several agents share.
         let store: any RegistryStore =
             configuration.store.map { PostgresRegistry(server: $0, applicationName: "hubd", logger: logger) }

@@ -68,3 +68,34 @@ public struct StateDirectory: Sendable, Hashable, CustomStringConvertible {
 public struct UnreadablePasswordFile: Error, Sendable, Hashable {
     public var path: String
 }
+
+extension StateDirectory {
+    /// Takes group and other permissions off what the state directory holds (files 0600, folders 0700, sockets
+    /// left alone), two levels down; returns the paths changed, relative to the directory. hubd does it at start:
+    /// an earlier hubd run by hand under umask 0022 left history.sqlite and hubd.status.json world-readable.
+    public func restrictPermissions() -> [String] {
+        var changed: [String] = []
+        func visit(_ directory: String, relative: String, depth: Int) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+            for name in names.sorted() {
+                let full = "\(directory)/\(name)"
+                var status = stat()
+                guard lstat(full, &status) == 0, status.st_uid == geteuid() else { continue }
+                let kind = status.st_mode & S_IFMT
+                guard kind == S_IFREG || kind == S_IFDIR else { continue }
+                if status.st_mode & 0o077 != 0, chmod(full, status.st_mode & 0o700) == 0 {
+                    changed.append(relative + name)
+                }
+                if kind == S_IFDIR, depth > 0 { visit(full, relative: relative + name + "/", depth: depth - 1) }
+            }
+        }
+        var status = stat()
+        if stat(path, &status) == 0, status.st_uid == geteuid(), status.st_mode & 0o077 != 0,
+            chmod(path, status.st_mode & 0o700) == 0
+        {
+            changed.append(".")
+        }
+        visit(path, relative: "", depth: 1)
+        return changed
+    }
+}

@@ -23,6 +23,11 @@ public final class History: Sendable {
         do {
             if create {
                 try createDirectory(directory)
+                // SQLite creates the file with 0644 less the umask, and its -wal and -shm with the file's mode: owner
+                // only, whatever the umask (a copied SD card aside, the doors' history is nobody else's business).
+                let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+                if created >= 0 { close(created) }
+                chmod(path, 0o600)
                 writer = try DatabasePool(path: path)
                 try Self.migrator.migrate(writer)
             } else {

@@ -96,6 +96,12 @@ public actor Inbox<Element: Sendable> {
         }
     }
 
+    /// Takes every element that arrived and was not taken yet, without waiting.
+    public func drain() -> [Element] {
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// Waits until `count` elements have arrived and takes them.
     public func take(_ count: Int, within timeout: Duration = .seconds(10)) async throws -> [Element] {
         let deadline = ContinuousClock.now + timeout

@@ -73,14 +73,19 @@ final class RunningHub: Sendable {
         try await add(sensors)
     }
 
-    /// Starts hubd; `extraEnvironment` adds to its environment.
+    /// Starts hubd; `extraEnvironment` adds to its environment; `umask`, when given, is the umask it starts under
+    /// (through `sh -c 'umask …; exec hubd …'`).
     @discardableResult
-    func start(_ extraEnvironment: [String: String] = [:], arguments: [String] = ["--log-level", "debug"]) throws
-        -> Inbox<String>
-    {
+    func start(
+        _ extraEnvironment: [String: String] = [:], arguments: [String] = ["--log-level", "debug"],
+        umask: String? = nil
+    ) throws -> Inbox<String> {
         let errors = try makePipe()
+        let (executable, allArguments) =
+            umask.map { ("/bin/sh", ["-c", "umask \($0) && exec \"$0\" \"$@\"", hubd] + arguments) }
+            ?? (hubd, arguments)
         let child = try ChildProcess(
-            hubd, arguments, environment: environment.merging(extraEnvironment) { $1 },
+            executable, allArguments, environment: environment.merging(extraEnvironment) { $1 },
             standardError: errors.write.fileDescriptor)
         try errors.write.close()
         // HUB_TEST_LOG_DIR: each hubd's log also goes to a file there, named after its configuration's directory, to
