@@ -148,6 +148,15 @@ extension Output {
                                 + "(\(alerts.outages) outage), \(alerts.flapped) flapped, \(alerts.silenced) silenced"
                         ))
                 }
+                if let alerts = notifications.alerts, alerts.resets > 0 {
+                    let when = alerts.lastResetAt.map { " at \(absolute(Timestamp($0)))" } ?? ""
+                    fields.append(
+                        (
+                            "Alert book",
+                            "begun again \(alerts.resets) time(s): open alerts, silences and links were lost; last\(when): "
+                                + (alerts.lastReset ?? "")
+                        ))
+                }
                 for (name, backend) in notifications.backends.sorted(by: { $0.key < $1.key }) {
                     var text =
                         "\(backend.delivered) delivered, \(backend.queued) queued, \(backend.retried) retried, "

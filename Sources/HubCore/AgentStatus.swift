@@ -56,7 +56,28 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         public var flapped = 0
         /// Held back by a silence (alerts and plain rules' notifications).
         public var silenced = 0
+        /// How many times the alert book was begun again because it was lost or unreadable (0 when never).
+        public var resets = 0
+        /// The last such reset, in words ("alerts.json could not be read: …; kept as …"), and when.
+        public var lastReset: String?
+        public var lastResetAt: Date?
         public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            firing = try container.decode(Int.self, forKey: .firing)
+            acknowledged = try container.decode(Int.self, forKey: .acknowledged)
+            held = try container.decode(Int.self, forKey: .held)
+            silences = try container.decode(Int.self, forKey: .silences)
+            messages = try container.decode(Int.self, forKey: .messages)
+            outages = try container.decode(Int.self, forKey: .outages)
+            flapped = try container.decode(Int.self, forKey: .flapped)
+            silenced = try container.decode(Int.self, forKey: .silenced)
+            // Not in the status of an earlier hubd.
+            resets = try container.decodeIfPresent(Int.self, forKey: .resets) ?? 0
+            lastReset = try container.decodeIfPresent(String.self, forKey: .lastReset)
+            lastResetAt = try container.decodeIfPresent(Date.self, forKey: .lastResetAt)
+        }
     }
 
     public struct Counters: Codable, Sendable, Hashable {
@@ -225,6 +246,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
         let path = directory + "/" + Self.fileName
         let temporary = path + ".tmp"
         try Self.encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
+        // Owner only, whatever the umask: it names the broker and the sensors (issue 51).
+        chmod(temporary, 0o600)
         guard rename(temporary, path) == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }

@@ -92,8 +92,9 @@ import Testing
         let sent = advance(30, setup)
         #expect(sent.map(\.title) == ["shed is offline"])
         #expect(sent.first?.alerts == ["power/shed/offline"])
-        // Re-sent by the same state after a crash: the same key.
-        #expect(sent.first?.key == "power#0~1")
+        // Re-sent by the same state after a crash: the same key; the book's epoch before its number.
+        #expect(sent.first?.key == "power#0~\(book.epoch).1")
+        #expect(book.epoch.count == 8 && book.epoch.allSatisfy(\.isHexDigit))
     }
 
     @Test func aGatewaysChildrenWaitForIt() {

@@ -44,6 +44,11 @@ final class MetricsExporter: Sendable {
                 "sensorhub_alerts_silenced_total", [], "Alerts and notifications held back by a silence",
                 notifications.alerts.silenced
             ),
+            (
+                "sensorhub_alert_book_resets_total", [],
+                "Times the alert book was begun again because alerts.json was lost or unreadable",
+                notifications.alerts.resets
+            ),
         ]
         for (state, count) in [
             ("firing", notifications.alerts.firing), ("acknowledged", notifications.alerts.acknowledged),

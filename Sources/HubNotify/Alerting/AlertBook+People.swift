@@ -1,3 +1,4 @@
+import Foundation
 import HubCore
 
 // What people do to the book: acknowledge, silence, expire; and what they read of it.
@@ -77,6 +78,11 @@ extension AlertBook {
         statistics.outages = counters.outages
         statistics.flapped = counters.flapped + counters.heldAndClosed
         statistics.silenced = counters.silenced
+        if let reset {
+            statistics.resets = reset.count
+            statistics.lastReset = reset.reason + (reset.keptAs.map { "; kept as \($0)" } ?? "")
+            statistics.lastResetAt = Date(timeIntervalSince1970: Double(reset.at.millisecondsSince1970) / 1000)
+        }
         return statistics
     }
 

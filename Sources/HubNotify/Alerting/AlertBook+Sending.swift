@@ -23,7 +23,8 @@ public struct AlertMessage: Sendable, Hashable {
     }
 
     /// Unique and stable: the same state gives the same key after a crash, so the outbox keeps one copy; it ends in
-    /// the message's number among all the book sent (`~17`), so it never comes again.
+    /// the book's epoch and the message's number among all the book sent (`~3f09a1c2.17`), so it never comes again,
+    /// not even from a book begun afresh.
     public var key: String
     /// The group's key: the handle a backend replaces an earlier notification by (ntfy's sequence id, a Web Push
     /// tag, an APNs collapse id).
@@ -67,7 +68,10 @@ extension AlertBook {
         // Each message's key ends in its number among all the book ever sent: a group forgotten and made again (the
         // next power cut) must not reuse a key the outbox has seen, or it would be left out as sent already. The
         // same book state gives the same numbers, so a tick replayed after a crash makes the same keys.
-        for index in messages.indices { messages[index].key += "~\(counters.messages + index + 1)" }
+        // The book's epoch goes before the number: a book begun again after a loss counts from 1 again, under
+        // another epoch.
+        let prefix = epoch.isEmpty ? "~" : "~\(epoch)."
+        for index in messages.indices { messages[index].key += "\(prefix)\(counters.messages + index + 1)" }
         counters.messages += messages.count
         for message in messages where ![.resolved, .notice, .acknowledged].contains(message.reason) {
             let firing = message.alerts.filter { alerts[$0]?.firing == true }

@@ -29,16 +29,54 @@ public struct AlertBook: Sendable, Codable {
     public internal(set) var counters = Counters()
     /// Counts the changes, so that the ledger writes the book only after one (not kept in the file).
     public internal(set) var revision = 0
+    /// Random, made with the book and kept with it: every message key (and so every link's handle) carries it, so
+    /// a book lost or unreadable and begun again never makes a key the outbox already holds as sent (a later alert
+    /// silently dropped) nor a handle a used link names (a used link working again). Empty in a book an earlier
+    /// version began: its keys stay as they were.
+    public internal(set) var epoch: String
+    /// When this book was begun in place of one lost or unreadable, and what became of that one.
+    public internal(set) var reset: Reset?
 
     private enum CodingKeys: String, CodingKey {
-        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters
+        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset
     }
 
-    public init() {}
+    /// A new book, with an epoch of its own.
+    public init(epoch: String = AlertBook.newEpoch()) {
+        self.epoch = epoch
+    }
+
+    /// 8 random hex digits: two books of one hub share one with a chance of 1 in 4 billion.
+    public static func newEpoch() -> String {
+        String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+    }
+
+    /// A book begun in place of one that was lost or could not be read.
+    public struct Reset: Sendable, Hashable, Codable {
+        public var at: Timestamp
+        /// Why, in words: "alerts.json could not be read: …", "alerts.json was missing".
+        public var reason: String
+        /// Where the unreadable file was kept, if it was.
+        public var keptAs: String?
+        /// How many times this hub's book was begun again, this one included.
+        public var count: Int
+
+        public init(at: Timestamp, reason: String, keptAs: String?, count: Int) {
+            (self.at, self.reason, self.keptAs, self.count) = (at, reason, keptAs, count)
+        }
+    }
+
+    /// Marks the book as begun in place of a lost one.
+    public mutating func markReset(_ reset: Reset) {
+        self.reset = reset
+        revision += 1
+    }
 
     /// Reads a book written by this version or an earlier one (a part it did not have yet is empty).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        epoch = try container.decodeIfPresent(String.self, forKey: .epoch) ?? ""
+        reset = try container.decodeIfPresent(Reset.self, forKey: .reset)
         alerts = try container.decodeIfPresent([String: Alert].self, forKey: .alerts) ?? [:]
         groups = try container.decodeIfPresent([String: Group].self, forKey: .groups) ?? [:]
         silences = try container.decodeIfPresent([Silence].self, forKey: .silences) ?? []
