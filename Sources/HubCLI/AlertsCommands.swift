@@ -235,6 +235,11 @@ extension HubctlCommand.Silences {
                 id: id, matchers: parsed, startsAt: start, endsAt: end, createdBy: by ?? AlertView.person,
                 comment: comment)
             let view = try await AlertView(state)
+            do {
+                try silence.check(inForce: view.saved.silences(at: now).count, now: now)
+            } catch {
+                throw ValidationError(error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
+            }
             try await view.send(.silence(silence))
             print("Silence \(id): \(parsed.map(\.description).joined(separator: " ")) until \(Output.absolute(end)).")
         }

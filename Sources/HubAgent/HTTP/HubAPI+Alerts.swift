@@ -76,6 +76,12 @@ extension HubAPI {
             id: String(UInt32.random(in: 0...UInt32.max), radix: 16), matchers: matchers, startsAt: start, endsAt: end,
             createdBy: try optionalString(body, "createdBy") ?? "api",
             comment: try optionalString(body, "comment") ?? "")
+        let inForce = try await savedAlerts().silences(at: now).count
+        do {
+            try silence.check(inForce: inForce, now: now)
+        } catch {
+            throw HTTPError(.badRequest, message: error.description)
+        }
         try await send(.silence(silence))
         return json(silence, status: .created)
     }

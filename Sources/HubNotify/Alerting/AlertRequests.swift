@@ -78,6 +78,13 @@ extension AlertBook {
             return acknowledge(alert, by: by, via: via, now: at) ? "acknowledged" : "not firing: not acknowledged"
         case .silence(let silence):
             guard !silences.contains(where: { $0.id == silence.id }) else { return "already there" }
+            // Checked where it was asked too; here against the book as it is (two asked at once).
+            let inForce = silences.filter { $0.state(at: now) != .expired }.count
+            do {
+                try silence.check(inForce: inForce, now: nil)
+            } catch {
+                return "refused: \(error)"
+            }
             add(silence, now: now)
             return "silence added"
         case .expire(let id, let at):

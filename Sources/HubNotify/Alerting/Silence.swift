@@ -25,6 +25,64 @@ public struct Silence: Sendable, Hashable, Codable {
         self.comment = comment
     }
 
+    /// What a silence may be, so that nobody (a script gone wrong, a stranger with a stolen token) can silence the
+    /// house for years or fill the book: documented in docs/alerts.md, each refusal names its limit.
+    public enum Limits {
+        /// Silences in force or to come, at once.
+        public static let count = 100
+        /// Matchers a silence.
+        public static let matchers = 10
+        /// Characters of a matcher's value, of the comment, and of who made it.
+        public static let value = 200
+        public static let comment = 500
+        public static let author = 100
+        /// The longest a silence may last: a long holiday.
+        public static let longest: Int64 = 90 * 86_400_000
+        /// How far ahead it may start, and how far back (a clock a little behind).
+        public static let ahead: Int64 = 365 * 86_400_000
+        public static let behind: Int64 = 5 * 60_000
+    }
+
+    /// Refuses, naming the limit, a silence no person should be able to make (`Limits`); `inForce` is how many
+    /// silences are in force or to come already. Its start is judged against `now` when given (where it is asked;
+    /// the book takes a request later, perhaps after a restart, and does not).
+    public func check(inForce: Int, now: Timestamp?) throws(AlertInputError) {
+        if inForce >= Limits.count {
+            throw AlertInputError(
+                "there are \(inForce) silences in force or to come, the most the hub keeps (\(Limits.count)): "
+                    + "expire some first (hubctl silences list)")
+        }
+        guard !matchers.isEmpty, matchers.count <= Limits.matchers else {
+            throw AlertInputError("a silence has 1 to \(Limits.matchers) matchers, not \(matchers.count)")
+        }
+        for matcher in matchers where matcher.value.count > Limits.value || matcher.name.count > Limits.value {
+            throw AlertInputError("the matcher '\(matcher.description.prefix(40))…' is longer than \(Limits.value) characters")
+        }
+        guard comment.count <= Limits.comment else {
+            throw AlertInputError("the comment has \(comment.count) characters; at most \(Limits.comment)")
+        }
+        guard createdBy.count <= Limits.author else {
+            throw AlertInputError("who made it (\(createdBy.count) characters) is at most \(Limits.author) characters")
+        }
+        if let now {
+            guard startsAt.millisecondsSince1970 >= now.millisecondsSince1970 - Limits.behind else {
+                throw AlertInputError(
+                    "the silence would start at \(startsAt), in the past: leave the start out to begin now")
+            }
+            guard startsAt.millisecondsSince1970 <= now.millisecondsSince1970 + Limits.ahead else {
+                throw AlertInputError("the silence would start at \(startsAt), more than 365 days ahead")
+            }
+            guard endsAt > now else { throw AlertInputError("the silence would end before now") }
+        }
+        guard endsAt > startsAt else { throw AlertInputError("the silence would end before it starts") }
+        let length = endsAt.millisecondsSince1970 - startsAt.millisecondsSince1970
+        guard length <= Limits.longest else {
+            throw AlertInputError(
+                "the silence would last \(length / 86_400_000) days; the longest is 90 days (a long holiday): "
+                    + "make another when it ends")
+        }
+    }
+
     public enum State: String, Sendable, Codable {
         case pending, active, expired
     }
