@@ -40,6 +40,17 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        // libsodium through pkg-config (Debian: libsodium-dev): argon2id for household passwords, random bytes.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // Who may act on the hub: household accounts, API tokens, login sessions (`access.json`), the password hash,
+        // the login throttle. Shared by hubd's HTTP server and hubctl's `users` and `tokens`.
+        .target(
+            name: "HubAccess",
+            dependencies: [
+                "CSodium", "HubCore", "HubSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // Small pieces every layer uses: a lock, throttled log lines, MQTT topic rules, waiting with a deadline.
         // No MQTT client, no I/O policy: what depends on it links no libmosquitto.
         .target(name: "HubSupport", swiftSettings: strict),
@@ -126,6 +137,7 @@ let package = Package(
         .target(
             name: "HubAgent",
             dependencies: [
+                "HubAccess",
                 "HubCore",
                 "HubHistory",
                 "HubMQTT",
@@ -142,6 +154,7 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -155,6 +168,7 @@ let package = Package(
         .target(
             name: "HubCLI",
             dependencies: [
+                "HubAccess",
                 "HubCore",
                 "HubHistory",
                 "HubMQTT",
