@@ -305,7 +305,7 @@ extension HubctlCommand.Silences {
                 Failure.printError("no silence '\(id)' is in force or to come; see hubctl silences list")
                 throw ExitCode(Failure.invalidInput)
             }
-            try await view.send(.expire(silence: id, at: now))
+            try await view.send(.expire(silence: id, at: now, by: AlertView.person))
             print("Silence \(id) expired.")
         }
     }

@@ -88,9 +88,24 @@ public struct HubConfiguration: Sendable, Hashable {
     }
     /// `http.listen`: where the API and dashboard listen.
     public var httpListen = HTTPListen.tcp(host: "127.0.0.1", port: 8080)
-    /// `http.token` or the file `http.token_file` names: required for every write (and for any write at all when
-    /// listening beyond loopback).
+    /// `http.token` or the file `http.token_file` names: an admin API token.
     public var httpToken: String?
+    /// `http.public`: read routes open to anyone.
+    public var httpPublic: [String] = []
+    /// `http.hosts`: names the hub answers to besides addresses, localhost and this machine's.
+    public var httpHosts: [String] = []
+    /// `http.cors_origins`.
+    public var httpCORSOrigins: [String] = []
+    /// `http.trusted_proxies`.
+    public var httpTrustedProxies: [String] = []
+    /// `http.tls_certificate` and `http.tls_key`: hubd serves HTTPS itself.
+    public var httpTLS: TLSFiles?
+
+    /// The certificate chain and the private key hubd serves HTTPS with (PEM files).
+    public struct TLSFiles: Sendable, Hashable {
+        public var certificate: String
+        public var key: String
+    }
 
     /// Where the HTTP server listens.
     public enum HTTPListen: Sendable, Hashable, CustomStringConvertible {
@@ -329,13 +344,49 @@ public struct HubConfiguration: Sendable, Hashable {
             result.httpListen = listen
         }
         if let token = try http.secret("token"), !token.isEmpty { result.httpToken = token }
-        if let token = result.httpToken, token.count < 16 {
-            throw http.secretSource("token").invalidValue("…", "a token of at least 16 characters")
+        if let token = result.httpToken {
+            // A token anyone could guess lets them in as admin: long, and not one character or a short pattern again.
+            guard token.count >= 16 else {
+                throw http.secretSource("token").invalidValue("…", "a token of at least 16 characters")
+            }
+            guard Set(token).count >= 8 else {
+                throw http.secretSource("token").invalidValue(
+                    "…", "a token of at least 8 different characters (this one is easy to guess): "
+                        + "make one with `openssl rand -hex 24`, or use `hubctl tokens add`")
+            }
         }
-        if !result.httpListen.isLocal && result.httpToken == nil {
-            throw http["listen"].invalidValue(
-                result.httpListen.description,
-                "listening beyond this machine needs http.token or http.token_file (writes require it)")
+        result.httpPublic = try http["public"].strings() ?? []
+        for (text, node) in try http["public"].stringItems() ?? [] where !text.hasPrefix("/") {
+            throw node.invalidValue(text, "a path of the hub, like /metrics")
+        }
+        result.httpHosts = (try http["hosts"].strings() ?? []).map { $0.lowercased() }
+        for (text, node) in try http["hosts"].stringItems() ?? []
+        where text.isEmpty || text.contains("/") || text.contains(":") || text.contains(" ") {
+            throw node.invalidValue(text, "a host name, like hub.example.com (no scheme, port or path)")
+        }
+        result.httpCORSOrigins = try http["cors_origins"].strings() ?? []
+        for (text, node) in try http["cors_origins"].stringItems() ?? [] {
+            guard let scheme = text.range(of: "://"), ["http", "https"].contains(text[..<scheme.lowerBound]),
+                !text[scheme.upperBound...].isEmpty, !text[scheme.upperBound...].contains("/")
+            else {
+                throw node.invalidValue(text, "an origin, like https://grafana.example.com (a scheme and a host, no path)")
+            }
+        }
+        result.httpTrustedProxies = try http["trusted_proxies"].strings() ?? []
+        for (text, node) in try http["trusted_proxies"].stringItems() ?? [] {
+            var v4 = in_addr()
+            var v6 = in6_addr()
+            guard inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1 else {
+                throw node.invalidValue(text, "an IP address, like 127.0.0.1")
+            }
+        }
+        let certificate = try http["tls_certificate"].filePath()
+        let key = try http["tls_key"].filePath()
+        switch (certificate, key) {
+        case (let certificate?, let key?): result.httpTLS = TLSFiles(certificate: certificate, key: key)
+        case (nil, nil): break
+        case (nil, _): throw http["tls_key"].invalid("tls_key needs tls_certificate beside it")
+        case (_, nil): throw http["tls_certificate"].invalid("tls_certificate needs tls_key beside it")
         }
     }
 }

@@ -30,6 +30,9 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
         /// A mobile sensor's recording session started (`idle` → `recording`) or ended (`recording` → `idle`); its
         /// value is the session's id, which is the id of the event that started it.
         public static let session = Kind(rawValue: "session")
+        /// A silence was added, ended early, or a snooze taken (the alert stage's announcement): not a sensor's
+        /// event, so no rule chooses it; its `sensor` is the silence's matchers, its new status what happened.
+        public static let silence = Kind(rawValue: "silence")
 
         public static let all: [Kind] = [
             .changed, .silent, .offline, .recovered, .airQuality, .threshold, .discovered, .test, .session,

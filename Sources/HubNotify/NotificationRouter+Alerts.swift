@@ -21,7 +21,7 @@ extension NotificationRouter {
         var notifications: [Notification] = []
         for message in messages {
             var actions: [Notification.AlertContext.Action] = []
-            if let key, ![.resolved, .notice, .acknowledged].contains(message.reason) {
+            if let key, ![.resolved, .notice, .acknowledged, .silence].contains(message.reason) {
                 let handle = ActionToken.handle(of: message.key)
                 let expires = now.adding(milliseconds: ActionToken.lifetime)
                 for action in [ActionToken.Action.acknowledge, .snooze] {
@@ -126,6 +126,13 @@ extension NotificationRouter {
             doorbell.ring()
         }
         return outcome.hasPrefix("acknowledged") ? "Acknowledged." : "Snoozed for an hour."
+    }
+
+    /// A Pushover emergency's callback, POSTed to a link with `receipt` in its body: when a Pushover backend of this
+    /// hub sent that receipt, it polls Pushover for it now, and the acknowledgement is taken from Pushover's answer
+    /// (by the device Pushover names); whether one did. The body alone is never believed (anyone can POST it).
+    public func pushoverCallback(receipt: String) -> Bool {
+        queues.values.contains { queue in (queue.notifier as? PushoverNotifier)?.receipts.pollNow(receipt) == true }
     }
 
     /// Takes what people asked (`alert-requests.jsonl`) into the book, when the file changed since the last time.

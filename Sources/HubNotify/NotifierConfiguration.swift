@@ -50,6 +50,10 @@ public struct NotifierConfiguration: Sendable {
             backends.append(try BackendSpec(name: name, node: backend))
         }
         let names = Set(backends.map(\.name))
+        for (target, item) in try root["alerts"]["announce"].stringItems() ?? [] where !names.contains(target) {
+            let known = names.sorted().joined(separator: ", ")
+            throw item.invalid("no backend is named '\(target)' (backends: \(known.isEmpty ? "none" : known))")
+        }
         var rules: [NotificationRule] = []
         for (name, rule) in try node["rules"].entries() {
             var read = try readRule(rule, name: name, backends: names)

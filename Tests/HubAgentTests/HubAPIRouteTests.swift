@@ -42,9 +42,11 @@ import Testing
         logger.logLevel = .critical
         let api = HubAPI(
             snapshot: { _ in HubSnapshot() }, store: StateDirectory(option: directory.path).registry,
-            stateDirectory: directory.path, token: nil, metrics: MetricsExporter(), logger: logger, roads: roads,
-            maximumRoutesPlanning: routes)
-        try await Application(router: api.router()).test(.router) { client in try await body(client) }
+            stateDirectory: directory.path, access: testAccess(directory.path), metrics: MetricsExporter(),
+            logger: logger, roads: roads, maximumRoutesPlanning: routes)
+        try await Application(router: api.router()).test(.router) { client in
+            try await body(AuthorizedClient(base: client, token: testAdminToken))
+        }
     }
 
     func object(_ buffer: ByteBuffer) throws -> [String: Any] {

@@ -56,12 +56,16 @@ extension HubAPITests {
 
             // The sensor's JSON says it is mobile and recording.
             hub.withLock { $0.take(live.withLock { $0 }, statuses: true) }
-            try await client.execute(uri: "/api/v1/sensors/walker", method: .get) {
+            try await client.execute(
+                uri: "/api/v1/sensors/walker", method: .get, headers: [.authorization: "Bearer s3cret"]
+            ) {
                 let sensor = try #require(try decode($0.body) as? [String: Any])
                 #expect(sensor["mobile"] as? Bool == true)
                 #expect((sensor["session"] as? [String: Any])?["id"] as? String == id)
             }
-            try await client.execute(uri: "/api/v1/sensors", method: .get) {
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .get, headers: [.authorization: "Bearer s3cret"]
+            ) {
                 let list = try #require(try decode($0.body) as? [[String: Any]])
                 #expect(list.map { $0["mobile"] as? Bool } == [nil, true])
             }

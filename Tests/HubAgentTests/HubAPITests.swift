@@ -36,10 +36,13 @@ import Yams
         let hub = self.hub
         let api = HubAPI(
             snapshot: { _ in hub.withLock { $0 } }, store: FileRegistry(store), stateDirectory: directory.path,
-            token: token,
+            access: testAccess(directory.path, token: token ?? testAdminToken),
             metrics: MetricsExporter(), logger: logger, webPushKey: { webPushKey }, session: session)
         let app = Application(router: api.router())
-        try await app.test(.router) { client in try await body(client) }
+        // A test that names a token checks who is let in: its requests carry only what it gives them.
+        try await app.test(.router) { client in
+            try await body(AuthorizedClient(base: client, token: token == nil ? testAdminToken : nil))
+        }
     }
 
     func decode(_ buffer: ByteBuffer) throws -> Any {
@@ -188,12 +191,14 @@ import Yams
                 let html = String(buffer: $0.body)
                 #expect(html.contains(#"<td class="status">\u{1B}[2Jopen\u{202E}</td>"#))
                 #expect(UnsafeText.firstUnsafe(in: html, allowing: .lineBreak) == nil)
-                #expect(html.contains(#"[\p{Cc}\p{Cf}\u2028\u2029]/gu"#))
+            }
+            try await client.execute(uri: "/dashboard/app.js", method: .get) {
+                #expect(String(buffer: $0.body).contains(#"[\p{Cc}\p{Cf}\u2028\u2029]/gu"#))
             }
         }
     }
 
-    @Test func writesNeedTheTokenWhenOneIsSet() async throws {
+    @Test func everyRequestNeedsTheToken() async throws {
         let token = "0123456789abcdef0123"
         try await withClient(token: token) { client in
             try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"a"}"#))
@@ -209,7 +214,11 @@ import Yams
                 uri: "/api/v1/sensors", method: .post, headers: [.authorization: "Bearer \(token)"],
                 body: ByteBuffer(string: #"{"name":"a"}"#)
             ) { #expect($0.status == .created) }
-            try await client.execute(uri: "/api/v1/sensors", method: .get) { #expect($0.status == .ok) }
+            // Reads too, now: nobody looks at the hub without being someone it knows (issue 51).
+            try await client.execute(uri: "/api/v1/sensors", method: .get) { #expect($0.status == .unauthorized) }
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .get, headers: [.authorization: "Bearer \(token)"]
+            ) { #expect($0.status == .ok) }
             try await client.execute(uri: "/api/v1/sensors/a", method: .delete) { #expect($0.status == .unauthorized) }
         }
     }
@@ -362,12 +371,19 @@ import Yams
         let document = try #require(try Yams.load(yaml: OpenAPIDocument.yaml) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: Any])
         var documented = Set<String>()
+        var open = Set<String>()
         for (path, item) in paths {
-            for method in ((item as? [String: Any]) ?? [:]).keys where method != "parameters" {
+            for (method, operation) in (item as? [String: Any]) ?? [:] where method != "parameters" {
                 documented.insert("\(method.uppercased()) \(path)")
+                if ((operation as? [String: Any])?["security"] as? [Any])?.isEmpty == true {
+                    open.insert("\(method.uppercased()) \(path)")
+                }
             }
         }
         #expect(documented == Set(HubAPI.routes.map { "\($0.0) \($0.1)" }))
+        // The operations the document says need no identity are the route table's public ones.
+        let everyone = HubAPI.table.filter { if case .everyone = $0.access { true } else { false } }
+        #expect(open == Set(everyone.map { "\($0.method) \($0.path)" }))
         try await withClient { client in
             try await client.execute(uri: "/api/v1/openapi.yaml", method: .get) {
                 #expect(String(buffer: $0.body) == OpenAPIDocument.yaml)

@@ -12,13 +12,22 @@ extension HubAPITests {
     /// icon and service worker are served with their types; the VAPID key is there when a webpush backend is, and
     /// its absence is said plainly.
     @Test func installableWebAppAndTheVAPIDKey() async throws {
-        try await withClient { client in
+        let vapid = "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8"
+        try await withClient(webPushKey: vapid) { client in
             try await client.execute(uri: "/", method: .get) {
                 let html = String(buffer: $0.body)
                 #expect(html.contains("<link rel=\"manifest\" href=\"/manifest.webmanifest\">"))
                 #expect(html.contains("<button id=\"push-button\" type=\"button\">Notify me on this device</button>"))
                 #expect(html.contains("<script src=\"/dashboard/push.js\" defer></script>"))
+                #expect(html.contains("<script src=\"/dashboard/app.js\" defer></script>"))
+                #expect(!html.contains("<script>"), "no inline script: the CSP refuses any")
                 #expect(!html.contains("https://"), "no external assets")
+            }
+        }
+        try await withClient { client in
+            // No webpush backend: no button that could do nothing.
+            try await client.execute(uri: "/", method: .get) {
+                #expect(!String(buffer: $0.body).contains("push-button"))
             }
             try await client.execute(uri: "/manifest.webmanifest", method: .get) {
                 #expect($0.headers[.contentType] == "application/manifest+json")

@@ -29,6 +29,7 @@ import Testing
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.configuration)
             try await hub.prepare(broker, sensors: ["kitchen leak"])
+            try await hub.addUser("ben", role: "member")
             let address = try await hub.startAndWaitForHTTP()
             let pushService = try await TestHTTPServer.start { _, _ in .init(status: 201) }
             defer { Task { await pushService.stop() } }
@@ -49,7 +50,7 @@ import Testing
     ) async throws {
         let origin = "http://\(address)"
         let debugger = try #require(browser.debuggerAddress, "chromedriver named no DevTools address")
-        try await browser.open(origin + "/")
+        try await browser.logIn(origin, user: "ben")
         try await browser.setPermission("notifications", "granted")
         let endpoint = pushService.url + "/push/browser-1"
         let (privateKey, auth) = try await browser.standInForThePushService(endpoint: endpoint)
@@ -101,7 +102,8 @@ import Testing
         try await hub.waitForLog("alert request", "acknowledged: leak/kitchen leak/status")
         let acknowledgedAt = ContinuousClock.now
         let show = try await hub.hubctl.run("alerts", "show", "leak/kitchen leak/status")
-        #expect(show.standardOutput.contains("by link via link"), "\(show.standardOutput)")
+        // The worker's request carries the browser's login: the book names the person, and how.
+        #expect(show.standardOutput.contains("by ben via link"), "\(show.standardOutput)")
         let listed = try await get("\(origin)/api/v1/alerts")
         let alerts = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         let alert = try #require(alerts.first { $0["id"] as? String == "leak/kitchen leak/status" }, "\(listed)")
@@ -139,7 +141,8 @@ import Testing
     }
 
     private func get(_ url: String) async throws -> String {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(
+            authorized(HTTPClientRequest(url: url)), timeout: .seconds(30))
         return String(buffer: try await response.body.collect(upTo: 1024 * 1024))
     }
 

@@ -53,7 +53,7 @@ struct CoveringSubscriptionTests {
     /// A value from hubd's `/metrics` (0 when it has none).
     static func metric(_ address: String, _ name: String) async throws -> Double {
         let response = try await HTTPClient.shared.execute(
-            HTTPClientRequest(url: "http://\(address)/metrics"), timeout: .seconds(10))
+            authorized(HTTPClientRequest(url: "http://\(address)/metrics")), timeout: .seconds(10))
         let body = String(buffer: try await response.body.collect(upTo: 4 * 1024 * 1024))
         let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0

@@ -16,6 +16,7 @@ import Testing
             // A thermometer that publishes JSON: its temperature the value, the rest attributes (markup among them).
             try hub.writeRegistry(numeric: "cellar", topic: "z/cellar", value: "temperature", unit: "°C")
             try await hub.prepare(broker, sensors: ["front door"])
+            try await hub.addUser()
             let add = try await hub.hubctl.run(
                 "sensors", "add", "air quality", "--kind", "particulate", "--topic", "sensorhub/sds011/A160/state")
             #expect(add.status == 0)
@@ -42,7 +43,12 @@ import Testing
     }
 
     func check(_ browser: WebDriver, address: String, broker: MosquittoBroker) async throws {
+        // Not logged in: the login page, and back to the dashboard once logged in.
         try await browser.open("http://\(address)/")
+        try await browser.waitUntil("the login page") {
+            try await browser.script("return location.pathname") as? String == "/login"
+        }
+        try await browser.logIn("http://\(address)")
         let status = "#sensors tr[data-name='front door'] td.status"
         #expect(try await browser.text(status) == "closed")
         #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
@@ -143,6 +149,22 @@ final class WebDriver: Sendable {
 
     func open(_ url: String) async throws {
         _ = try await Self.request("POST", "\(base)/session/\(session)/url", ["url": url])
+    }
+
+    /// Logs in at `origin`'s login page as a person would (the form typed in and sent), and waits for the dashboard.
+    func logIn(_ origin: String, user: String = "ana", password: String = RunningHub.password) async throws {
+        try await open(origin + "/login")
+        let fields = try JSONSerialization.data(withJSONObject: [user, password])
+        _ = try await script(
+            """
+            const [user, password] = \(String(decoding: fields, as: UTF8.self));
+            document.querySelector('input[name=user]').value = user;
+            document.querySelector('input[name=password]').value = password;
+            document.querySelector('form').submit(); return true;
+            """)
+        try await waitUntil("logged in") {
+            try await script("return location.pathname + ' ' + document.readyState") as? String == "/ complete"
+        }
     }
 
     func text(_ selector: String) async throws -> String? {

@@ -22,6 +22,7 @@ import Testing
         try await withBroker { broker in
             let hub = try RunningHub(configuration: Self.configuration)
             try await hub.prepare(broker, sensors: ["front door", "kitchen"])
+            try await hub.addUser("ben", role: "member")
             let address = try await hub.startAndWaitForHTTP()
             let pushService = try await TestHTTPServer.start { _, _ in .init(status: 201) }
             defer { Task { await pushService.stop() } }
@@ -39,7 +40,7 @@ import Testing
     }
 
     func check(_ browser: WebDriver, address: String) async throws {
-        try await browser.open("http://\(address)/")
+        try await browser.logIn("http://\(address)", user: "ben")
         // 127.0.0.1 is a secure context: what service workers and push need.
         #expect(try await browser.script("return window.isSecureContext") as? Bool == true)
         let manifest = try #require(

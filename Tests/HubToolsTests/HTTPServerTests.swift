@@ -14,7 +14,7 @@ import Testing
             try await hub.prepare(broker, sensors: ["front door"])
             let address = try await hub.startAndWaitForHTTP()
             let response = try await HTTPClient.shared.execute(
-                HTTPClientRequest(url: "http://\(address)/api/v1/sensors"), timeout: .seconds(30))
+                authorized(HTTPClientRequest(url: "http://\(address)/api/v1/sensors")), timeout: .seconds(30))
             #expect(response.status.code == 200)
             #expect(response.headers["server"] == ["SensorHub"])
             let date = try #require(response.headers["date"].first)
@@ -32,7 +32,7 @@ import Testing
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
             #expect(closed, "the server kept the connection open")
             let again = try await HTTPClient.shared.execute(
-                HTTPClientRequest(url: "http://\(address)/api/v1/sensors"), timeout: .seconds(30))
+                authorized(HTTPClientRequest(url: "http://\(address)/api/v1/sensors")), timeout: .seconds(30))
             #expect(again.status.code == 200)
             _ = try await again.body.collect(upTo: 1 << 20)
             await hub.stop()

@@ -66,7 +66,8 @@ struct RouteHubTests {
     }
 
     func get(_ url: String) async throws -> (status: UInt, body: String) {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(
+            authorized(HTTPClientRequest(url: url)), timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 4 * 1024 * 1024)
         return (response.status.code, String(buffer: body))
     }

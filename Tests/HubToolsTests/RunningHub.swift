@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HubCore
 import HubSupport
@@ -15,19 +16,37 @@ final class RunningHub: Sendable {
     private let logs = Locked<Inbox<String>?>(nil)
 
     /// - Parameter configuration: YAML for hubd's configuration file.
-    init(configuration: String = "") throws {
+    init(configuration: String = "", withToken: Bool = true) throws {
+        self.withToken = withToken
         hubctl = try Hubctl()
         hubd = try builtProduct("hubd")
         configFile = hubctl.state.file("hubd.yaml")
         try configuration.write(toFile: configFile, atomically: true, encoding: .utf8)
     }
 
+    /// Whether hubd takes `RunningHub.apiToken` as its `http.token` (the tests of other things than who may act
+    /// call the API as an admin program would); `SecurityTests` run hubd as it comes, with none.
+    let withToken: Bool
+
+    /// The admin token the tests' hubs take (`HUB_HTTP_TOKEN`): `authorized(_:)` puts it on a request.
+    static let apiToken = "hub-tests-admin-token-7c1f9e2a4b"
+
     var environment: [String: String] {
         var environment = hubctl.environment
         environment["HUB_CONFIG"] = configFile
         // Tests run hubs side by side: each on a free port (the log says which).
         environment["HUB_HTTP_LISTEN"] = "127.0.0.1:0"
+        if withToken { environment["HUB_HTTP_TOKEN"] = Self.apiToken }
         return environment
+    }
+
+    /// The password of the people `addUser` makes.
+    static let password = "tests pass phrase 42"
+
+    /// Adds a household account with hubctl (`RunningHub.password`), as a person would before logging in.
+    func addUser(_ name: String = "ana", role: String = "admin") async throws {
+        let result = try await hubctl.run(["users", "add", name, "--role", role], input: Self.password + "\n")
+        guard result.status == 0 else { throw TestKitError("hubctl users add \(name) failed: \(result.standardError)") }
     }
 
     /// Points the registry at `broker`.
@@ -239,4 +258,14 @@ extension FileHandle {
         handle.seekToEndOfFile()
         return handle
     }
+}
+
+/// `request` as the tests' programs send it to a hubd: with the admin token (`RunningHub.apiToken`), and a JSON body
+/// said to be JSON.
+func authorized(_ request: HTTPClientRequest) -> HTTPClientRequest {
+    var request = request
+    if !request.headers.contains(name: "Authorization") {
+        request.headers.add(name: "Authorization", value: "Bearer \(RunningHub.apiToken)")
+    }
+    return request
 }

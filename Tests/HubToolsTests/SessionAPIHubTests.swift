@@ -97,7 +97,7 @@ import Testing
             request.body = .bytes(ByteBuffer(string: body))
             request.headers.add(name: "Content-Type", value: "application/json")
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(authorized(request), timeout: .seconds(30))
         let buffer = try await response.body.collect(upTo: 4 * 1024 * 1024)
         return (response.status.code, response.headers.first(name: "Content-Type"), String(buffer: buffer))
     }

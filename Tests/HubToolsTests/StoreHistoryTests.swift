@@ -67,7 +67,8 @@ struct StoreHistoryTests {
                 }
                 // Either agent's API reads the same.
                 let response = try await HTTPClient.shared.execute(
-                    HTTPClientRequest(url: "http://\(address)/api/v1/events?sensor=hall"), timeout: .seconds(30))
+                    authorized(HTTPClientRequest(url: "http://\(address)/api/v1/events?sensor=hall")),
+                    timeout: .seconds(30))
                 #expect(response.status.code == 200)
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
                 let listed = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]] ?? []

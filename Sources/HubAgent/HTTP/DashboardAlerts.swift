@@ -7,12 +7,13 @@ import NIOCore
 /// The dashboard's alerts page: the open alerts (firing, acknowledged by whom, held by a parent) and the silences
 /// with their expiry, as hubd's book has them; it reloads itself every 10 s.
 extension HubAPI {
-    func alertsPage() async throws -> Response {
+    func alertsPage(_ context: HubRequestContext) async throws -> Response {
         let saved = try await savedAlerts()
         let book = saved.book
         let now = Timestamp.now
-        var html = Self.pageHead(title: "SensorHub alerts")
+        var html = Self.pageHead(title: "SensorHub alerts") + userBar(context)
         html += "<meta http-equiv=\"refresh\" content=\"10\">\n<h1>Alerts</h1>\n<p><a href=\"/\">Sensors</a></p>\n"
+        html += bookResetBanner(book, now: now)
         html += "<table id=\"alerts\"><thead><tr><th>Alert</th><th>Status</th><th>State</th><th>Opened</th>"
         html += "<th>Told</th></tr></thead><tbody>\n"
         let alerts = book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) }
@@ -40,5 +41,19 @@ extension HubAPI {
         return Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+}
+
+extension HubAPI {
+    /// A warning at the top of the pages for a month after the alert book was begun again (it was lost or could not
+    /// be read): what was open, silenced or linked before is gone, and a person should know.
+    func bookResetBanner(_ book: AlertBook?, now: Timestamp) -> String {
+        guard let reset = book?.reset,
+            now.millisecondsSince1970 - reset.at.millisecondsSince1970 < 30 * 86_400_000
+        else { return "" }
+        var text = "The alert book was begun again \(reset.at.relative(to: now)) (\(reset.reason))"
+        if let kept = reset.keptAs { text += "; the old file is kept as \(kept)" }
+        text += ". Alerts open, silences and links from before are gone; the hub logged it as an error."
+        return "<p class=\"banner error\" role=\"alert\" id=\"book-reset\">\(escape(text))</p>\n"
     }
 }

@@ -2,14 +2,15 @@
 ///
 /// The button registers the service worker, fetches the hub's VAPID key, asks for permission, subscribes with the
 /// browser's push service and registers the subscription with the hub (`POST /api/v1/devices`, the sensors chosen
-/// as globs); pressed again, it changes the choice (`PATCH /api/v1/devices/{id}`). Every way this can fail ends in
-/// a sentence on the page (`#push-status`, `data-state="error"`), never only in the console.
+/// as globs); pressed again, it changes the choice (`PATCH /api/v1/devices/{id}`). It acts as the person logged in
+/// (their session cookie; a viewer may not register a device); no token is kept in the page or in its storage.
+/// Every way this can fail ends in a sentence on the page (`#push-status`, `data-state="error"`), never only in the
+/// console.
 enum DashboardPush {
     static let section = """
         <h2>Notifications</h2>
         <div id="push">
         <label>Sensors <input id="push-sensors" placeholder="all, or door*, window*" size="28"></label>
-        <input id="push-token" type="password" placeholder="API token" autocomplete="off" hidden>
         <button id="push-button" type="button">Notify me on this device</button>
         <div id="push-status" class="muted" role="status" data-state="idle"></div>
         </div>
@@ -21,7 +22,6 @@ enum DashboardPush {
         (() => {
           const button = document.getElementById('push-button');
           const sensors = document.getElementById('push-sensors');
-          const tokenField = document.getElementById('push-token');
           const status = document.getElementById('push-status');
           const say = (text, state) => { status.textContent = text; status.dataset.state = state; };
           const stored = key => localStorage.getItem('sensorhub.' + key);
@@ -39,18 +39,14 @@ enum DashboardPush {
           };
           const sameKey = (a, b) => a && a.byteLength === b.byteLength && new Uint8Array(a).every((x, i) => x === b[i]);
 
+          // The session cookie goes with the request by itself (no token is kept in the page or its storage).
           async function call(method, url, body) {
             const headers = {'Content-Type': 'application/json'};
-            const token = tokenField.value || stored('token');
-            if (token) headers.Authorization = 'Bearer ' + token;
             const answer = await fetch(url, {method, headers, body: JSON.stringify(body)});
             const json = await answer.json().catch(() => ({}));
-            if (answer.status === 401) {
-              tokenField.hidden = false;
-              throw new Error('this hub needs its API token (http.token): enter it and press the button again');
-            }
+            if (answer.status === 401) throw new Error('the login has ended: reload the page and log in again');
+            if (answer.status === 403) throw new Error(json.error || 'this account may not register a device');
             if (!answer.ok) throw Object.assign(new Error(json.error || 'the hub answered HTTP ' + answer.status), {status: answer.status});
-            if (tokenField.value) store('token', tokenField.value);
             return json;
           }
 

@@ -28,7 +28,7 @@ extension HubAPI {
     }
 
     /// One session: its figures, map, chart and downloads, then the sensor's other recent sessions.
-    func sessionPage(_ context: BasicRequestContext) async throws -> Response {
+    func sessionPage(_ context: HubRequestContext) async throws -> Response {
         let id = pathName(context, "id")
         let history = try? history.open()
         guard let history, let summary = try? await history.session(id) else {

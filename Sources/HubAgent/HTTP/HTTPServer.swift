@@ -21,10 +21,18 @@ where Responder.Context: InitializableFromSource<ApplicationRequestContextSource
     let address: BindAddress
     let serverName: String
     let logger: Logger
+    /// hubd's own HTTPS, when `http.tls_certificate` is set.
+    var tls: TLSFiles? = nil
     let onServerRunning: @Sendable (any Channel) async -> Void
 
     func run() async throws {
-        let server = try HTTPServerBuilder.http1().buildServer(
+        let builder =
+            tls.map { files in
+                HTTPServerBuilder { responder in
+                    ReloadingTLSChannel(base: HTTP1Channel(responder: responder), files: files)
+                }
+            } ?? HTTPServerBuilder.http1()
+        let server = try builder.buildServer(
             configuration: ServerConfiguration(address: address, serverName: serverName),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
         ) { (request, responseWriter: consuming ResponseWriter, channel) in

@@ -29,23 +29,33 @@ extension HubAPI {
         return json(book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) })
     }
 
-    func acknowledgeAlert(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func acknowledgeAlert(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let id = pathName(context, "id")
         let body = try await object(request, context, allowed: ["by"])
         guard try await savedAlerts().book.alerts[id]?.firing == true else {
             throw HTTPError(.notFound, message: "no firing alert '\(id)'")
         }
-        try await send(.acknowledge(alert: id, by: try optionalString(body, "by") ?? "api", via: "api", at: .now))
+        let who = Self.who(context, onBehalfOf: try optionalString(body, "by"))
+        try await send(.acknowledge(alert: id, by: who, via: context.identity?.via ?? "api", at: .now))
+        logger.notice("alert acknowledged over HTTP", metadata: ["alert": "\(id)", "by": "\(who)"])
         return json(["acknowledged": id], status: .accepted)
+    }
+
+    /// Who the book records as having done it: the identity (a person's name, "token grafana", "http.token"); a
+    /// name the body gives (`by`, `createdBy`: a program acting for someone) is kept beside it, never instead.
+    static func who(_ context: HubRequestContext, onBehalfOf named: String?) -> String {
+        let who = context.identity?.who ?? "api"
+        guard let named = named?.trimmingCharacters(in: .whitespacesAndNewlines), !named.isEmpty,
+            named != context.identity?.name, named != "api"
+        else { return who }
+        return "\(who) for \(named.prefix(40))"
     }
 
     func listSilences() async throws -> Response {
         return json(try await savedAlerts().silences(at: .now, expired: true).map(\.silence))
     }
 
-    func addSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func addSilence(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let body = try await object(
             request, context, allowed: ["matchers", "startsAt", "endsAt", "createdBy", "comment"])
         guard let texts = body["matchers"] as? [String], !texts.isEmpty else {
@@ -74,7 +84,7 @@ extension HubAPI {
         }
         let silence = Silence(
             id: String(UInt32.random(in: 0...UInt32.max), radix: 16), matchers: matchers, startsAt: start, endsAt: end,
-            createdBy: try optionalString(body, "createdBy") ?? "api",
+            createdBy: Self.who(context, onBehalfOf: try optionalString(body, "createdBy")),
             comment: try optionalString(body, "comment") ?? "")
         let inForce = try await savedAlerts().silences(at: now).count
         do {
@@ -86,14 +96,15 @@ extension HubAPI {
         return json(silence, status: .created)
     }
 
-    func expireSilence(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func expireSilence(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let id = pathName(context, "id")
         let now = Timestamp.now
         guard try await savedAlerts().hasSilence(id, at: now) else {
             throw HTTPError(.notFound, message: "no silence '\(id)' is in force or to come")
         }
-        try await send(.expire(silence: id, at: now))
+        let who = Self.who(context, onBehalfOf: nil)
+        try await send(.expire(silence: id, at: now, by: who))
+        logger.notice("silence expired over HTTP", metadata: ["silence": "\(id)", "by": "\(who)"])
         return json(["expired": id])
     }
 
@@ -101,7 +112,7 @@ extension HubAPI {
 
     /// The token in the path, checked: a forged or expired one is refused (403 / 410) and logged, as is one whose
     /// alerts are gone or that was used before (404 / 409).
-    private func checkedToken(_ context: BasicRequestContext) async throws -> (ActionToken, [String]) {
+    private func checkedToken(_ context: HubRequestContext) async throws -> (ActionToken, [String]) {
         let text = pathName(context, "id")
         guard let key = actionKey() else {
             throw HTTPError(.serviceUnavailable, message: "the hub has no key for alert links")
@@ -128,7 +139,7 @@ extension HubAPI {
 
     /// GET: a page that says what the link does and asks to confirm (a mail scanner that fetches links acts on
     /// nothing).
-    func alertLinkPage(_ context: BasicRequestContext) async throws -> Response {
+    func alertLinkPage(_ context: HubRequestContext) async throws -> Response {
         let (token, alerts) = try await checkedToken(context)
         let text = pathName(context, "id")
         let html = """
@@ -144,16 +155,21 @@ extension HubAPI {
     }
 
     /// POST: acts (ntfy's `http` action, the service worker's button, the confirmation page's form).
-    func alertLinkAct(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func alertLinkAct(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let (token, alerts) = try await checkedToken(context)
-        // Who POSTs: Pushover's callback (a form with the emergency's receipt and who acknowledged), the ntfy app,
-        // or a page or service worker.
+        // Who POSTs: Pushover's callback (a form with the emergency's receipt), the ntfy app, or a page or service
+        // worker. Nothing the body says is believed: Pushover's callback hands its receipt to the Pushover backend,
+        // which asks Pushover's API who acknowledged and acts by that device (`PushoverReceipts.pollNow`).
         let form = String(buffer: (try? await request.body.collect(upTo: 4096)) ?? ByteBuffer())
-        var via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
-        var by = via
-        if let callback = try? URLEncodedFormDecoder().decode(PushoverCallback.self, from: form) {
-            via = "pushover"
-            by = callback.acknowledgedByDevice.map { "pushover (\($0))" } ?? "pushover"
+        let via = request.headers[.userAgent].map { $0.lowercased().contains("ntfy") ? "ntfy" : "link" } ?? "link"
+        let by = context.identity?.who ?? via
+        if let callback = try? URLEncodedFormDecoder().decode(PushoverCallback.self, from: form),
+            pushoverCallback(callback.receipt)
+        {
+            logger.notice(
+                "Pushover callback: asking Pushover who acknowledged",
+                metadata: ["receipt": "\(callback.receipt)", "alerts": "\(alerts.joined(separator: ","))"])
+            return json(["done": "checking with Pushover", "alerts": alerts.joined(separator: ",")], status: .accepted)
         }
         try await send(.act(handle: token.handle, action: token.action, by: by, via: via, at: .now))
         logger.notice(
@@ -171,13 +187,8 @@ extension HubAPI {
     }
 }
 
-/// What Pushover POSTs to an emergency's `callback` once someone acknowledges it (pushover.net/api/receipts).
+/// What Pushover POSTs to an emergency's `callback` once someone acknowledges it (pushover.net/api/receipts): only
+/// the receipt is read, to ask Pushover about it.
 private struct PushoverCallback: Decodable {
     var receipt: String
-    var acknowledgedByDevice: String?
-
-    enum CodingKeys: String, CodingKey {
-        case receipt
-        case acknowledgedByDevice = "acknowledged_by_device"
-    }
 }

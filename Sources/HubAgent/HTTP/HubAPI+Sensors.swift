@@ -96,7 +96,7 @@ extension HubAPI {
         writer.raw("}")
     }
 
-    func sensor(_ context: BasicRequestContext) async throws -> (sensor: Sensor, mobile: Bool) {
+    func sensor(_ context: HubRequestContext) async throws -> (sensor: Sensor, mobile: Bool) {
         let name = pathName(context, "name")
         guard let sensor = try await readStore().sensor(named: name) else {
             throw HTTPError(.notFound, message: "no sensor named '\(name)'")
@@ -105,8 +105,7 @@ extension HubAPI {
         return (live(sensor, statuses), statuses[sensor.topic]?.mobile == true)
     }
 
-    func addSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func addSensor(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let body = try await object(
             request, context,
             allowed: [
@@ -159,13 +158,17 @@ extension HubAPI {
                 named: name, topic: topic, template: template, kind: kind,
                 silenceTimeout: silenceTimeout, format: format, availability: availability)
         }
+        logger.notice(
+            "sensor added over HTTP",
+            metadata: ["sensor": "\(sensor.name)", "topic": "\(sensor.topic)", "by": "\(context.identity?.who ?? "api")"])
         return sensorResponse(sensor, status: .created)
     }
 
-    func removeSensor(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func removeSensor(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let name = pathName(context, "name")
         _ = try await storeUpdate { document throws(RegistryError) in try document.removeSensor(named: name) }
+        logger.notice(
+            "sensor removed over HTTP", metadata: ["sensor": "\(name)", "by": "\(context.identity?.who ?? "api")"])
         return Response(status: .noContent)
     }
 }

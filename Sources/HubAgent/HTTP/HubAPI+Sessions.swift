@@ -82,13 +82,13 @@ extension HubAPI {
         return json(sessions.map { SessionAnswer($0) })
     }
 
-    func sessionDetail(_ context: BasicRequestContext) async throws -> Response {
+    func sessionDetail(_ context: HubRequestContext) async throws -> Response {
         let (summary, points) = try await recordedSession(pathName(context, "id"))
         return json(SessionAnswer(summary, statistics: SessionStatistics(points)))
     }
 
     /// `?format=geojson|gpx|csv` (GeoJSON when absent), as a download named after the sensor and the start.
-    func sessionTrack(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func sessionTrack(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let format = request.uri.queryParameters.get("format") ?? "geojson"
         guard let (type, fileExtension) = Self.trackFormats[format] else {
             throw HTTPError(.badRequest, message: "format is geojson, gpx or csv")
@@ -151,8 +151,7 @@ extension HubAPI {
     }
 
     /// `{"action":"start"|"stop"}`: as the device's control message, journaled and recorded like one.
-    func controlSession(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func controlSession(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         let body = try await object(request, context, allowed: ["action"])
         guard let text = body["action"] as? String, let action = SessionAction(rawValue: text) else {
             throw HTTPError(.badRequest, message: "\"action\" is \"start\" or \"stop\"")

@@ -21,8 +21,8 @@ struct HubAPI: Sendable {
     let history: HistorySource
     /// The dashboard polls every 2 s: the registry is decoded again only when its file was replaced.
     let registry = CachedDefaults()
-    /// Required (as `Authorization: Bearer …`) for every write when set.
-    let token: String?
+    /// Who may do what (docs/security.md): the accounts, the tokens, the public reads, the names the hub answers to.
+    let access: HTTPAccess
     let metrics: MetricsExporter
     let logger: Logger
     /// The VAPID public key browsers subscribe with; `nil` without a webpush backend. Asked each time: a reload
@@ -41,22 +41,26 @@ struct HubAPI: Sendable {
     let actionKey: @Sendable () -> SymmetricKey?
     /// Where the alert book is read and requests are left (the router's: files, or a cluster's database).
     let alerts: any AlertPlace
+    /// Hands a Pushover callback's receipt to the backend that sent it, to be checked with Pushover; whether one did
+    /// (the router's `pushoverCallback`).
+    let pushoverCallback: @Sendable (_ receipt: String) -> Bool
 
     init(
-        snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, token: String?,
+        snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, access: HTTPAccess,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
         history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil },
-        alerts: (any AlertPlace)? = nil
+        alerts: (any AlertPlace)? = nil, pushoverCallback: @escaping @Sendable (String) -> Bool = { _ in false }
     ) {
+        self.pushoverCallback = pushoverCallback
         self.actionKey = actionKey
         self.alerts = alerts ?? AlertFiles(directory: stateDirectory)
         self.snapshot = snapshot
         self.store = store
         self.stateDirectory = stateDirectory
         self.history = history ?? .file(directory: stateDirectory)
-        self.token = token
+        self.access = access
         self.metrics = metrics
         self.logger = logger
         self.webPushKey = webPushKey
@@ -67,84 +71,6 @@ struct HubAPI: Sendable {
 
     /// Largest request body accepted.
     static let maximumBody = 64 * 1024
-
-    /// Every route, for the OpenAPI test: method and path as the document writes it.
-    static let routes: [(HTTPRequest.Method, String)] = [
-        (.get, "/healthz"), (.get, "/metrics"), (.get, "/"), (.get, "/dashboard/chart.svg"),
-        (.get, "/manifest.webmanifest"), (.get, "/sw.js"), (.get, "/icon.svg"), (.get, "/dashboard/push.js"),
-        (.get, "/api/v1/openapi.yaml"), (.get, "/api/v1/webpush/key"),
-        (.get, "/api/v1/sensors"), (.post, "/api/v1/sensors"),
-        (.get, "/api/v1/sensors/{name}"), (.delete, "/api/v1/sensors/{name}"),
-        (.get, "/api/v1/events"), (.get, "/api/v1/air"), (.get, "/api/v1/air/history"), (.get, "/api/v1/alert"),
-        (.get, "/api/v1/route"), (.get, "/api/v1/devices"), (.post, "/api/v1/devices"),
-        (.patch, "/api/v1/devices/{id}"),
-        (.delete, "/api/v1/devices/{id}"),
-        (.get, "/api/v1/sessions"), (.get, "/api/v1/sessions/{id}"), (.get, "/api/v1/sessions/{id}/track"),
-        (.post, "/api/v1/sensors/{name}/session"), (.get, "/sessions"), (.get, "/sessions/{id}"),
-        (.get, "/api/v1/alerts"), (.post, "/api/v1/alerts/{id}/ack"), (.get, "/api/v1/silences"),
-        (.post, "/api/v1/silences"), (.delete, "/api/v1/silences/{id}"), (.get, "/a/{id}"), (.post, "/a/{id}"),
-        (.get, "/alerts"),
-    ]
-
-    func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ErrorMiddleware(logger: logger))
-        // Request counts and durations through swift-metrics (hubd bootstraps it with the Prometheus registry).
-        router.add(middleware: MetricsMiddleware())
-        router.get("/healthz") { _, _ in try self.health() }
-        router.get("/metrics") { _, _ in self.prometheus() }
-        router.get("/") { _, _ in try await self.dashboard() }
-        router.get("/dashboard/chart.svg") { request, _ in try await self.chart(request) }
-        router.get("/manifest.webmanifest") { _, _ in
-            self.staticFile(Self.manifest, type: "application/manifest+json")
-        }
-        router.get("/sw.js") { _, _ in self.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8") }
-        router.get("/sessions") { request, _ in try await self.sessionsPage(request) }
-        router.get("/sessions/{id}") { _, context in try await self.sessionPage(context) }
-        router.get("/a/{id}") { _, context in try await self.alertLinkPage(context) }
-        router.get("/alerts") { _, _ in try await self.alertsPage() }
-        router.post("/a/{id}") { request, context in try await self.alertLinkAct(request, context) }
-        router.get("/icon.svg") { _, _ in self.staticFile(Self.icon, type: "image/svg+xml") }
-        router.get("/dashboard/push.js") { _, _ in
-            self.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
-        }
-        let api = router.group("/api/v1")
-        api.get("/openapi.yaml") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/yaml"],
-                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
-        }
-        api.get("/webpush/key") { _, _ in try self.webPushKeyAnswer() }
-        api.get("/sensors") { _, _ in
-            let (sensors, mobile) = try await self.liveSensors()
-            return self.sensorsResponse(sensors, mobile: mobile)
-        }
-        api.post("/sensors") { request, context in try await self.addSensor(request, context) }
-        api.get("/sensors/{name}") { _, context in
-            let (sensor, mobile) = try await self.sensor(context)
-            return self.sensorResponse(sensor, mobile: mobile)
-        }
-        api.delete("/sensors/{name}") { request, context in try await self.removeSensor(request, context) }
-        api.get("/events") { request, _ in try await self.events(request) }
-        api.get("/air") { _, _ in json(self.air()) }
-        api.get("/air/history") { request, _ in try await self.airHistory(request) }
-        api.get("/alert") { _, _ in json(self.alert()) }
-        api.get("/route") { request, _ in try await self.route(request) }
-        api.get("/devices") { request, _ in try self.listDevices(request) }
-        api.post("/devices") { request, context in try await self.addDevice(request, context) }
-        api.patch("/devices/{id}") { request, context in try await self.editDevice(request, context) }
-        api.delete("/devices/{id}") { request, context in try await self.removeDevice(request, context) }
-        api.get("/sessions") { request, _ in try await self.listSessions(request) }
-        api.get("/sessions/{id}") { _, context in try await self.sessionDetail(context) }
-        api.get("/sessions/{id}/track") { request, context in try await self.sessionTrack(request, context) }
-        api.post("/sensors/{name}/session") { request, context in try await self.controlSession(request, context) }
-        api.get("/alerts") { _, _ in try await self.listAlerts() }
-        api.post("/alerts/{id}/ack") { request, context in try await self.acknowledgeAlert(request, context) }
-        api.get("/silences") { _, _ in try await self.listSilences() }
-        api.post("/silences") { request, context in try await self.addSilence(request, context) }
-        api.delete("/silences/{id}") { request, context in try await self.expireSilence(request, context) }
-        return router
-    }
 
     // MARK: - Health and metrics
 
@@ -166,15 +92,6 @@ struct HubAPI: Sendable {
     }
 
     // MARK: - Helpers
-
-    /// Writes need the token when one is configured.
-    func authorize(_ request: Request) throws {
-        guard let token else { return }
-        let given = request.headers[.authorization] ?? ""
-        guard given == "Bearer \(token)" else {
-            throw HTTPError(.unauthorized, message: "this needs the API token: Authorization: Bearer <http.token>")
-        }
-    }
 
     func readStore() async throws -> DefaultsDocument {
         do {
@@ -223,9 +140,17 @@ struct HubAPI: Sendable {
         return Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - Int64(duration.seconds * 1000))
     }
 
-    /// A JSON object body of at most 64 KiB with only `allowed` keys.
-    func object(_ request: Request, _ context: BasicRequestContext, allowed: Set<String>) async throws -> [String: Any]
+    /// A JSON object body of at most 64 KiB with only `allowed` keys, sent as `application/json`: no other page can
+    /// send that without the browser asking first (a CORS preflight, which the hub refuses), so a form or a
+    /// `text/plain` POST from another site never gets this far.
+    func object(_ request: Request, _ context: HubRequestContext, allowed: Set<String>) async throws -> [String: Any]
     {
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        guard type?.lowercased() == "application/json" else {
+            throw HTTPError(
+                .unsupportedMediaType,
+                message: "the body must be JSON sent as Content-Type: application/json (not \(type ?? "none"))")
+        }
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: Self.maximumBody)
@@ -251,7 +176,7 @@ struct HubAPI: Sendable {
         return text
     }
 
-    func pathName(_ context: BasicRequestContext, _ key: String) -> String {
+    func pathName(_ context: HubRequestContext, _ key: String) -> String {
         let raw = context.parameters.get(key) ?? ""
         return raw.removingPercentEncoding ?? raw
     }

@@ -68,7 +68,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             let fallback =
                 error.status == .notFound
                 ? "no such endpoint: \(request.method) \(request.uri.path)" : error.status.reasonPhrase
-            return json(ErrorAnswer(error: error.body ?? fallback), status: error.status)
+            var response = json(ErrorAnswer(error: error.body ?? fallback), status: error.status)
+            // What the error says besides (WWW-Authenticate on a 401, Retry-After).
+            for field in error.headers where field.name != .contentType && field.name != .contentLength {
+                response.headers.append(field)
+            }
+            return response
         } catch let error as any HTTPResponseError {
             let status = error.status
             let message =

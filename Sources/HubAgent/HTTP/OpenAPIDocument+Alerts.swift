@@ -9,7 +9,7 @@ extension OpenAPIDocument {
                 "200": {description: 'Alerts: id (rule/sensor/kind), rule, sensor, kind, firing, event, opened, acknowledged, told'}
           /api/v1/alerts/{id}/ack:
             post:
-              summary: Acknowledge a firing alert (its reminders and escalation stop); needs the token when one is set
+              summary: Acknowledge a firing alert (its reminders and escalation stop)
               parameters:
                 - {name: id, in: path, required: true, schema: {type: string}, description: 'rule/sensor/kind, percent-encoded'}
               requestBody:
@@ -23,7 +23,7 @@ extension OpenAPIDocument {
               responses:
                 "200": {description: 'Silences: id, matchers, startsAt, endsAt, createdBy, comment'}
             post:
-              summary: Add a silence; needs the token when one is set
+              summary: Add a silence
               requestBody:
                 content:
                   application/json:
@@ -57,6 +57,7 @@ extension OpenAPIDocument {
               - {name: id, in: path, required: true, schema: {type: string}, description: A signed token from a notification's button or link}
             get:
               summary: A page that says what the link does, with a button to confirm (a prefetching mail scanner acts on nothing)
+              security: []
               responses:
                 "200": {description: HTML}
                 "403": {description: A forged token}
@@ -65,6 +66,7 @@ extension OpenAPIDocument {
                 "410": {description: The token expired}
             post:
               summary: Acknowledge or snooze (1 h) the alerts the notification named; the signed token is the authority
+              security: []
               responses:
                 "200": {description: Done}
                 "403": {description: A forged token}

@@ -7,13 +7,21 @@ enum OpenAPIDocument {
           title: SensorHub API
           version: "1"
           description: >-
-            The hub's sensors, events, air quality and push registration. Writes need
-            "Authorization: Bearer <http.token>" when a token is configured (always, when listening beyond loopback).
-            Errors are {"error": "<what was wrong>"} with a 4xx or 5xx status.
+            The hub's sensors, events, air quality and push registration. Every operation needs an identity
+            (401 without): "Authorization: Bearer <token>" (hubctl tokens add, or http.token), or a person's session
+            cookie (POST /login), except those marked security: [] (docs/security.md). What an identity may do:
+            read (viewer, read token), act on alerts, phones and sessions (member, write token), manage sensors
+            (admin, admin token); 403 says what is missing. JSON bodies are sent as Content-Type: application/json
+            (415 otherwise). Errors are {"error": "<what was wrong>"} with a 4xx or 5xx status.
+        security:
+          - token: []
+          - session: []
         paths:
+        \(accessPaths)
           /healthz:
             get:
               summary: Whether hubd runs, and is connected to the broker
+              security: []
               responses:
                 "200": {description: '{"status":"ok","connected":true,"sensors":3}'}
           /metrics:
@@ -43,21 +51,25 @@ enum OpenAPIDocument {
           /manifest.webmanifest:
             get:
               summary: The dashboard's web app manifest (installable, standalone)
+              security: []
               responses:
                 "200": {description: application/manifest+json}
           /sw.js:
             get:
               summary: The dashboard's service worker (shows Web Push messages; a tap opens the dashboard)
+              security: []
               responses:
                 "200": {description: JavaScript}
           /icon.svg:
             get:
               summary: The web app's icon
+              security: []
               responses:
                 "200": {description: SVG}
           /dashboard/push.js:
             get:
               summary: The script behind the dashboard's "Notify me on this device"
+              security: []
               responses:
                 "200": {description: JavaScript}
           /api/v1/openapi.yaml:
@@ -68,7 +80,8 @@ enum OpenAPIDocument {
         \(alertPaths)  /api/v1/webpush/key:
             get:
               summary: The hub's VAPID public key, for pushManager.subscribe's applicationServerKey
-              description: Public (the browser hands it to its push service), so, like every read, no token.
+              description: Public by design (the browser hands it to its push service), so no identity is needed.
+              security: []
               responses:
                 "200": {description: '{"publicKey":"<uncompressed P-256 key, base64url>"}'}
                 "404": {description: No webpush backend is configured}
@@ -300,7 +313,7 @@ enum OpenAPIDocument {
                 "401": {description: The API token is missing or wrong}
                 "404": {description: No such device}
         \(sessionPaths)components:
-          schemas:
+        \(securitySchemes)  schemas:
         \(sessionSchema)
             DeviceChoice:
               type: object

@@ -130,10 +130,32 @@ extension HubConfiguration {
     static let httpKeys: [ConfigKey] = [
         ConfigKey(
             "listen", "host:port, unix:/path or off", default: "127.0.0.1:8080",
-            "Where the JSON API, the dashboard, /healthz and /metrics listen; beyond loopback it needs a token."),
+            "Where the JSON API, the dashboard, /healthz and /metrics listen. Every request needs a login or a token "
+                + "(docs/security.md); beyond loopback, use tls_certificate or a reverse proxy with HTTPS."),
         ConfigKey(
             "token", "text of 16 characters or more", secret: true,
-            "Every write must carry it (`Authorization: Bearer …`); `token_file` names a file holding it."),
+            "An admin API token kept in this file (`Authorization: Bearer …`), as before accounts existed; "
+                + "`token_file` names a file holding it. `hubctl tokens add` makes tokens with a scope, kept hashed."),
+        ConfigKey(
+            "public", "list of paths",
+            "Reads opened to anyone without a login, for what really wants them open: `[/metrics]` for a "
+                + "Prometheus on the LAN. Only GET routes that read (never a write); each is named in the log at start."),
+        ConfigKey(
+            "hosts", "list of host names",
+            "Names the hub answers to besides its IP addresses, localhost, this machine's name and "
+                + "alerts.public_url's host (`[hub.example.com]`); a request for any other name is refused (DNS "
+                + "rebinding)."),
+        ConfigKey(
+            "cors_origins", "list of origins",
+            "Other sites whose pages may call the API with a token (`[https://grafana.example.com]`); none by default."),
+        ConfigKey(
+            "trusted_proxies", "list of IP addresses",
+            "Reverse proxies whose X-Forwarded-For (the client's address: the login throttle, the logins list) and "
+                + "X-Forwarded-Proto (https: Secure cookies) are believed."),
+        ConfigKey(
+            "tls_certificate", "file path",
+            "Serve HTTPS: the certificate chain (PEM), read again on SIGHUP (a renewed certificate needs no restart)."),
+        ConfigKey("tls_key", "file path", "The certificate's private key (PEM), with tls_certificate."),
     ]
 
     static let routeKeys: [ConfigKey] = [

@@ -20,6 +20,8 @@ public struct AlertMessage: Sendable, Hashable {
         /// Everything the group's earlier messages were about is acknowledged: backends that can take a
         /// notification back clear it (ntfy), stop its retries (Pushover) or replace it quietly (Web Push, APNs).
         case acknowledged
+        /// A silence added or ended early, or a snooze taken: who, what and for how long (`AlertBook+Announcements`).
+        case silence
     }
 
     /// Unique and stable: the same state gives the same key after a crash, so the outbox keeps one copy; it ends in
@@ -65,6 +67,8 @@ extension AlertBook {
         messages += takeBack(now: now)
         messages = holdForQuietBackends(messages, setup, now: now)
         messages += endBackendSpells(setup, now: now)
+        // Not held by quiet hours: a silence made in the night is known in the night (at a low priority).
+        messages += announcementMessages(setup, now: now)
         // Each message's key ends in its number among all the book ever sent: a group forgotten and made again (the
         // next power cut) must not reuse a key the outbox has seen, or it would be left out as sent already. The
         // same book state gives the same numbers, so a tick replayed after a crash makes the same keys.
@@ -73,7 +77,7 @@ extension AlertBook {
         let prefix = epoch.isEmpty ? "~" : "~\(epoch)."
         for index in messages.indices { messages[index].key += "\(prefix)\(counters.messages + index + 1)" }
         counters.messages += messages.count
-        for message in messages where ![.resolved, .notice, .acknowledged].contains(message.reason) {
+        for message in messages where ![.resolved, .notice, .acknowledged, .silence].contains(message.reason) {
             let firing = message.alerts.filter { alerts[$0]?.firing == true }
             guard !firing.isEmpty else { continue }
             links[ActionToken.handle(of: message.key)] = Link(
@@ -85,6 +89,7 @@ extension AlertBook {
     /// When `tick` next has something to do, if ever.
     public func nextDeadline(_ setup: Setup, now: Timestamp) -> Timestamp? {
         var times: [Timestamp] = []
+        if !announcements.isEmpty { times.append(now) }
         for group in groups.values {
             if group.takeBack != nil { times.append(now) }
             if let due = group.due { times.append(due) }

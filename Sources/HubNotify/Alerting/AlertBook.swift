@@ -26,6 +26,8 @@ public struct AlertBook: Sendable, Codable {
     var taken: [String: Taken] = [:]
     /// What each message's buttons and links act on, by the message's handle (`ActionToken.handle(of:)`).
     public internal(set) var links: [String: Link] = [:]
+    /// Silences added, ended or snoozes taken, to be announced at the next tick (`AlertBook+Announcements`).
+    var announcements: [Announcement] = []
     public internal(set) var counters = Counters()
     /// Counts the changes, so that the ledger writes the book only after one (not kept in the file).
     public internal(set) var revision = 0
@@ -38,7 +40,8 @@ public struct AlertBook: Sendable, Codable {
     public internal(set) var reset: Reset?
 
     private enum CodingKeys: String, CodingKey {
-        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset
+        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset,
+            announcements
     }
 
     /// A new book, with an epoch of its own.
@@ -86,6 +89,7 @@ public struct AlertBook: Sendable, Codable {
         taken = try container.decodeIfPresent([String: Taken].self, forKey: .taken) ?? [:]
         links = try container.decodeIfPresent([String: Link].self, forKey: .links) ?? [:]
         counters = try container.decodeIfPresent(Counters.self, forKey: .counters) ?? Counters()
+        announcements = try container.decodeIfPresent([Announcement].self, forKey: .announcements) ?? []
     }
 
     /// The alerts a message's buttons act on, until the token expires; a token is used once.
@@ -99,7 +103,7 @@ public struct AlertBook: Sendable, Codable {
     /// Whether it holds nothing at all (a hub with no alerting rule and no silence).
     public var isEmpty: Bool {
         alerts.isEmpty && groups.isEmpty && silences.isEmpty && offline.isEmpty && quiet.isEmpty && taken.isEmpty
-            && links.isEmpty && quietBackends.isEmpty
+            && links.isEmpty && quietBackends.isEmpty && announcements.isEmpty
     }
 
     public struct Alert: Sendable, Hashable, Codable {
@@ -208,6 +212,10 @@ public struct AlertBook: Sendable, Codable {
         public var parents: Set<String>?
         /// Each backend's quiet hours, by name, for those that have any.
         public var backendQuietHours: [String: [String]] = [:]
+        /// `alerts.announce`: where silences are announced; nil for the backends of the rules a silence could hold.
+        public var announce: [String]?
+        /// Every rule's backends, alerting or not, by rule name: where a silence is announced by default.
+        public var ruleBackends: [String: [String]] = [:]
 
         public init(
             rules: [NotificationRule], quietHours: [QuietHours] = [], storm: Int = 20,

@@ -5,7 +5,8 @@ import HubCore
 public enum AlertRequest: Sendable, Hashable, Codable {
     case acknowledge(alert: String, by: String, via: String, at: Timestamp)
     case silence(Silence)
-    case expire(silence: String, at: Timestamp)
+    /// `by`: who ended it (nil in a request an earlier version wrote).
+    case expire(silence: String, at: Timestamp, by: String? = nil)
     /// A button or signed link of a notification (`ActionToken`), checked by whoever took it.
     case act(handle: String, action: ActionToken.Action, by: String, via: String, at: Timestamp)
 }
@@ -86,9 +87,13 @@ extension AlertBook {
                 return "refused: \(error)"
             }
             add(silence, now: now)
+            announce(.added, silence, by: silence.createdBy, at: now)
             return "silence added"
-        case .expire(let id, let at):
-            return expire(silence: id, now: min(at, now)) ? "silence expired" : "no such silence in force"
+        case .expire(let id, let at, let by):
+            let silence = silences.first { $0.id == id && $0.state(at: now) != .expired }
+            guard let silence, expire(silence: id, now: min(at, now)) else { return "no such silence in force" }
+            announce(.ended, silence, by: by ?? "someone", at: now)
+            return "silence expired"
         case .act(let handle, let action, let by, let via, let at):
             return act(handle, action, by: by, via: via, at: at, now: now)
         }
@@ -115,6 +120,7 @@ extension AlertBook {
         links[handle] = link
         revision += 1
         var done: [String] = []
+        var snooze: Silence?
         for id in link.alerts {
             guard let alert = alerts[id], alert.firing else { continue }
             switch action {
@@ -126,14 +132,16 @@ extension AlertBook {
                     Silence.Matcher(name: "sensor", operation: .equal, value: alert.sensor),
                     Silence.Matcher(name: "kind", operation: .equal, value: alert.kind),
                 ]
-                add(
-                    Silence(
-                        id: "snooze-\(handle)-\(done.count)", matchers: matchers, startsAt: at,
-                        endsAt: at.adding(milliseconds: Self.snooze), createdBy: by, comment: "snoozed via \(via)"),
-                    now: now)
+                let silence = Silence(
+                    id: "snooze-\(handle)-\(done.count)", matchers: matchers, startsAt: at,
+                    endsAt: at.adding(milliseconds: Self.snooze), createdBy: by, comment: "snoozed via \(via)")
+                add(silence, now: now)
+                snooze = snooze ?? silence
             }
             done.append(id)
         }
+        // One announcement for the message's alerts: "ben snoozed kitchen leak for 1 h".
+        if let snooze { announce(.snoozed, snooze, by: by, at: now, alerts: done) }
         return "\(action == .acknowledge ? "acknowledged" : "snoozed for 1 h"): \(done.joined(separator: ", "))"
     }
 }

@@ -19,6 +19,8 @@ public struct AlertSettings: Sendable {
     /// messages point there. Without it, only backends that fetch their answers (Telegram) carry buttons.
     public var publicURL: String?
     public var quietHours: [QuietHours] = []
+    /// `announce`: where silences are announced, instead of the backends of the rules a silence could hold.
+    public var announce: [String]?
     /// Sensor globs with the labels and parent of the sensors they match, in the file's order.
     public var sensors: [(pattern: String, facts: AlertBook.SensorFacts)] = []
 
@@ -36,6 +38,10 @@ public struct AlertSettings: Sendable {
                 + " buttons and the links at the end of email, Gotify, Slack, Discord, Pushover and Matrix messages"
                 + " point there. Without it they are left out; Telegram's buttons and Matrix's reactions work"
                 + " without it."),
+        ConfigKey(
+            "announce", "list of backend names",
+            "Where a silence added, ended early or a snooze is announced (\"ana silenced door* for 2 h — painting\")."
+                + " By default the backends of every rule the silence could hold; `[]` announces nothing."),
         ConfigKey(
             "quiet_hours", "mapping of names to windows",
             "Named time windows (`alerts.quiet_hours.<name>`) that rules and backends name in their `quiet_hours`."),
@@ -90,6 +96,7 @@ public struct AlertSettings: Sendable {
         var settings = AlertSettings()
         settings.publicURL = try node["public_url"].url()
         if let storm = try node["storm"].integer(in: 2...1_000_000) { settings.storm = storm }
+        settings.announce = try node["announce"].strings()
         for (name, window) in try node["quiet_hours"].entries() {
             settings.quietHours.append(try quietHours(window, name: name))
         }
@@ -141,6 +148,9 @@ extension NotifierConfiguration {
         for backend in backends where !backend.quietHours.isEmpty {
             setup.backendQuietHours[backend.name] = backend.quietHours
         }
+        setup.announce = settings.announce
+        // Plain rules too: a silence holds their notifications as well (`NotificationRouter.isSilenced`).
+        for rule in rules { setup.ruleBackends[rule.name] = rule.backends }
         return setup
     }
 

@@ -64,6 +64,21 @@ final class PushoverReceipts: Sendable {
         return due
     }
 
+    /// A callback's receipt, if it is one of these: it is polled from now on (and at once), so that who acknowledged
+    /// is what Pushover's API says, never what a POST's body claims. Whether it is one of these.
+    func pollNow(_ receipt: String) -> Bool {
+        let known = receipts.withLock { receipts -> Bool in
+            guard let index = receipts.firstIndex(where: { $0.receipt == receipt }) else { return false }
+            receipts[index].polled = true
+            return true
+        }
+        if known {
+            save()
+            doorbell.ring()
+        }
+        return known
+    }
+
     /// Takes out the receipts of `group` (to cancel them), or the one named `receipt`.
     @discardableResult
     func take(group: String? = nil, receipt: String? = nil) -> [Receipt] {
