@@ -234,6 +234,7 @@ let package = Package(
             name: "MosquittoTests",
             dependencies: ["HubSupport", "Mosquitto", "HubTestKit", "mosquitto-probe"]
         ),
+        .testTarget(name: "HubAccessTests", dependencies: ["HubAccess", "HubCore", "HubTestKit"]),
         .testTarget(
             name: "HubCoreTests",
             dependencies: ["HubCore", "HubHistory", "HubSupport", "HubTestKit"]
@@ -274,9 +275,11 @@ let package = Package(
         .testTarget(
             name: "HubToolsTests",
             dependencies: [
-                "HubCore", "HubHistory", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
+                "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd",
+                "hubctl",
                 "HubCLI", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

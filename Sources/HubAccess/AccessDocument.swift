@@ -182,7 +182,7 @@ public struct AccessDocument: Sendable, Codable, Equatable {
         guard parts.count == 3, parts[0] == "shub", let found = tokens.first(where: { $0.id == parts[1] }) else {
             return nil
         }
-        guard Secrets.equal(Secrets.digest(text), found.hash) else { return nil }
+        guard Secrets.sameDigest(Secrets.digest(text), found.hash) else { return nil }
         if let expires = found.expires, expires <= now { return nil }
         return found
     }
@@ -206,7 +206,7 @@ public struct AccessDocument: Sendable, Codable, Equatable {
         guard let dot = cookie.firstIndex(of: "."),
             let found = sessions.first(where: { $0.id == cookie[..<dot] })
         else { return nil }
-        guard Secrets.equal(Secrets.digest(cookie), found.hash), user(named: found.user) != nil,
+        guard Secrets.sameDigest(Secrets.digest(cookie), found.hash), user(named: found.user) != nil,
             Self.isLive(found, now: now)
         else { return nil }
         return found
