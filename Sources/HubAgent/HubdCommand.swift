@@ -110,6 +110,13 @@ public struct HubdCommand: AsyncParsableCommand {
             do {
                 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
                 try notifiers.makeEveryBackend(stateDirectory: scratch.path, logger: Logger(label: "hubd"))
+                if let tls = configuration.httpTLS {
+                    do {
+                        _ = try TLSFiles.read(certificate: tls.certificate, key: tls.key)
+                    } catch {
+                        throw TLSFilesError(description: "the HTTPS certificate or key can't be used: \(error)")
+                    }
+                }
             } catch {
                 FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
                 throw ExitCode(78)

@@ -112,7 +112,7 @@ import Testing
     }
 
     /// Every ```yaml block is a `hubd.yaml` hubd accepts as it is (a secret file it names is made, with a
-    /// placeholder, where the block is checked).
+    /// placeholder, and an HTTPS certificate and key, the tests' own, where the block is checked).
     @Test func everyHubdYAMLBlockIsAcceptedByHubd() async throws {
         let hubd = try builtProduct("hubd")
         var checked = 0
@@ -129,6 +129,16 @@ import Testing
                     text = text.replacingOccurrences(of: path, with: name)
                     try "123456789:AAplaceholder\n".write(
                         toFile: directory.file(name), atomically: true, encoding: .utf8)
+                }
+                // HTTPS files the block names: a real certificate and key (check-config reads them as hubd does).
+                for match in block.text.matches(of: /tls_(certificate|key):\s*([^\s#,}]+)/) {
+                    let path = String(match.output.2)
+                    let name = (path as NSString).lastPathComponent
+                    text = text.replacingOccurrences(of: path, with: name)
+                    let identity = try await TestCertificates.shared().localhost
+                    let source = match.output.1 == "key" ? identity.keyFile : identity.certificateFile
+                    try? FileManager.default.removeItem(atPath: directory.file(name))
+                    try FileManager.default.copyItem(atPath: source, toPath: directory.file(name))
                 }
                 let file = directory.file("hubd.yaml")
                 try text.write(toFile: file, atomically: true, encoding: .utf8)

@@ -34,6 +34,8 @@ struct HTTPAccess: Sendable {
     }
 
     let settings: Settings
+    /// `http.token`'s SHA-256: compared in constant time with the presented token's.
+    private let configuredDigest: String?
     let accounts: AccessCache
     let logger: Logger
     private let throttle = Locked(LoginThrottle())
@@ -44,6 +46,7 @@ struct HTTPAccess: Sendable {
 
     init(settings: Settings, stateDirectory: String, logger: Logger) {
         self.settings = settings
+        configuredDigest = settings.configuredToken.map(Secrets.digest)
         self.accounts = AccessCache(store: AccessStore(directory: stateDirectory))
         self.logger = logger
     }
@@ -74,7 +77,7 @@ struct HTTPAccess: Sendable {
             if token.hasPrefix("shub_"), let found = document.token(token, now: now) {
                 return .identity(Identity(name: found.name, kind: .token(found.scope, id: found.id)))
             }
-            if let configured = settings.configuredToken, Secrets.equal(token, configured) {
+            if let configured = configuredDigest, Secrets.sameDigest(Secrets.digest(token), configured) {
                 return .identity(Identity(name: "http.token", kind: .configuredToken))
             }
             return .refused("the token is not one this hub knows (mistyped, expired or revoked?)")
