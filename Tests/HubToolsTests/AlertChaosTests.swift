@@ -189,7 +189,8 @@ import Testing
     }
 
     /// `hubctl silences add 'door*'`: the window's alert goes, the door's not while the silence is active; `hubctl
-    /// silences expire` with the door still open sends it at once; both closed, each its resolved message.
+    /// silences expire` with the door still open sends it at once; both closed, each its resolved message. The
+    /// silence is announced when added and when expired.
     func silence(_ generator: inout SplitMix64) async throws -> Outcome {
         try await withBroker { broker in
             let directory = try TemporaryDirectory()
@@ -230,7 +231,9 @@ import Testing
                 hub, kill, files: files,
                 expected: ["window", "door"].flatMap { sensor in
                     ["firing", "resolved"].map { message("audit", $0, ["doors/\(sensor)/status"]) }
-                })
+                }
+                    // The silence announced when added and when expired, once each through the kill.
+                    + [message("audit", "silence", []), message("audit", "silence", [])])
             outcome.notes += notes
             outcome.window = window(
                 outcome.killedAt, [(3, "while the silence is active"), (5, "after it expired")], "as closed")

@@ -134,9 +134,15 @@ import Testing
             let listed = try await hub.hubctl.run("silences", "list")
             #expect(listed.standardOutput.contains("sensor=door*") && listed.standardOutput.contains("active"))
 
+            // Announced where its alerts would go (the escalation's partner too): nobody silences unseen.
+            try await eventually("the silence announced") {
+                jsonLines(audit).first?["reason"] as? String == "silence" && jsonLines(partner).count == 1
+            }
+            let announced = try #require(jsonLines(audit).first?["title"] as? String)
+            #expect(announced.hasSuffix(" silenced door* for 1 h — painting"), "\(announced)")
             try await publish(broker, [("door", Array("open".utf8)), ("window", Array("open".utf8))], retain: true)
-            try await eventually("the window's alert") { jsonLines(audit).count == 1 }
-            #expect(jsonLines(audit)[0]["alerts"] as? [String] == ["doors/window/status"])
+            try await eventually("the window's alert") { jsonLines(audit).count == 2 }
+            #expect(jsonLines(audit)[1]["alerts"] as? [String] == ["doors/window/status"])
 
             // The silence ends with the door still open: its alert goes at once.
             let expired = try await hub.hubctl.run("silences", "expire", String(id))
@@ -175,7 +181,8 @@ import Testing
             }
             let escalated = jsonLines(partner).flatMap { ($0["alerts"] as? [String]) ?? [] }
             #expect(Set(escalated).count == escalated.count, "\(escalated)")
-            #expect(jsonLines(partner).allSatisfy { $0["reason"] as? String == "escalation" })
+            #expect(jsonLines(partner).allSatisfy { ["escalation", "silence"].contains($0["reason"] as? String) })
+            #expect(jsonLines(partner).filter { $0["reason"] as? String == "silence" }.count == 2, "added and ended")
             let shown = try await hub.hubctl.run("alerts", "show", "doors/door/status")
             #expect(shown.standardOutput.contains("by ana via hubctl"), "\(shown.standardOutput)")
             let unknown = try await hub.hubctl.run("alerts", "ack", "cellar")
