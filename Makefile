@@ -49,7 +49,8 @@ deb-check:
 	scripts/check-deb
 
 ## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
-## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra (write bench/results/).
+## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra; an authenticated GET beside an
+## unauthenticated one (write bench/results/).
 bench:
 	bench/receive.sh
 	bench/store.sh
@@ -60,6 +61,7 @@ bench:
 	bench/cluster.sh
 	bench/alerts.sh
 	bench/alerts-ab.sh
+	bench/auth.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

@@ -75,7 +75,7 @@ sensors_csv "$SUBSCRIBE_SENSORS" >"$work/sensors-subscribe.csv"
 launch_agent() {
     local state=$2
     mkdir -p "$state"
-    printf '%s\nhttp: {listen: "127.0.0.1:0"}\n' "$3" >"$state/hubd.yaml"
+    printf '%s\nhttp: {listen: "127.0.0.1:0", public: [/metrics]}\n' "$3" >"$state/hubd.yaml"
     : >"$state/hubd.log"
     HUB_STATE_DIR=$state "$bin/hubd" --config "$state/hubd.yaml" --log-level notice 2>"$state/hubd.log" &
     local pid=$!

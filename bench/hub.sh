@@ -582,7 +582,7 @@ targets = {'out': ['$work/idle.out']}" "file:out"
 # Polls the sensor list API_POLLS times: sets poll_wall (seconds) and poll_ticks (hubd's CPU ticks meanwhile).
 poll_sensors() {
     local c0 t0; c0=$(cpu_ticks "$hub_pid"); t0=$(now)
-    for _ in $(seq "$API_POLLS"); do curl -s -o /dev/null "http://127.0.0.1:$hub_http/api/v1/sensors"; done
+    for _ in $(seq "$API_POLLS"); do api_get -o /dev/null "http://127.0.0.1:$hub_http/api/v1/sensors"; done
     poll_wall=$(elapsed "$t0"); poll_ticks=$(($(cpu_ticks "$hub_pid") - c0))
 }
 
@@ -593,7 +593,7 @@ section_api() {
     for n in $API_SCALES; do
         make_state "$work/api-$n" "$n"
         start_hubd "$work/api-$n" ""
-        local bytes; bytes=$(curl -s "http://127.0.0.1:$hub_http/api/v1/sensors" | wc -c)
+        local bytes; bytes=$(api_get "http://127.0.0.1:$hub_http/api/v1/sensors" | wc -c)
         sleep 2  # the registry file settles (hubd reads a file younger than 2 s again on every poll)
         wait_quiet "API, $n sensors"
         poll_sensors

@@ -159,11 +159,18 @@ make_state() {
     }' >"$1/defaults.json"
 }
 
-# Starts hubd ($hubd, else $bin/hubd) on state directory $1 with configuration $2 (YAML, http.listen and HUBD_YAML
-# added) and waits until it has subscribed; sets hub_pid, hub_http and hub_ready (seconds from start to subscribed).
+# Every request to hubd needs an identity (issue 51): the bench's hubd opens /metrics (http.public, as a Prometheus
+# on the LAN would have it) and takes this admin token for the API (`api_get`).
+BENCH_TOKEN=${BENCH_TOKEN:-bench-token-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')}
+BENCH_HTTP="http: {listen: \"127.0.0.1:0\", public: [/metrics], token: $BENCH_TOKEN}"
+api_get() { curl -s -H "Authorization: Bearer $BENCH_TOKEN" "$@"; }
+
+# Starts hubd ($hubd, else $bin/hubd) on state directory $1 with configuration $2 (YAML, http (BENCH_HTTP) and
+# HUBD_YAML added) and waits until it has subscribed; sets hub_pid, hub_http and hub_ready (seconds from start to
+# subscribed).
 start_hubd() {
     local state=$1
-    printf '%s\n%s\nhttp: {listen: "127.0.0.1:0"}\n' "$2" "${HUBD_YAML:-}" >"$state/hubd.yaml"
+    printf '%s\n%s\n%s\n' "$2" "${HUBD_YAML:-}" "$BENCH_HTTP" >"$state/hubd.yaml"
     local t0; t0=$(now)
     : >"$state/hubd.log"  # made now, so the wait below does not grep a file the child has yet to open
     # Notice: the ready line, and not a line per status change (that would be measured too).
