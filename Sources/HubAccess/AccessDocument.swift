@@ -214,7 +214,8 @@ public struct AccessDocument: Sendable, Codable, Equatable {
 
     public static func isLive(_ session: LoginSession, now: Timestamp) -> Bool {
         let at = now.millisecondsSince1970
-        return at - session.lastSeen.millisecondsSince1970 < idle && at - session.created.millisecondsSince1970 < absolute
+        return at - session.lastSeen.millisecondsSince1970 < idle
+            && at - session.created.millisecondsSince1970 < absolute
     }
 
     /// Ends sessions: by id, or every one of `user`. Returns how many.

@@ -45,9 +45,11 @@ public struct LoginThrottle: Sendable {
     @discardableResult
     public mutating func failed(address: String, user: String, now: Timestamp) -> Int64 {
         prune(now: now)
-        let addressWait = Self.count(&addresses[address, default: Record(last: now)], free: Self.addressFree,
+        let addressWait = Self.count(
+            &addresses[address, default: Record(last: now)], free: Self.addressFree,
             cap: Self.addressCap, now: now)
-        let userWait = Self.count(&users[user, default: Record(last: now)], free: Self.userFree, cap: Self.userCap, now: now)
+        let userWait = Self.count(
+            &users[user, default: Record(last: now)], free: Self.userFree, cap: Self.userCap, now: now)
         return isTrusted(address: address, user: user, now: now) ? addressWait : max(addressWait, userWait)
     }
 

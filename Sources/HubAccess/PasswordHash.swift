@@ -25,7 +25,9 @@ public enum PasswordHash {
         }
         guard password.utf8.count <= 1024 else { throw .invalid("a password has at most 1,024 bytes") }
         let lower = password.lowercased()
-        guard !lower.contains(user.lowercased()) else { throw .invalid("the password must not contain the user's name") }
+        guard !lower.contains(user.lowercased()) else {
+            throw .invalid("the password must not contain the user's name")
+        }
         guard !common.contains(lower), Set(lower).count >= 4 else {
             throw .invalid("that password is among the first any attacker tries; choose another")
         }

@@ -52,7 +52,9 @@ public enum Secrets {
         let (left, right) = (Array(a.utf8), Array(b.utf8))
         guard left.count == right.count, !left.isEmpty else { return false }
         Sodium.ready()
-        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in sodium_memcmp(l.baseAddress!, r.baseAddress!, l.count) } }
+        return left.withUnsafeBytes { l in
+            right.withUnsafeBytes { r in sodium_memcmp(l.baseAddress!, r.baseAddress!, l.count) }
+        }
             == 0
     }
 }

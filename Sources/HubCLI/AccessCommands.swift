@@ -128,7 +128,8 @@ extension HubctlCommand.Users {
             let store = try await state.accessStore()
             let existing = try withAccessErrors { () throws(AccessError) in try store.read() }
             guard existing.user(named: name) == nil else {
-                Failure.printError("there is already a user '\(name)' (hubctl users passwd \(name) changes the password)")
+                Failure.printError(
+                    "there is already a user '\(name)' (hubctl users passwd \(name) changes the password)")
                 throw ExitCode(Failure.invalidInput)
             }
             let secret = try password.read(for: name)
@@ -193,7 +194,8 @@ extension HubctlCommand.Users {
             let secret = try password.read(for: name)
             let hash = try withAccessErrors { () throws(AccessError) in try PasswordHash.make(secret) }
             try withAccessErrors { () throws(AccessError) in
-                try store.update { document throws(AccessError) in try document.setPassword(name, hash: hash, now: .now) }
+                try store.update { document throws(AccessError) in try document.setPassword(name, hash: hash, now: .now)
+                }
             }
             print("Password of \(name) set; their logins were ended.")
         }
@@ -304,7 +306,8 @@ extension HubctlCommand.Tokens {
         @OptionGroup var state: StateOptions
         @Argument(help: "A name for it: what uses it (grafana, ha, backup-script).") var name: String
         @Option(help: "read, write or admin.") var scope: Scope
-        @Option(help: ArgumentHelp("It stops working after this long (like 90d); default never.", valueName: "duration"))
+        @Option(
+            help: ArgumentHelp("It stops working after this long (like 90d); default never.", valueName: "duration"))
         var expires: String?
 
         func validate() throws {
@@ -375,4 +378,3 @@ extension HubctlCommand.Tokens {
         }
     }
 }
-

@@ -104,7 +104,8 @@ struct SecurityTests {
                 "POST", "/api/v1/alerts/doors%2Fkitchen%2Fstatus/ack", headers: [("Origin", "http://evil.example")],
                 body: "{}")
             #expect(ack.status == 401, "\(ack)")
-            let delete = try await http.send("DELETE", "/api/v1/sensors/kitchen", headers: [("Origin", "http://evil.example")])
+            let delete = try await http.send(
+                "DELETE", "/api/v1/sensors/kitchen", headers: [("Origin", "http://evil.example")])
             #expect(delete.status == 401, "\(delete)")
             // CORS closed: the preflight is refused, naming the setting.
             let preflight = try await http.send(
@@ -118,8 +119,9 @@ struct SecurityTests {
                 headers: [("Host", "attacker.example"), ("Authorization", "Bearer \(house.readToken)")])
             #expect(rebound.status == 403 && rebound.error.contains("does not answer to the name 'attacker.example'"))
             // Reads: the burglar on the LAN learns nothing of the doors or the silences.
-            for path in ["/api/v1/sensors", "/api/v1/events", "/api/v1/alerts", "/api/v1/silences", "/metrics", "/alerts"]
-            {
+            for path in [
+                "/api/v1/sensors", "/api/v1/events", "/api/v1/alerts", "/api/v1/silences", "/metrics", "/alerts",
+            ] {
                 let read = try await http.send("GET", path)
                 #expect(read.status == 401, "GET \(path): \(read)")
             }
@@ -153,11 +155,13 @@ struct SecurityTests {
                 ),
                 (
                     "no Origin",
-                    try await house.browser("POST", "/api/v1/silences", cookie: cookie, origin: nil, body: Self.everything)
+                    try await house.browser(
+                        "POST", "/api/v1/silences", cookie: cookie, origin: nil, body: Self.everything)
                 ),
                 (
                     "Origin null",
-                    try await house.browser("POST", "/api/v1/silences", cookie: cookie, origin: "null", body: Self.everything)
+                    try await house.browser(
+                        "POST", "/api/v1/silences", cookie: cookie, origin: "null", body: Self.everything)
                 ),
                 (
                     "Sec-Fetch-Site: cross-site",
@@ -167,11 +171,14 @@ struct SecurityTests {
                 ),
                 (
                     "a delete from another origin",
-                    try await house.browser("DELETE", "/api/v1/sensors/kitchen", cookie: cookie, origin: "http://evil.example")
+                    try await house.browser(
+                        "DELETE", "/api/v1/sensors/kitchen", cookie: cookie, origin: "http://evil.example")
                 ),
             ]
             for (what, answer) in refusals {
-                #expect(answer.status == 403 && answer.error.contains("must come from the hub's own pages"), "\(what): \(answer)")
+                #expect(
+                    answer.status == 403 && answer.error.contains("must come from the hub's own pages"),
+                    "\(what): \(answer)")
             }
             // From its own page, but not as JSON: refused too (a form can send text/plain without a preflight).
             let plain = try await house.browser(
@@ -186,7 +193,9 @@ struct SecurityTests {
     /// Viewers look, members act, admins manage; a token's scope is its role; the book names who did what.
     @Test func rolesAndScopesDecideAndTheBookNamesWho() async throws {
         try await withHouse { house in
-            let (ana, ben, vic) = (try await house.logIn("ana"), try await house.logIn("ben"), try await house.logIn("vic"))
+            let (ana, ben, vic) = (
+                try await house.logIn("ana"), try await house.logIn("ben"), try await house.logIn("vic")
+            )
             let origin = house.http.origin
             let end = Timestamp.now.adding(milliseconds: 2 * 3_600_000).iso8601
             let silence = #"{"matchers":["door*"],"endsAt":"\#(end)","comment":"painting"}"#
@@ -245,7 +254,8 @@ struct SecurityTests {
             let phoneID = String(phone.split(separator: "=")[1].split(separator: ".")[0])
             let listed = try await house.browser("GET", "/api/v1/logins", cookie: ana, origin: nil)
             #expect(listed.body.contains(phoneID), "\(listed)")
-            let ended = try await house.browser("DELETE", "/api/v1/logins/\(phoneID)", cookie: ana, origin: house.http.origin)
+            let ended = try await house.browser(
+                "DELETE", "/api/v1/logins/\(phoneID)", cookie: ana, origin: house.http.origin)
             #expect(ended.status == 204, "\(ended)")
             #expect(try await house.browser("GET", "/api/v1/me", cookie: phone, origin: nil).status == 401)
             // Logging out ends this browser's.
@@ -304,7 +314,8 @@ struct SecurityTests {
                 #expect(answer.header("x-content-type-options") == "nosniff", "\(path)")
                 #expect(answer.header("x-frame-options") == "DENY", "\(path)")
                 #expect(
-                    answer.header("referrer-policy") == (path.hasPrefix("/a/") ? "no-referrer" : "same-origin"), "\(path)")
+                    answer.header("referrer-policy") == (path.hasPrefix("/a/") ? "no-referrer" : "same-origin"),
+                    "\(path)")
             }
             let page = try await house.browser("GET", "/", cookie: session, origin: nil)
             #expect(page.status == 200 && !page.body.contains("<script>"), "no inline script")

@@ -77,7 +77,9 @@ struct StateDirectoryTests {
                     guard lstat(path, &status) == 0 else { continue }
                     let kind = status.st_mode & S_IFMT
                     if kind == S_IFDIR {
-                        if status.st_mode & 0o777 != 0o700 { open.append("\(path) \(String(status.st_mode & 0o777, radix: 8))") }
+                        if status.st_mode & 0o777 != 0o700 {
+                            open.append("\(path) \(String(status.st_mode & 0o777, radix: 8))")
+                        }
                         visit(path)
                     } else if kind == S_IFREG, !name.hasSuffix(".yaml"), status.st_mode & 0o077 != 0 {
                         open.append("\(path) \(String(status.st_mode & 0o777, radix: 8))")

@@ -129,6 +129,11 @@ extension HubAPI {
         .map svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block}
         dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 1rem}
         dl.figures dt{color:#5b6472} dl.figures dd{margin:0;font-weight:600}
+        .userbar{float:right;text-align:right} .userbar form{display:inline} .userbar button{font:inherit;margin-left:.4rem}
+        main.login{max-width:22rem;margin:3rem auto} main.login label{display:block;margin:.6rem 0}
+        main.login input{display:block;width:100%;box-sizing:border-box;font:inherit;padding:.5rem;margin-top:.2rem}
+        main.login button{font:inherit;padding:.5rem 1.2rem;margin-top:.6rem}
+        .error{color:#b42318} .notice{font-weight:600} .banner{background:#fef3f2;border:1px solid #fda29b;padding:.6rem;border-radius:8px}
         @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
         </style></head><body>
 

@@ -17,7 +17,8 @@ extension HubAPI {
         let (document, _) = access.accounts.document()
         var html = Self.pageHead(title: "Log in · SensorHub") + "<main class=\"login\"><h1>SensorHub</h1>\n"
         if let identity = context.identity {
-            html += "<p>Logged in as <strong>\(escape(identity.described))</strong>. <a href=\"/\">To the dashboard</a></p>\n"
+            html +=
+                "<p>Logged in as <strong>\(escape(identity.described))</strong>. <a href=\"/\">To the dashboard</a></p>\n"
         }
         if document.users.isEmpty {
             html += """
@@ -152,7 +153,9 @@ extension HubAPI {
         let document = access.accounts.document().document
         let now = Timestamp.now
         let mine = context.identity.map { identity -> (String?, String?, Bool) in
-            if case .person(_, let session) = identity.kind { return (identity.name, session, identity.access == .manage) }
+            if case .person(_, let session) = identity.kind {
+                return (identity.name, session, identity.access == .manage)
+            }
             return (nil, nil, identity.access == .manage)
         }
         let (name, current, admin) = mine ?? (nil, nil, false)

@@ -48,7 +48,8 @@ extension HubAPI {
         HubRoute(.post, "/login", .everyone("logging in")) { api, request, context in
             try await api.logIn(request, context)
         },
-        HubRoute(.post, "/logout", .everyone("logging out ends only the caller's own session")) { api, request, context in
+        HubRoute(.post, "/logout", .everyone("logging out ends only the caller's own session")) {
+            api, request, context in
             try api.logOut(request, context)
         },
         HubRoute(.get, "/manifest.webmanifest", .everyone("a static asset")) { api, _, _ in

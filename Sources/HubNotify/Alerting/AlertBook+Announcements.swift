@@ -21,8 +21,9 @@ extension AlertBook {
     }
 
     /// Notes a silence to announce at the next tick.
-    mutating func announce(_ what: Announcement.What, _ silence: Silence, by: String, at: Timestamp, alerts: [String] = [])
-    {
+    mutating func announce(
+        _ what: Announcement.What, _ silence: Silence, by: String, at: Timestamp, alerts: [String] = []
+    ) {
         announcements.append(Announcement(what: what, silence: silence, by: by, at: at, alerts: alerts))
         revision += 1
     }

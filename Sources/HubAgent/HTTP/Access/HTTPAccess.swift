@@ -117,8 +117,11 @@ struct HTTPAccess: Sendable {
             throw unauthenticated(request, reason: nil)
         case .refused(let reason):
             logger.notice(
-                "HTTP request refused", metadata: ["path": "\(request.uri.path)", "client": "\(client(request, context))",
-                "reason": "\(reason)"])
+                "HTTP request refused",
+                metadata: [
+                    "path": "\(request.uri.path)", "client": "\(client(request, context))",
+                    "reason": "\(reason)",
+                ])
             throw unauthenticated(request, reason: reason)
         }
         guard identity.access >= access else {
@@ -214,14 +217,17 @@ struct HTTPAccess: Sendable {
     }
 
     /// Checks `password` for `user` (slowed per address and per name), and opens a session: the cookie's value.
-    func logIn(user: String, password: String, client: String, agent: String, now: Timestamp = .now) async throws(
-        LoginRefusal
-    ) -> String {
+    func logIn(user: String, password: String, client: String, agent: String, now: Timestamp = .now)
+        async throws(LoginRefusal) -> String
+    {
         let name = user.lowercased().trimmingCharacters(in: .whitespaces)
         if let wait = throttle.withLock({ $0.wait(address: client, user: name, now: now) }) {
             logger.warning(
-                "login held back: too many failures", metadata: ["user": "\(name)", "client": "\(client)",
-                "wait_ms": "\(wait)"])
+                "login held back: too many failures",
+                metadata: [
+                    "user": "\(name)", "client": "\(client)",
+                    "wait_ms": "\(wait)",
+                ])
             throw .wait(wait)
         }
         let found = accounts.document().document.user(named: name)
