@@ -275,8 +275,8 @@ let package = Package(
         .testTarget(
             name: "HubToolsTests",
             dependencies: [
-                "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit", "Mosquitto", "SDS011Simulator", "hubd",
-                "hubctl",
+                "CPseudoTerminal", "HubAccess", "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
+                "Mosquitto", "SDS011Simulator", "hubd", "hubctl",
                 "HubCLI", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

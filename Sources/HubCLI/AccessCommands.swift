@@ -77,24 +77,7 @@ struct PasswordOptions: ParsableArguments {
     var passwordFile = "-"
 
     func read(for user: String) throws -> String {
-        let text: String?
-        if passwordFile == "-" {
-            text = readSecretLine(prompt: "Password for \(user): ")
-            if isatty(STDIN_FILENO) == 1 {
-                guard readSecretLine(prompt: "Again: ") == text else {
-                    throw ValidationError("The two passwords differ; nothing was changed.")
-                }
-            }
-        } else {
-            guard let contents = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ValidationError("--password-file: cannot read '\(passwordFile)'")
-            }
-            text = contents.split(whereSeparator: \.isNewline).first.map(String.init)
-        }
-        guard let text, !text.isEmpty else {
-            throw ValidationError(
-                "--password-file: no password in '\(passwordFile == "-" ? "standard input" : passwordFile)'")
-        }
+        let text = try readPasswordFile(passwordFile, prompt: "Password for \(user): ", confirm: true)
         _ = try withAccessErrors { () throws(AccessError) in try PasswordHash.check(text, user: user) }
         return text
     }

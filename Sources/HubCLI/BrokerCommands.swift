@@ -133,23 +133,32 @@ struct BrokerOptions: ParsableArguments {
         guard username != nil || saved.username != nil else {
             throw Failure.report(RegistryError.invalidSetting("a password needs a user name (--username)"))
         }
-        let text: String?
-        if passwordFile == "-" {
-            text = readSecretLine(prompt: "Password for the broker: ")
-        } else {
-            guard let contents = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-                throw ValidationError("--password-file: cannot read '\(passwordFile)'")
-            }
-            text = contents.split(whereSeparator: \.isNewline).first.map(String.init)
-        }
-        guard let text, !text.isEmpty else {
-            throw ValidationError(
-                "--password-file: no password in '\(passwordFile == "-" ? "standard input" : passwordFile)'")
-        }
-        return text
+        return try readPasswordFile(passwordFile, prompt: "Password for the broker: ")
     }
 
     private func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+}
+
+/// The password `--password-file` names: the file's first line, or with `-` a line of standard input (on a terminal
+/// asked without echo, twice when `confirm`).
+func readPasswordFile(_ passwordFile: String, prompt: String, confirm: Bool = false) throws -> String {
+    let text: String?
+    if passwordFile == "-" {
+        text = readSecretLine(prompt: prompt)
+        if confirm, isatty(STDIN_FILENO) == 1, readSecretLine(prompt: "Again: ") != text {
+            throw ValidationError("The two passwords differ; nothing was changed.")
+        }
+    } else {
+        guard let contents = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+            throw ValidationError("--password-file: cannot read '\(passwordFile)'")
+        }
+        text = contents.split(whereSeparator: \.isNewline).first.map(String.init)
+    }
+    guard let text, !text.isEmpty else {
+        throw ValidationError(
+            "--password-file: no password in '\(passwordFile == "-" ? "standard input" : passwordFile)'")
+    }
+    return text
 }
 
 /// Reads a line from standard input; on a terminal, prompts and keeps it from being echoed.
