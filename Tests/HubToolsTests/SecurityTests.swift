@@ -359,6 +359,17 @@ struct SecurityTests {
             // …but not from Ana's phone, which logged in as ana before.
             #expect(try await login("ana", "tests+pass+phrase+42", from: "10.0.0.7").status == 303)
             try await house.hub.waitForLog("login held back: too many failures")
+            // Tokens guessed from one address are slowed too.
+            func get(_ token: String, from address: String) async throws -> RawHTTP.Answer {
+                try await house.http.send(
+                    "GET", "/api/v1/me", headers: [("Authorization", "Bearer \(token)"), ("X-Forwarded-For", address)])
+            }
+            for attempt in 1...6 {
+                #expect(try await get("guess-\(attempt)-0123456789", from: "10.0.9.9").status == 401)
+            }
+            let guessing = try await get(house.readToken, from: "10.0.9.9")
+            #expect(guessing.status == 429 && guessing.header("retry-after") != nil, "\(guessing)")
+            #expect(try await get(house.readToken, from: "10.0.9.10").status == 200)
         }
     }
 

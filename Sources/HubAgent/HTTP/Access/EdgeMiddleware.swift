@@ -29,7 +29,7 @@ struct EdgeMiddleware: RouterMiddleware {
         -> Response
     {
         if let hosts = access.settings.hosts {
-            let authority = request.head.authority ?? ""
+            let authority = access.asked(request, context) ?? ""
             guard Self.answers(to: authority, names: hosts) else {
                 access.logger.warning(
                     "request for another host refused",

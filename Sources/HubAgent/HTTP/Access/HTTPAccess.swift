@@ -110,18 +110,25 @@ struct HTTPAccess: Sendable {
     /// comes from another site.
     func require(_ access: Access, _ request: Request, _ context: HubRequestContext) throws -> Identity {
         let identity: Identity
+        // Tokens guessed from one address are slowed as passwords are (http.token may be short).
+        let bearer = request.headers[.authorization] != nil
+        let address = client(request, context)
+        let guesses = "(tokens from \(address))"
+        if bearer, let wait = throttle.withLock({ $0.wait(address: address, user: guesses, now: .now) }) {
+            throw HTTPError(
+                .tooManyRequests, headers: [.retryAfter: "\((wait + 999) / 1000)"],
+                message: "too many wrong tokens from here: try again in \(HubAPI.seconds(wait))")
+        }
         switch identify(request, context) {
         case .identity(let found):
             identity = found
         case .nobody:
             throw unauthenticated(request, reason: nil)
         case .refused(let reason):
+            if bearer { throttle.withLock { _ = $0.failed(address: address, user: guesses, now: .now) } }
             logger.notice(
                 "HTTP request refused",
-                metadata: [
-                    "path": "\(request.uri.path)", "client": "\(client(request, context))",
-                    "reason": "\(reason)",
-                ])
+                metadata: ["path": "\(request.uri.path)", "client": "\(address)", "reason": "\(reason)"])
             throw unauthenticated(request, reason: reason)
         }
         guard identity.access >= access else {
@@ -149,7 +156,7 @@ struct HTTPAccess: Sendable {
         guard let origin = request.headers[.origin], origin != "null" else {
             throw crossSite(request, context, "no Origin")
         }
-        guard let host = Self.authority(ofOrigin: origin), let asked = request.head.authority,
+        guard let host = Self.authority(ofOrigin: origin), let asked = asked(request, context),
             host.lowercased() == asked.lowercased()
         else {
             throw crossSite(request, context, "Origin \(origin)")
@@ -198,6 +205,17 @@ struct HTTPAccess: Sendable {
             let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty
         else { return peer }
         return last
+    }
+
+    /// The host (and port) the browser asked for: the `Host` header, or a trusted proxy's `X-Forwarded-Host` (nginx
+    /// passes its own upstream's name as `Host` unless told otherwise).
+    func asked(_ request: Request, _ context: HubRequestContext) -> String? {
+        if let peer = context.peer, settings.trustedProxies.contains(peer),
+            let forwarded = request.headers[.xForwardedHost]?.split(separator: ",").first
+        {
+            return forwarded.trimmingCharacters(in: .whitespaces)
+        }
+        return request.head.authority
     }
 
     /// Whether the browser reached the hub over HTTPS: hubd's own TLS, or a trusted proxy's `X-Forwarded-Proto`.
@@ -297,4 +315,5 @@ extension HTTPField.Name {
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
     static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
 }
