@@ -67,8 +67,16 @@ struct CrossSiteBrowserTests {
                         answer.contains("must come from the hub's own pages") || answer.contains("needs a login"),
                         "\(page): \(answer)")
                 }
-                // Nothing changed, and the hub's own page still works for the person logged in.
-                try await browser.open(origin + "/alerts")
+                // Nothing changed, and the hub's own page still works for the person logged in: even reached by a
+                // link on another site (whose navigation comes without the SameSite=Strict cookie), it shows, not the
+                // login page.
+                try await browser.open("http://localhost:\(evil.port)/")
+                _ = try await browser.script("location.href = '\(origin)/alerts'; return true")
+                try await browser.waitUntil("the alerts page, logged in") {
+                    let location = try await browser.script("return location.href") as? String
+                    let heading = try await browser.text("h1")
+                    return location == "\(origin)/alerts" && heading == "Alerts"
+                }
                 #expect(try await browser.text("#silences td") == "None in force: hubctl silences add")
             }
             #expect(try await hub.hubctl.run("silences", "list").standardOutput.contains("No silences in force"))

@@ -128,6 +128,12 @@ struct SecurityTests {
             // A person's browser asking for a page is sent to the login page, and back after.
             let page = try await http.send("GET", "/alerts", headers: [("Accept", "text/html")])
             #expect(page.status == 303 && page.header("location") == "/login?next=%2Falerts", "\(page)")
+            // Followed from another site: asked again by the hub's own page (a logged-in browser's cookie then goes),
+            // which shows nothing of the hub.
+            let linked = try await http.send(
+                "GET", "/alerts", headers: [("Accept", "text/html"), ("Sec-Fetch-Site", "cross-site")])
+            #expect(linked.status == 200 && linked.body.contains(#"http-equiv="refresh" content="0; url=/alerts""#))
+            #expect(!linked.body.contains("Silences"))
             // A token that is not one: refused, as is a made-up one in the tokens' form.
             for token in ["aaaaaaaaaaaaaaaa", "shub_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"] {
                 let wrong = try await house.program("GET", "/api/v1/sensors", token: token)

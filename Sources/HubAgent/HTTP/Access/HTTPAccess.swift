@@ -5,6 +5,7 @@ import HubCore
 import HubSupport
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The HTTP server's doors (docs/security.md): who a request is from, whether that one may do what it asks, and
 /// whether a browser's request really comes from the hub's own pages.
@@ -185,6 +186,9 @@ struct HTTPAccess: Sendable {
 
     private func unauthenticated(_ request: Request, reason: String?) -> any Error {
         if request.method == .get, request.headers[.accept]?.contains("text/html") == true {
+            // A link followed from another site (a chat, a mail) comes without the SameSite=Strict cookie even when
+            // the browser is logged in: the page asks again itself, a navigation of the hub's own, which carries it.
+            if reason == nil, request.headers[.secFetchSite] == "cross-site" { return PageRedirect.again(request) }
             return PageRedirect.login(from: request)
         }
         var headers = HTTPFields()
@@ -296,9 +300,12 @@ struct HTTPAccess: Sendable {
     }
 }
 
-/// A page asked for by a browser without a login: to the login page, and back once logged in.
+/// A page asked for by a browser without a login: to the login page, and back once logged in; or, for a link
+/// followed from another site, the same page asked again by the hub's own page (`again`).
 struct PageRedirect: Error {
     let location: String
+    /// Asked again through a page that refreshes itself (the browser then sends its SameSite=Strict cookie).
+    var refresh = false
 
     static func login(from request: Request) -> PageRedirect {
         let path = request.uri.path
@@ -306,8 +313,23 @@ struct PageRedirect: Error {
         return PageRedirect(location: "/login?next=" + WebText.percentEncoded(path + query))
     }
 
+    static func again(_ request: Request) -> PageRedirect {
+        let query = request.uri.query.map { "?" + $0 } ?? ""
+        return PageRedirect(location: request.uri.path + query, refresh: true)
+    }
+
     var response: Response {
-        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+        guard refresh else {
+            return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+        }
+        let target = WebText.html(location)
+        let page =
+            "<!doctype html><html><head><meta charset=\"utf-8\">"
+            + "<meta http-equiv=\"refresh\" content=\"0; url=\(target)\"><title>SensorHub</title></head>"
+            + "<body><p><a href=\"\(target)\">SensorHub</a></p></body></html>"
+        return Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 }
 
