@@ -143,6 +143,14 @@ struct SecurityTests {
             #expect(try await house.silences.contains("No silences in force"))
             #expect(try house.hub.sensor("kitchen") != nil)
             #expect(try await house.program("GET", "/api/v1/sensors", token: house.readToken).status == 200)
+            // Each refusal counted by why.
+            let metrics = try await house.program("GET", "/metrics", token: house.readToken).body
+            for (reason, count) in [("no identity", 11), ("host", 1), ("cross-origin", 1), ("bad credentials", 2)] {
+                let line = metrics.split(separator: "\n").first {
+                    $0.hasPrefix("sensorhub_http_refused_total{reason=\"\(reason)\"}")
+                }
+                #expect(line.flatMap { Int($0.split(separator: " ").last ?? "") } == count, "\(reason): \(line ?? "none")")
+            }
         }
     }
 

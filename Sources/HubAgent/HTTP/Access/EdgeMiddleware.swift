@@ -31,6 +31,7 @@ struct EdgeMiddleware: RouterMiddleware {
         if let hosts = access.settings.hosts {
             let authority = access.asked(request, context) ?? ""
             guard Self.answers(to: authority, names: hosts) else {
+                HTTPAccess.refused("host")
                 access.logger.warning(
                     "request for another host refused",
                     metadata: [
@@ -48,6 +49,7 @@ struct EdgeMiddleware: RouterMiddleware {
         let allowed = origin.map { access.settings.corsOrigins.contains($0) } ?? false
         if request.method == .options {
             guard allowed, let origin else {
+                HTTPAccess.refused("cross-origin")
                 return secured(
                     json(
                         ErrorAnswer(

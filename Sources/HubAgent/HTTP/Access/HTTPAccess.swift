@@ -5,6 +5,7 @@ import HubCore
 import HubSupport
 import Hummingbird
 import Logging
+import Metrics
 import NIOCore
 
 /// The HTTP server's doors (docs/security.md): who a request is from, whether that one may do what it asks, and
@@ -53,6 +54,18 @@ struct HTTPAccess: Sendable {
     }
 
     static let cookie = "sensorhub_session"
+
+    /// Counts a request refused at the doors, by why (`sensorhub_http_refused_total{reason=…}` in /metrics): no
+    /// identity, credentials no good, a role or scope short, another site's page, another host name, too many
+    /// guesses.
+    static func refused(_ reason: String) {
+        Counter(label: "sensorhub_http_refused_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    /// Counts a login by its outcome (`sensorhub_logins_total{outcome="ok|failed|held"}`).
+    static func login(_ outcome: String) {
+        Counter(label: "sensorhub_logins_total", dimensions: [("outcome", outcome)]).increment()
+    }
 
     // MARK: - Who
 
@@ -116,6 +129,7 @@ struct HTTPAccess: Sendable {
         let address = client(request, context)
         let guesses = "(tokens from \(address))"
         if bearer, let wait = throttle.withLock({ $0.wait(address: address, user: guesses, now: .now) }) {
+            Self.refused("throttled")
             throw HTTPError(
                 .tooManyRequests, headers: [.retryAfter: "\((wait + 999) / 1000)"],
                 message: "too many wrong tokens from here: try again in \(HubAPI.seconds(wait))")
@@ -124,8 +138,10 @@ struct HTTPAccess: Sendable {
         case .identity(let found):
             identity = found
         case .nobody:
+            Self.refused("no identity")
             throw unauthenticated(request, reason: nil)
         case .refused(let reason):
+            Self.refused("bad credentials")
             if bearer { throttle.withLock { _ = $0.failed(address: address, user: guesses, now: .now) } }
             logger.notice(
                 "HTTP request refused",
@@ -133,6 +149,7 @@ struct HTTPAccess: Sendable {
             throw unauthenticated(request, reason: reason)
         }
         guard identity.access >= access else {
+            Self.refused("not allowed")
             throw HTTPError(
                 .forbidden,
                 message: "\(identity.described) may not do this: it needs \(access) (hubctl users role, hubctl tokens)")
@@ -165,6 +182,7 @@ struct HTTPAccess: Sendable {
     }
 
     private func crossSite(_ request: Request, _ context: HubRequestContext, _ what: String) -> HTTPError {
+        Self.refused("cross-site")
         logger.warning(
             "cross-site request refused",
             metadata: [
@@ -244,6 +262,7 @@ struct HTTPAccess: Sendable {
     {
         let name = user.lowercased().trimmingCharacters(in: .whitespaces)
         if let wait = throttle.withLock({ $0.wait(address: client, user: name, now: now) }) {
+            Self.login("held")
             logger.warning(
                 "login held back: too many failures",
                 metadata: [
@@ -260,6 +279,7 @@ struct HTTPAccess: Sendable {
         }
         guard good, let found else {
             let wait = throttle.withLock { $0.failed(address: client, user: name, now: now) }
+            Self.login("failed")
             logger.warning(
                 "login failed", metadata: ["user": "\(name)", "client": "\(client)", "wait_ms": "\(wait)"])
             throw .wrong
@@ -277,6 +297,7 @@ struct HTTPAccess: Sendable {
                 }
                 return document.openSession(user: name, address: client, agent: agent, now: now)
             }
+            Self.login("ok")
             logger.notice("logged in", metadata: ["user": "\(name)", "client": "\(client)"])
             return cookie
         } catch {
