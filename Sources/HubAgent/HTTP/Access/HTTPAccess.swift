@@ -41,6 +41,8 @@ struct HTTPAccess: Sendable {
     let accounts: AccessCache
     let logger: Logger
     private let throttle = Locked(LoginThrottle())
+    /// An unreadable accounts file is logged at most every 10 s, not at every request.
+    private let unreadable = Locked(LogThrottle())
     /// One password hash at a time: a burst of logins waits for memory (19 MiB each) rather than taking it.
     private let hashing = AsyncLock()
     /// Where the hashes run: off Swift's cooperative threads (two on 2 cores), which a 36 ms hash would stall.
@@ -80,8 +82,10 @@ struct HTTPAccess: Sendable {
     /// Who `request` is from: a bearer token first, else the session cookie.
     func identify(_ request: Request, _ context: HubRequestContext, now: Timestamp = .now) -> Found {
         let (document, error) = accounts.document()
-        if let error {
-            logger.error("the accounts file can't be read; only http.token is taken", metadata: ["error": "\(error)"])
+        if let error, let count = unreadable.withLock({ $0.note() }) {
+            logger.error(
+                "the accounts file can't be read; only http.token is taken",
+                metadata: ["error": "\(error)", "requests": "\(count)"])
         }
         if let header = request.headers[.authorization] {
             guard header.lowercased().hasPrefix("bearer ") else {
