@@ -267,7 +267,8 @@ extension HubdCommand {
             roads: configuration.routeRoads.flatMap { roads(from: $0, logger: logger) }, session: hub.session,
             history: hub.history, actionKey: { [router = hub.router] in router.actionKey() },
             alerts: hub.router.alertPlace,
-            pushoverCallback: { [router = hub.router] in router.pushoverCallback(receipt: $0) })
+            pushoverCallback: { [router = hub.router] in router.pushoverCallback(receipt: $0) },
+            alertSetup: { [router = hub.router] in router.alertSetup })
         let (document, error) = access.accounts.document()
         if let error {
             logger.error("the accounts file can't be read: nobody can log in", metadata: ["error": "\(error)"])

@@ -39,10 +39,16 @@ extension HubctlCommand {
 struct AlertView {
     var saved: SavedAlerts
     let place: any AlertPlace
+    /// The rules and quiet hours of the configuration, to say why an alert waits (nil when it can't be read).
+    let setup: AlertBook.Setup?
     var book: AlertBook { saved.book }
+
+    /// An alert's state, and why it waits.
+    func why(_ alert: AlertBook.Alert, now: Timestamp) -> String { book.why(alert, setup, now: now) }
 
     init(_ options: StateOptions) async throws {
         let (configuration, state) = try await options.resolve()
+        setup = (try? NotifierConfiguration.read(HubConfiguration.file(option: options.config)))?.alertSetup
         if configuration.cluster != nil, let server = configuration.store {
             var logger = Logger(label: "hubctl")
             logger.logLevel = .warning
@@ -105,7 +111,7 @@ extension HubctlCommand.Alerts {
             }
             let rows = alerts.map { alert in
                 [
-                    alert.id, Output.shown(alert.event.newStatus), Output.shown(alert.stateText),
+                    alert.id, Output.shown(alert.event.newStatus), Output.shown(view.why(alert, now: now)),
                     Output.relative(alert.opened, now: now), alert.told.joined(separator: ", "),
                 ]
             }
@@ -128,7 +134,7 @@ extension HubctlCommand.Alerts {
             var fields: [(String, String)] = [
                 ("Alert", alert.id), ("Rule", alert.rule), ("Sensor", Output.shown(alert.sensor)),
                 ("Kind", alert.kind), ("Status", Output.shown(alert.event.newStatus)),
-                ("State", Output.shown(alert.stateText)),
+                ("State", Output.shown(view.why(alert, now: Timestamp.now))),
                 ("Opened", Output.absolute(alert.opened)),
             ]
             if let notified = alert.notified {

@@ -60,6 +60,9 @@ extension NotificationRouter {
         return notifications
     }
 
+    /// The alert stage's setup now (the rules, quiet hours, storm limits): what says why an alert waits.
+    public var alertSetup: AlertBook.Setup { setup.withLock { $0.alerts } }
+
     /// Those of `events` that may change the alert book: what a cluster's ingest queues for its keeper. None when no
     /// rule makes alerts.
     public func alertEvents(_ events: [SensorEvent]) -> [SensorEvent] {

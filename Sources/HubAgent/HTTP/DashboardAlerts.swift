@@ -20,7 +20,7 @@ extension HubAPI {
         if alerts.isEmpty { html += "<tr><td colspan=\"5\">No open alerts.</td></tr>\n" }
         for alert in alerts {
             html += "<tr><td>\(escape(alert.id))</td><td>\(escape(alert.event.newStatus))</td>"
-            html += "<td class=\"state\">\(escape(alert.stateText))</td>"
+            html += "<td class=\"state\">\(escape(book.why(alert, alertSetup(), now: now)))</td>"
             html += "<td>\(escape(alert.opened.relative(to: now)))</td>"
             html += "<td>\(escape(alert.told.joined(separator: ", ")))</td></tr>\n"
         }

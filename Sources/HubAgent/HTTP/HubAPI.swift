@@ -41,6 +41,8 @@ struct HubAPI: Sendable {
     let actionKey: @Sendable () -> SymmetricKey?
     /// Where the alert book is read and requests are left (the router's: files, or a cluster's database).
     let alerts: any AlertPlace
+    /// The alert stage's setup now (the router's), to say why an alert waits; nil where no hub runs.
+    let alertSetup: @Sendable () -> AlertBook.Setup?
     /// Hands a Pushover callback's receipt to the backend that sent it, to be checked with Pushover; whether one did
     /// (the router's `pushoverCallback`).
     let pushoverCallback: @Sendable (_ receipt: String) -> Bool
@@ -51,8 +53,10 @@ struct HubAPI: Sendable {
         roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
         history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil },
-        alerts: (any AlertPlace)? = nil, pushoverCallback: @escaping @Sendable (String) -> Bool = { _ in false }
+        alerts: (any AlertPlace)? = nil, pushoverCallback: @escaping @Sendable (String) -> Bool = { _ in false },
+        alertSetup: @escaping @Sendable () -> AlertBook.Setup? = { nil }
     ) {
+        self.alertSetup = alertSetup
         self.pushoverCallback = pushoverCallback
         self.actionKey = actionKey
         self.alerts = alerts ?? AlertFiles(directory: stateDirectory)

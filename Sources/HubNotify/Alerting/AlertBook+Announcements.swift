@@ -119,11 +119,13 @@ extension AlertBook {
         return "\((minutes + 720) / 1440) days"
     }
 
-    /// A time on the hub's clock: "18:00" today, "Tue 8 Dec 18:00" another day.
-    static func clock(_ time: Timestamp, now: Timestamp) -> String {
+    /// A time on the hub's clock (or `zone`'s): "18:00" today, "Tue 8 Dec 18:00" another day.
+    static func clock(_ time: Timestamp, now: Timestamp, zone: TimeZone = .current) -> String {
         let date = Date(timeIntervalSince1970: Double(time.millisecondsSince1970) / 1000)
-        let calendar = Calendar.current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
         let formatter = DateFormatter()
+        formatter.timeZone = zone
         formatter.locale = Locale(identifier: "en_GB")
         formatter.dateFormat =
             calendar.isDate(date, inSameDayAs: Date(timeIntervalSince1970: Double(now.millisecondsSince1970) / 1000))

@@ -100,3 +100,50 @@ extension AlertBook.Alert {
         return told.isEmpty ? "firing (waiting to be sent)" : "firing"
     }
 }
+
+// Why an alert waits, in words (issue 52): what the alert stage is doing must be visible where people look
+// (`hubctl alerts`, the alerts page, `/api/v1/alerts`).
+extension AlertBook {
+    /// An alert's state and, for one not sent yet, why it waits: "in group_wait, 12 s left", "held by quiet hours
+    /// 'night' until 07:00 Europe/Berlin", "held by parent gw7 (offline)", "silenced by a1b2 until 18:00", "part of
+    /// outage (300 alerts)", "held: other groups are changing (a storm may be gathering)". `setup` (the
+    /// configuration's) names the quiet hours; without it their window is not named.
+    public func why(_ alert: Alert, _ setup: Setup?, now: Timestamp) -> String {
+        let group = groups[alert.group]
+        let outage = group?.outage.map { outage in
+            "outage since \(Self.clock(outage.started, now: now)) (\(max(outage.told, group?.members.count ?? 0)) alerts)"
+        }
+        if !alert.firing {
+            return group?.due == nil ? "resolved" : "resolved (its message waits for the group's interval)"
+        }
+        if let parent = alert.heldBy { return "held by parent \(parent) (offline)" }
+        if let acknowledged = alert.acknowledged {
+            return "acknowledged by \(acknowledged.by) via \(acknowledged.via)"
+        }
+        if !alert.told.isEmpty { return outage.map { "firing, told as part of \($0)" } ?? "firing" }
+        if let silence = silences.first(where: { $0.silences(alert.fields, at: now) }) {
+            return "silenced by \(silence.id) (\(Self.spoken(silence.matchers))) until \(Self.clock(silence.endsAt, now: now))"
+        }
+        if let setup, let rule = setup.rules[alert.rule], let policy = rule.alerting, rule.priority < 5 {
+            for name in policy.quietHours {
+                guard let window = setup.quietHours[name], let end = window.end(containing: now) else { continue }
+                let local = Self.clock(end, now: now, zone: window.zone)
+                return "held by quiet hours '\(name)' until \(local) \(window.zone.identifier) (a digest then)"
+            }
+        }
+        if let spell = quiet[alert.rule] {
+            return "held by quiet hours until \(Self.clock(spell.until, now: now)) (a digest then)"
+        }
+        if let outage { return "part of \(outage), its next message waiting" }
+        if let held = group?.heldSince {
+            let seconds = max(0, (now.millisecondsSince1970 - held.millisecondsSince1970) / 1000)
+            return "held \(seconds) s: other groups are changing (a storm may be gathering)"
+        }
+        if let due = group?.due {
+            let left = due.millisecondsSince1970 - now.millisecondsSince1970
+            let interval = (group?.sent ?? 0) > 0 ? "group_interval" : "group_wait"
+            return left > 0 ? "in \(interval), \(Self.spoken(left)) left" : "due now"
+        }
+        return "firing (waiting to be sent)"
+    }
+}

@@ -116,7 +116,9 @@ extension AlertBook {
     // MARK: - Groups
 
     private mutating func sendGroups(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
-        var due: [(key: String, firing: [Alert], resolved: [Alert], notices: [SensorEvent])] = []
+        typealias Due = (key: String, firing: [Alert], resolved: [Alert], notices: [SensorEvent])
+        forgetChanges(before: now.adding(milliseconds: -stormWindow(setup)))
+        var due: [Due] = []
         for key in groups.keys.sorted() {
             guard let group = groups[key], let rule = setup.rules[group.rule], let policy = rule.alerting else {
                 continue
@@ -144,39 +146,68 @@ extension AlertBook {
             for item in due { settle(item.key, setup, now: now) }
             return []
         }
-        if changes > setup.storm && due.count > 1 {
-            // A storm takes in every group with firing alerts not sent yet, due or not: one message, not one per
-            // group as each one's wait ends.
-            for key in groups.keys.sorted() where !due.contains(where: { $0.key == key }) {
-                guard let group = groups[key], setup.rules[group.rule] != nil else { continue }
-                let firing = group.members.compactMap { alerts[$0] }.filter {
-                    $0.waitsToBeSent && !isSilenced($0, now: now)
-                }
-                guard !firing.isEmpty else { continue }
-                due.append((key, firing, [], group.notices))
+
+        // The storm guard (`AlertBook+Storm`): a storm, or an outage still taking alerts in, gathers every group's
+        // waiting alerts into the outage; otherwise a group due while others still change waits for them.
+        let stormy = isStormy(setup, now: now)
+        let plain = due.filter { groups[$0.key]?.outage == nil }
+        let concerned = Set(
+            plain.filter { !$0.firing.isEmpty || !$0.resolved.isEmpty }.map(\.key)
+                + groups.filter { key, group in
+                    group.outage == nil && group.members.contains { alerts[$0]?.waitsToBeSent == true }
+                }.map(\.key))
+        let absorbing = absorbingOutage(setup, stormy: stormy, now: now)
+        if !plain.isEmpty, absorbing != nil || (stormy && concerned.count > 1) {
+            let key = gatherOutage(into: absorbing, due: plain.map(\.key), setup, now: now)
+            due.removeAll { groups[$0.key]?.outage == nil }
+            if let group = groups[key], let at = group.due, at <= now, !due.contains(where: { $0.key == key }) {
+                let members = group.members.compactMap { alerts[$0] }
+                due.append(
+                    (
+                        key, members.filter { $0.waitsToBeSent && !isSilenced($0, now: now) },
+                        members.filter { !$0.firing }, group.notices
+                    ))
                 groups[key]?.due = nil
             }
-            let message = outage(due.map { ($0.firing, $0.resolved) }, notices: due.flatMap(\.notices), setup, now: now)
-            counters.outages += 1
-            for item in due {
-                markTold(item.firing, backends: setup.rules[groups[item.key]!.rule]!.backends, now: now)
-                settle(item.key, setup, now: now)
-            }
-            return message.map { [$0] } ?? []
         }
+        let window = stormWindow(setup)
         var messages: [AlertMessage] = []
         for item in due {
-            guard let rule = setup.rules[groups[item.key]!.rule] else { continue }
-            let alsoFiring = groups[item.key]!.members.compactMap { alerts[$0] }.filter {
-                $0.firing && !$0.told.isEmpty && $0.heldBy == nil && $0.acknowledged == nil && !isSilenced($0, now: now)
+            guard var group = groups[item.key], let rule = setup.rules[group.rule] else { continue }
+            // Held: a plain group while others change, an outage's update until the storm is calm; never longer
+            // than a storm window.
+            let held: Bool
+            if group.outage != nil {
+                let last = group.lastSent?.millisecondsSince1970 ?? now.millisecondsSince1970
+                held = group.sent > 0 && !isCalm(now: now) && now.millisecondsSince1970 - last < window
+            } else {
+                let since = group.heldSince ?? now
+                held = !stormy && isGathering(setup, now: now) && othersChanging(group, now: now)
+                    && now.millisecondsSince1970 - since.millisecondsSince1970 < window
             }
-            if let message = groupMessage(
-                item.key, rule, firing: item.firing, alsoFiring: alsoFiring, resolved: item.resolved,
-                notices: item.notices, now: now)
-            {
-                messages.append(message)
+            if held {
+                group.heldSince = group.heldSince ?? now
+                group.due = now.adding(milliseconds: 1000)
+                groups[item.key] = group
+                continue
             }
-            markTold(item.firing, backends: rule.backends, now: now)
+            let message: AlertMessage?
+            if group.outage != nil {
+                message = outageMessage(
+                    item.key, rule, firing: item.firing, resolved: item.resolved, notices: item.notices, setup,
+                    now: now)
+                markTold(item.firing, backends: groups[item.key]?.outage?.backends ?? rule.backends, now: now)
+            } else {
+                let alsoFiring = group.members.compactMap { alerts[$0] }.filter {
+                    $0.firing && !$0.told.isEmpty && $0.heldBy == nil && $0.acknowledged == nil
+                        && !isSilenced($0, now: now)
+                }
+                message = groupMessage(
+                    item.key, rule, firing: item.firing, alsoFiring: alsoFiring, resolved: item.resolved,
+                    notices: item.notices, now: now)
+                markTold(item.firing, backends: rule.backends, now: now)
+            }
+            if let message { messages.append(message) }
             settle(item.key, setup, now: now)
         }
         return messages
@@ -198,6 +229,7 @@ extension AlertBook {
         group.notices = []
         group.lastSent = now
         group.sent += 1
+        group.heldSince = nil
         let open = group.members.contains { alerts[$0]?.told.isEmpty == false }
         if !open {
             group.reminders = 0
@@ -274,7 +306,10 @@ extension AlertBook {
             groups[key] = group
             // In quiet hours below urgent, a reminder is skipped: the digest will say it is still open.
             if quietEnd(rule, policy, setup, now: now) != nil { continue }
-            messages.append(reminder(group, rule, open: open, now: now))
+            var message = reminder(group, rule, open: open, now: now)
+            // An outage's reminder: one for all of it, to all it told.
+            if let outage = group.outage { message.backends = outage.backends }
+            messages.append(message)
         }
         return messages
     }

@@ -83,35 +83,6 @@ extension AlertBook {
         return message
     }
 
-    func outage(
-        _ due: [(firing: [Alert], resolved: [Alert])], notices: [SensorEvent], _ setup: Setup, now: Timestamp
-    ) -> AlertMessage? {
-        let firing = due.flatMap(\.firing).sorted { $0.opened < $1.opened }
-        let resolved = due.flatMap(\.resolved).sorted { $0.opened < $1.opened }
-        let rules = Set((firing + resolved).map(\.rule)).sorted()
-        var backends: [String] = []
-        for name in rules { backends += setup.rules[name]?.backends ?? [] }
-        backends += resolved.flatMap(\.told)
-        var seen = Set<String>()
-        backends = backends.filter { seen.insert($0).inserted }
-        guard let event = Self.newest(firing) ?? Self.newest(resolved) else { return nil }
-        var lines: [String] = []
-        if !firing.isEmpty {
-            lines.append("\(Self.headline(firing, rule: rules.joined(separator: ", "))): \(Self.names(firing))")
-        }
-        if !resolved.isEmpty { lines.append("Resolved: \(Self.names(resolved))") }
-        if !notices.isEmpty { lines.append("Events: \(Self.names(notices.map { "\($0.sensor) \($0.newStatus)" }))") }
-        let first = (firing + resolved)[0]
-        return AlertMessage(
-            key: "outage:\(first.id)@\(first.opened.millisecondsSince1970)", group: "outage",
-            rule: rules.joined(separator: ","),
-            reason: .outage, backends: backends,
-            title: firing.isEmpty ? "Outage over: \(resolved.count) resolved" : "Outage: \(firing.count) alerts",
-            body: lines.joined(separator: "\n"),
-            priority: rules.compactMap { setup.rules[$0]?.priority }.max() ?? 3, event: event,
-            alerts: (firing + resolved).map(\.id))
-    }
-
     func digest(
         _ rule: NotificationRule, open: [Alert], ended: [Alert], notices: [SensorEvent], now: Timestamp
     ) -> AlertMessage? {

@@ -28,6 +28,9 @@ public struct AlertBook: Sendable, Codable {
     public internal(set) var links: [String: Link] = [:]
     /// Silences added, ended or snoozes taken, to be announced at the next tick (`AlertBook+Announcements`).
     var announcements: [Announcement] = []
+    /// Changes (events taken) by the second they came in, over the last storm window: how a storm is recognised
+    /// over time (`AlertBook+Storm`).
+    var recent: [Int64: Int] = [:]
     public internal(set) var counters = Counters()
     /// Counts the changes, so that the ledger writes the book only after one (not kept in the file).
     public internal(set) var revision = 0
@@ -41,7 +44,7 @@ public struct AlertBook: Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset,
-            announcements
+            announcements, recent
     }
 
     /// A new book, with an epoch of its own.
@@ -90,6 +93,7 @@ public struct AlertBook: Sendable, Codable {
         links = try container.decodeIfPresent([String: Link].self, forKey: .links) ?? [:]
         counters = try container.decodeIfPresent(Counters.self, forKey: .counters) ?? Counters()
         announcements = try container.decodeIfPresent([Announcement].self, forKey: .announcements) ?? []
+        recent = try container.decodeIfPresent([Int64: Int].self, forKey: .recent) ?? [:]
     }
 
     /// The alerts a message's buttons act on, until the token expires; a token is used once.
@@ -165,6 +169,10 @@ public struct AlertBook: Sendable, Codable {
         var nextReminder: Timestamp?
         /// Set when the last of its told alerts was acknowledged: the copies on phones are to be taken back.
         var takeBack: Acknowledgement?
+        /// An outage's group (`AlertBook+Storm`): the storm's alerts, told as one.
+        var outage: Outage?
+        /// When it was first held back while other groups changed (a storm gathering): held at most a storm window.
+        var heldSince: Timestamp?
     }
 
     struct QuietSpell: Sendable, Hashable, Codable {
@@ -204,8 +212,10 @@ public struct AlertBook: Sendable, Codable {
     public struct Setup: Sendable {
         public var rules: [String: NotificationRule] = [:]
         public var quietHours: [String: QuietHours] = [:]
-        /// More new alerts than this in one sending become one outage message.
+        /// More changes than this within `stormWindow`, across groups, become one outage message.
         public var storm = 20
+        /// `alerts.storm_window`: how long a storm is judged over (wills spread over a keepalive are one storm).
+        public var stormWindow: Duration = .seconds(120)
         public var facts: @Sendable (String) -> SensorFacts = { _ in SensorFacts() }
         /// The sensors some sensor depends on, when known: only their going offline is looked for among the alerts
         /// (10,000 sensors offline at once were 10,000 scans of every alert). `nil`: any sensor may be a parent.
@@ -257,6 +267,7 @@ public struct AlertBook: Sendable, Codable {
                 taken[sensor] = Taken(sequence: sequence, at: now)
             }
             revision += 1
+            if !roles.isEmpty { noteChange(now: now) }
             followParents(event, setup, now: now)
             for (rule, role) in roles {
                 guard let policy = rule.alerting else { continue }

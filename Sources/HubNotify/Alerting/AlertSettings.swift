@@ -15,6 +15,8 @@ import HubSupport
 /// ```
 public struct AlertSettings: Sendable {
     public var storm = 20
+    /// How long a storm is judged over: changes across groups within it count together.
+    public var stormWindow: Duration = .seconds(120)
     /// Where phones reach hubd's HTTP API (`https://hub.example.net:8080`): the buttons and links of alert
     /// messages point there. Without it, only backends that fetch their answers (Telegram) carry buttons.
     public var publicURL: String?
@@ -30,8 +32,14 @@ public struct AlertSettings: Sendable {
     static let keys: [ConfigKey] = [
         ConfigKey(
             "storm", "integer 2–1000000", default: "20",
-            "When more alerts than this change in one sending across groups, they go as one \"Outage: N alerts\""
-                + " message to every backend concerned."),
+            "When more alerts than this change within `storm_window`, across more than one group, the waiting ones go"
+                + " as one \"Outage: N alerts\" message to every backend concerned, then one update once the storm is"
+                + " calm, and one \"Outage over\"."),
+        ConfigKey(
+            "storm_window", "duration 10s–1h", default: "2m",
+            "How long a storm is judged over (never shorter than a rule's `group_wait`): a power cut's wills come as"
+                + " each sensor's keepalive runs out, 1.5 keepalives after its last packet, so 2 minutes takes in a"
+                + " 60-second keepalive's spread with room to spare."),
         ConfigKey(
             "public_url", "URL",
             "Where phones reach hubd's HTTP API (`https://hub.example.net:8080`): ntfy's Acknowledge and Snooze"
@@ -97,6 +105,9 @@ public struct AlertSettings: Sendable {
         settings.publicURL = try node["public_url"].url()
         if let storm = try node["storm"].integer(in: 2...1_000_000) { settings.storm = storm }
         settings.announce = try node["announce"].strings()
+        if let window = try node["storm_window"].duration(in: .seconds(10)...(.seconds(3600))) {
+            settings.stormWindow = window
+        }
         for (name, window) in try node["quiet_hours"].entries() {
             settings.quietHours.append(try quietHours(window, name: name))
         }
@@ -149,6 +160,7 @@ extension NotifierConfiguration {
             setup.backendQuietHours[backend.name] = backend.quietHours
         }
         setup.announce = settings.announce
+        setup.stormWindow = settings.stormWindow
         // Plain rules too: a silence holds their notifications as well (`NotificationRouter.isSilenced`).
         for rule in rules { setup.ruleBackends[rule.name] = rule.backends }
         return setup
