@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HubCore
 
@@ -46,11 +47,24 @@ public struct Notification: Sendable, Hashable, Codable {
             }
         }
 
-        /// The group's key as a push service takes an id to replace by (ntfy's sequence id, an APNs collapse id,
-        /// a Web Push tag): `sh-` and 12 hex digits of its SHA-256.
-        public var replaceHandle: String { "sh-" + ActionToken.handle(of: "group:" + group) }
+        /// The group's handle on this hub (`AlertContext.handle(of:key:)`); nil in a notification an earlier version
+        /// queued.
+        public var handle: String?
 
-        private enum CodingKeys: String, CodingKey { case group, reason, alerts, actions }
+        /// The group's key as a push service takes an id to replace by (ntfy's sequence id, an APNs collapse id,
+        /// a Web Push tag, a chat's thread): `sh-` and 12 hex digits, unique to this hub (issue 52: six hubs used
+        /// `sh-838d6dffc6c7` for rule `leak`, so two on one ntfy topic replaced and cleared each other's
+        /// notifications).
+        public var replaceHandle: String { handle ?? "sh-" + ActionToken.handle(of: "group:" + group) }
+
+        /// A group's handle under the hub's key (the key of its buttons, random, one per hub or cluster): 12 hex digits
+        /// of an HMAC-SHA256 of the group's key.
+        public static func handle(of group: String, key: SymmetricKey) -> String {
+            let code = HMAC<SHA256>.authenticationCode(for: Array(("group:" + group).utf8), using: key)
+            return "sh-" + code.prefix(6).map { String(format: "%02x", $0) }.joined()
+        }
+
+        private enum CodingKeys: String, CodingKey { case group, reason, alerts, actions, handle }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -58,13 +72,17 @@ public struct Notification: Sendable, Hashable, Codable {
             reason = try container.decode(AlertMessage.Reason.self, forKey: .reason)
             alerts = try container.decode([String].self, forKey: .alerts)
             actions = try container.decodeIfPresent([Action].self, forKey: .actions) ?? []
+            handle = try container.decodeIfPresent(String.self, forKey: .handle)
         }
 
-        public init(group: String, reason: AlertMessage.Reason, alerts: [String], actions: [Action] = []) {
+        public init(
+            group: String, reason: AlertMessage.Reason, alerts: [String], actions: [Action] = [], handle: String? = nil
+        ) {
             self.group = group
             self.reason = reason
             self.alerts = alerts
             self.actions = actions
+            self.handle = handle
         }
 
         /// As members of an object being written: `group`, `reason`, `alerts`.

@@ -49,7 +49,8 @@ extension NotificationRouter {
                     id: message.key, backend: backend, rule: message.rule, event: message.event, title: message.title,
                     body: body, priority: message.priority,
                     alert: .init(
-                        group: message.group, reason: message.reason, alerts: message.alerts, actions: actions))
+                        group: message.group, reason: message.reason, alerts: message.alerts, actions: actions,
+                        handle: key.map { Notification.AlertContext.handle(of: message.group, key: $0) }))
                 do {
                     notifications += try await queue.notifier.expand(notification)
                 } catch {

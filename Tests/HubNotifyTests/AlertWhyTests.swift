@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import HubCore
 import Testing
 
@@ -87,5 +88,47 @@ import Testing
         _ = storm.tick(setup, now: start.adding(milliseconds: 3_000))
         let told = storm.why(storm.alerts["power/s0/offline"]!, setup, now: start.adding(milliseconds: 4_000))
         #expect(told.hasPrefix("firing, told as part of outage since ") && told.hasSuffix("(30 alerts)"), "\(told)")
+    }
+}
+
+/// Small things a person reads (issue 52): lengths as a person wrote them, and a group's handle that is this hub's.
+@Suite struct AlertWordsTests {
+    @Test func aReminderSaysHowLongAsWritten() throws {
+        var rule = NotificationRule(name: "leak", backends: ["phone"])
+        rule.events = [.changed]
+        rule.statuses = ["wet"]
+        var policy = AlertPolicy()
+        policy.groupWait = .seconds(0)
+        policy.repeatEvery = [.seconds(3)]
+        policy.escalate = [.init(after: .seconds(90), backends: ["partner"])]
+        rule.alerting = policy
+        let setup = AlertBook.Setup(rules: [rule])
+        var book = AlertBook()
+        let start = Timestamp(millisecondsSince1970: 1_798_000_000_000)
+        book.apply(
+            [
+                SensorEvent(
+                    id: "k-1", kind: .changed, sensor: "kitchen", topic: "kitchen", oldStatus: "dry", newStatus: "wet",
+                    time: start)
+            ], setup, now: start)
+        _ = book.tick(setup, now: start)
+        let reminder = book.tick(setup, now: start.adding(milliseconds: 3_000))
+        #expect(reminder.first?.body == "kitchen — open for 3 s, not acknowledged")
+        var escalation: [AlertMessage] = []
+        for second in 4...91 { escalation += book.tick(setup, now: start.adding(milliseconds: Int64(second) * 1000)) }
+        #expect(
+            escalation.contains { $0.title == "Not acknowledged for 1 min 30 s: 1 sensor wet" },
+            "\(escalation.map(\.title))")
+    }
+
+    @Test func aGroupsHandleIsThisHubs() {
+        let (one, two) = (SymmetricKey(size: .bits256), SymmetricKey(size: .bits256))
+        let first = Notification.AlertContext.handle(of: "leak", key: one)
+        #expect(first.hasPrefix("sh-") && first.count == 15)
+        #expect(first == Notification.AlertContext.handle(of: "leak", key: one), "stable on one hub")
+        #expect(first != Notification.AlertContext.handle(of: "leak", key: two), "another hub's differs")
+        #expect(first != Notification.AlertContext.handle(of: "doors", key: one))
+        let context = Notification.AlertContext(group: "leak", reason: .firing, alerts: [], handle: first)
+        #expect(context.replaceHandle == first)
     }
 }

@@ -106,10 +106,11 @@ extension AlertBook {
             .joined(separator: " ")
     }
 
-    /// A length as a person says it: "45 s", "10 min", "2 h", "1 h 30 min", "3 days".
+    /// A length as a person says it: "45 s", "1 min 30 s", "10 min", "2 h", "1 h 30 min", "3 days".
     static func spoken(_ milliseconds: Int64) -> String {
         let seconds = max(0, (milliseconds + 500) / 1000)
-        if seconds < 90 { return "\(seconds) s" }
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 600, seconds % 60 != 0 { return "\(seconds / 60) min \(seconds % 60) s" }
         let minutes = (seconds + 30) / 60
         if minutes < 60 { return "\(minutes) min" }
         if minutes < 48 * 60 {

@@ -102,11 +102,11 @@ extension AlertBook {
     func reminder(_ group: Group, _ rule: NotificationRule, open: [Alert], now: Timestamp) -> AlertMessage {
         let open = open.sorted { $0.opened < $1.opened }
         let since = open[0].notified ?? open[0].opened
-        let minutes = max(1, (now.millisecondsSince1970 - since.millisecondsSince1970) / 60_000)
+        let length = Self.spoken(now.millisecondsSince1970 - since.millisecondsSince1970)
         return AlertMessage(
             key: "\(group.key)#r\(group.reminders)", group: group.key, rule: rule.name, reason: .reminder,
             backends: rule.backends, title: "Still \(Self.headline(open, rule: rule.name))",
-            body: "\(Self.names(open)) — open for \(minutes) min, not acknowledged", priority: rule.priority,
+            body: "\(Self.names(open)) — open for \(length), not acknowledged", priority: rule.priority,
             event: Self.newest(open)!, alerts: open.map(\.id))
     }
 
@@ -124,11 +124,11 @@ extension AlertBook {
     func escalation(
         _ key: String, _ rule: NotificationRule, _ step: AlertPolicy.Escalation, _ alerts: [Alert], now: Timestamp
     ) -> AlertMessage {
-        let minutes = max(1, Int(step.after.components.seconds / 60))
+        let length = Self.spoken(Int64(step.after.components.seconds) * 1000)
         return AlertMessage(
             key: "\(alerts[0].id)#e\(alerts[0].escalated)", group: alerts[0].group, rule: rule.name,
             reason: .escalation, backends: step.backends,
-            title: "Not acknowledged for \(minutes) min: \(Self.headline(alerts, rule: rule.name))",
+            title: "Not acknowledged for \(length): \(Self.headline(alerts, rule: rule.name))",
             body: Self.names(alerts), priority: max(rule.priority, 4), event: Self.newest(alerts)!,
             alerts: alerts.map(\.id))
     }
