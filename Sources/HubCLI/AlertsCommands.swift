@@ -214,6 +214,31 @@ extension HubctlCommand.Silences {
         func validate() throws {
             guard !matchers.isEmpty else { throw ValidationError("Say what to silence: a sensor glob or name=value.") }
             if duration != nil && until != nil { throw ValidationError("Give --for or --until, not both.") }
+            if let duration { _ = try Self.length(duration) }
+            // `--for 1 hour`: "hour" would be taken as a sensor called hour.
+            let units = ["s", "sec", "second", "seconds", "m", "min", "minute", "minutes", "h", "hour", "hours", "d", "day", "days"]
+            for word in matchers where units.contains(word.lowercased()) {
+                throw ValidationError("'\(word)' looks like the unit of --for, not a sensor: write --for 1h (no space).")
+            }
+        }
+
+        /// The length `--for` gives: a number with its unit, more than nothing.
+        static func length(_ text: String) throws -> Duration {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("-") {
+                throw ValidationError("--for '\(text)': a silence can't last a negative time; use 30m, 2h or 1d.")
+            }
+            if !trimmed.isEmpty, trimmed.allSatisfy({ $0.isNumber || $0 == "." }) {
+                throw ValidationError(
+                    "--for '\(text)' has no unit: write \(trimmed)m, \(trimmed)h or \(trimmed)d (\(trimmed)s for seconds).")
+            }
+            if let zero = DurationText.parse(trimmed, allowingZero: true), zero == .zero {
+                throw ValidationError("--for '\(text)': a silence must last longer than nothing; use 30m, 2h or 1d.")
+            }
+            guard let length = DurationText.parse(trimmed) else {
+                throw ValidationError("--for '\(text)' is not a duration; use 30m, 2h or 1d.")
+            }
+            return length
         }
 
         func run() async throws {
@@ -229,10 +254,7 @@ extension HubctlCommand.Silences {
             if let until {
                 end = try Self.time(until, option: "--until")
             } else {
-                let text = duration ?? "1h"
-                guard let length = DurationText.parse(text) else {
-                    throw ValidationError("--for '\(text)' is not a duration; use 30m, 2h or 1d.")
-                }
+                let length = try Self.length(duration ?? "1h")
                 end = start.adding(milliseconds: Int64(length.components.seconds) * 1000)
             }
             guard end > start, end > now else { throw ValidationError("The silence would end before it starts.") }
@@ -247,6 +269,11 @@ extension HubctlCommand.Silences {
                 throw ValidationError(error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
             }
             try await view.send(.silence(silence))
+            let names = (try? await state.registry().read())?.sensors.map(\.name) ?? []
+            let facts = view.setup?.facts ?? { _ in AlertBook.SensorFacts() }
+            if let warning = silence.unmatchedWarning(sensors: names, facts: facts) {
+                FileHandle.standardError.write(Data("hubctl: warning: \(warning)\n".utf8))
+            }
             print("Silence \(id): \(parsed.map(\.description).joined(separator: " ")) until \(Output.absolute(end)).")
         }
 

@@ -400,3 +400,39 @@ import Yams
         }
     }
 }
+
+extension HubAPITests {
+    /// A silence that matches no sensor is taken, with a warning in the answer (issue 52); one that can't mean
+    /// anything is refused naming why.
+    @Test func silencesSayWhenTheyMatchNothing() async throws {
+        try await withClient { client in
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: #"{"name":"front door"}"#)
+            ) { #expect($0.status == .created) }
+            let end = Timestamp.now.adding(milliseconds: 3_600_000).iso8601
+            try await client.execute(
+                uri: "/api/v1/silences", method: .post,
+                body: ByteBuffer(string: #"{"matchers":["garage*"],"endsAt":"\#(end)"}"#)
+            ) {
+                #expect($0.status == .created)
+                let answer = try #require(try decode($0.body) as? [String: Any])
+                #expect((answer["warning"] as? String)?.hasPrefix("no sensor matches sensor=garage* now") == true)
+            }
+            try await client.execute(
+                uri: "/api/v1/silences", method: .post,
+                body: ByteBuffer(string: #"{"matchers":["front*"],"endsAt":"\#(end)"}"#)
+            ) {
+                #expect($0.status == .created)
+                let answer = try decode($0.body) as? [String: Any]
+                #expect(answer?["warning"] == nil)
+            }
+            try await client.execute(
+                uri: "/api/v1/silences", method: .post,
+                body: ByteBuffer(string: #"{"matchers":["sensor=~door.*"],"endsAt":"\#(end)"}"#)
+            ) {
+                #expect($0.status == .badRequest)
+                #expect(error($0.body)?.contains("regular expressions (=~, !~) are not supported") == true)
+            }
+        }
+    }
+}

@@ -106,7 +106,17 @@ extension HubAPI {
             throw HTTPError(.badRequest, message: error.description)
         }
         try await send(.silence(silence))
-        return json(silence, status: .created)
+        // Said, not refused: a sensor may be added later.
+        let names = (try? await readStore())?.sensors.map(\.name) ?? []
+        let facts = alertSetup()?.facts ?? { _ in AlertBook.SensorFacts() }
+        guard let warning = silence.unmatchedWarning(sensors: names, facts: facts),
+            var object = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(silence))) as? [String: Any]
+        else { return json(silence, status: .created) }
+        object["warning"] = warning
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Response(
+            status: .created, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     func expireSilence(_ request: Request, _ context: HubRequestContext) async throws -> Response {

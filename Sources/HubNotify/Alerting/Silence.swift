@@ -118,6 +118,13 @@ public struct Silence: Sendable, Hashable, Codable {
 
         /// Reads `name=value`, `name!=value` (a value with `*`, `?` or `[` is a glob); a bare `door*` is a sensor.
         public init(parsing text: String) throws(AlertInputError) {
+            // Alertmanager's regular-expression matchers: not supported, and refused rather than taken as a glob
+            // that matches nothing.
+            if text.contains("=~") || text.contains("!~") {
+                throw AlertInputError(
+                    "'\(text)': regular expressions (=~, !~) are not supported; use a glob: sensor=door*, "
+                        + "sensor!=door-[0-9]")
+            }
             let parts: (String, Operation, String)
             if let range = text.range(of: "!=") {
                 parts = (String(text[..<range.lowerBound]), .notEqual, String(text[range.upperBound...]))
@@ -132,6 +139,7 @@ public struct Silence: Sendable, Hashable, Codable {
                 throw AlertInputError("'\(text)': a matcher is name=value or name!=value (sensor=door*, kind=offline)")
             }
             guard !value.isEmpty else { throw AlertInputError("'\(text)': the matcher has no value") }
+            if let mistake = globMistake(value) { throw AlertInputError("'\(text)': \(mistake)") }
             self.init(name: name, operation: parts.1, value: value)
         }
 
@@ -176,4 +184,25 @@ public struct AlertFields: Sendable {
 public struct AlertInputError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension Silence {
+    /// Whether any of `sensors` could fall under it: its `sensor` matchers, and those on labels (from `facts`),
+    /// checked against each sensor. `rule`, `kind` and `status` can't be known before an alert opens, and are taken to
+    /// match. False: the silence holds nothing until such a sensor is added (said as a warning, not refused).
+    public func mayMatch(anyOf sensors: [String], facts: (String) -> AlertBook.SensorFacts) -> Bool {
+        let checked = matchers.filter { !["rule", "kind", "status"].contains($0.name) }
+        guard !checked.isEmpty else { return true }
+        return sensors.contains { sensor in
+            let fields = AlertFields(rule: "", sensor: sensor, kind: "", status: "", labels: facts(sensor).labels)
+            return checked.allSatisfy { $0.matches(fields) }
+        }
+    }
+
+    /// The warning to give when no sensor falls under it, or nil.
+    public func unmatchedWarning(sensors: [String], facts: (String) -> AlertBook.SensorFacts) -> String? {
+        guard !mayMatch(anyOf: sensors, facts: facts) else { return nil }
+        return "no sensor matches \(matchers.map(\.description).joined(separator: " ")) now: the silence holds "
+            + "nothing until one does (hubctl sensors list)"
+    }
 }
