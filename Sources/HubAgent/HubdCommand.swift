@@ -121,6 +121,14 @@ public struct HubdCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("hubd: \(error)\n".utf8))
                 throw ExitCode(78)
             }
+            // Against the registry of the state directory (the file store's: a database's is not reached here).
+            if configuration.store == nil {
+                let state = StateDirectory(option: stateDirectory, configured: configuration.stateDirectory)
+                let sensors = (try? state.store.read())?.sensors ?? []
+                for warning in notifiers.warnings(sensors: sensors) {
+                    FileHandle.standardError.write(Data("hubd: warning: \(warning)\n".utf8))
+                }
+            }
             let file = HubConfiguration.path(option: config, environment: ProcessInfo.processInfo.environment)
             print(
                 "hubd: \(file.map { "the configuration \($0.path)" } ?? "no configuration file (every default)") is"
@@ -183,6 +191,9 @@ public struct HubdCommand: AsyncParsableCommand {
         } catch {
             await store.close()
             throw error
+        }
+        if let sensors = try? await store.read().sensors {
+            for warning in notifiers.warnings(sensors: sensors) { logger.warning("\(warning)") }
         }
         logger.info(
             "notifiers",

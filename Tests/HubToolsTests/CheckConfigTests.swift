@@ -1,4 +1,5 @@
 import Foundation
+import HubCore
 import HubTestKit
 import Testing
 
@@ -26,5 +27,39 @@ import Testing
         #expect(unmade.status == 78 && unmade.standardError.contains("ca.pem"), "\(unmade.standardError)")
         #expect(
             refused.standardError.contains("\(bad):2: sensors.silence_timout: unknown key"), "\(refused.standardError)")
+    }
+}
+
+/// What can never work is said (issue 52): docs/alerts.md's own leak rule took `statuses: [wet]` while Zigbee2MQTT's
+/// leak sensors say `leak` or `dry`, and never fired, with no warning.
+@Suite struct CheckConfigWarningTests {
+    @Test func rulesThatCanNeverFireAreWarnedAbout() async throws {
+        let hubctl = try Hubctl()
+        let added = try await hubctl.run(
+            "sensors", "add", "kitchen leak", "--topic", "z2m/kitchen", "--preset", "zigbee2mqtt", "--value",
+            "water_leak")
+        #expect(added.status == 0, "\(added.standardError)")
+        let sensor = try #require(try DefaultsStore(directory: hubctl.state.path).read().sensor(named: "kitchen leak"))
+        #expect(sensor.format.map?.description == "true=leak,false=dry")
+        let file = hubctl.state.file("hubd.yaml")
+        try """
+            notifiers:
+              backends:
+                phone: { type: file, path: /dev/null }
+              rules:
+                leak: { sensors: ["*leak*"], events: [changed], statuses: [wet], backends: [phone], group_wait: 0s }
+                garage: { sensors: ["garage*"], backends: [phone] }
+                right: { sensors: ["*leak*"], statuses: [leak], backends: [phone] }
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let hubd = try builtProduct("hubd")
+        let checked = try await runProcess(
+            hubd, ["--config", file, "--check-config"], environment: hubctl.environment)
+        #expect(checked.status == 0, "warnings, not refusals: \(checked.standardError)")
+        #expect(
+            checked.standardError.contains(
+                "warning: rule 'leak': statuses wet never come from 'kitchen leak', whose map gives leak, dry"),
+            "\(checked.standardError)")
+        #expect(checked.standardError.contains("warning: rule 'garage': sensors 'garage*' matches no sensor now"))
+        #expect(!checked.standardError.contains("rule 'right'"))
     }
 }
