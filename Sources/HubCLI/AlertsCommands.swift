@@ -100,9 +100,7 @@ extension HubctlCommand.Alerts {
             let now = Timestamp.now
             let alerts = view.book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-                print(String(decoding: try encoder.encode(alerts), as: UTF8.self))
+                print(String(decoding: view.book.json(alerts, view.setup, now: now), as: UTF8.self))
                 return
             }
             guard !alerts.isEmpty else {
@@ -124,12 +122,21 @@ extension HubctlCommand.Alerts {
 
         @OptionGroup var state: StateOptions
         @Argument(help: "The alert's id (rule/sensor/kind), as `hubctl alerts list` shows it.") var alert: String
+        @Flag(help: "Print JSON (as /api/v1/alerts writes an alert, with its state), for scripts.") var json = false
 
         func run() async throws {
             let view = try await AlertView(state)
             guard let alert = view.book.alerts[alert] else {
                 Failure.printError("no open alert '\(alert)'; see hubctl alerts list")
                 throw ExitCode(Failure.invalidInput)
+            }
+            if json {
+                // One object, not a list of one.
+                let list = try JSONSerialization.jsonObject(with: view.book.json([alert], view.setup, now: .now))
+                let object = (list as? [Any])?.first ?? [:]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
+                print(String(decoding: data, as: UTF8.self))
+                return
             }
             var fields: [(String, String)] = [
                 ("Alert", alert.id), ("Rule", alert.rule), ("Sensor", Output.shown(alert.sensor)),

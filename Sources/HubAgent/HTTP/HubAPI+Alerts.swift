@@ -27,19 +27,10 @@ extension HubAPI {
     /// The open alerts, each with `state`: what it is doing, and why it waits ("in group_wait, 12 s left").
     func listAlerts() async throws -> Response {
         let book = try await savedAlerts().book
-        let (setup, now) = (alertSetup(), Timestamp.now)
-        let encoder = JSONEncoder()
-        var list: [Any] = []
-        for alert in book.alerts.values.sorted(by: { ($0.opened, $0.id) < ($1.opened, $1.id) }) {
-            guard var object = (try? JSONSerialization.jsonObject(with: encoder.encode(alert))) as? [String: Any]
-            else { continue }
-            object["state"] = book.why(alert, setup, now: now)
-            list.append(object)
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let alerts = book.alerts.values.sorted { ($0.opened, $0.id) < ($1.opened, $1.id) }
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data ?? Data("[]".utf8))))
+            body: .init(byteBuffer: ByteBuffer(bytes: book.json(alerts, alertSetup(), now: .now))))
     }
 
     func acknowledgeAlert(_ request: Request, _ context: HubRequestContext) async throws -> Response {

@@ -147,3 +147,19 @@ extension AlertBook {
         return "firing (waiting to be sent)"
     }
 }
+
+extension AlertBook {
+    /// An alert as `hubctl alerts --json`, `hubctl alerts show --json` and `/api/v1/alerts` write it: its own fields
+    /// and `state` (`why`), keys sorted.
+    public func json(_ alerts: [Alert], _ setup: Setup?, now: Timestamp) -> Data {
+        let encoder = JSONEncoder()
+        var list: [Any] = []
+        for alert in alerts {
+            guard var object = (try? JSONSerialization.jsonObject(with: encoder.encode(alert))) as? [String: Any]
+            else { continue }
+            object["state"] = why(alert, setup, now: now)
+            list.append(object)
+        }
+        return (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+    }
+}

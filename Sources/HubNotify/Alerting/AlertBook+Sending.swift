@@ -151,13 +151,8 @@ extension AlertBook {
         // waiting alerts into the outage; otherwise a group due while others still change waits for them.
         let stormy = isStormy(setup, now: now)
         let plain = due.filter { groups[$0.key]?.outage == nil }
-        let concerned = Set(
-            plain.filter { !$0.firing.isEmpty || !$0.resolved.isEmpty }.map(\.key)
-                + groups.filter { key, group in
-                    group.outage == nil && group.members.contains { alerts[$0]?.waitsToBeSent == true }
-                }.map(\.key))
         let absorbing = absorbingOutage(setup, stormy: stormy, now: now)
-        if !plain.isEmpty, absorbing != nil || (stormy && concerned.count > 1) {
+        if !plain.isEmpty, absorbing != nil || (stormy && spansGroups(plain.map(\.key))) {
             let key = gatherOutage(into: absorbing, due: plain.map(\.key), setup, now: now)
             due.removeAll { groups[$0.key]?.outage == nil }
             if let group = groups[key], let at = group.due, at <= now, !due.contains(where: { $0.key == key }) {

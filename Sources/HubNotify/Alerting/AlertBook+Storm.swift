@@ -92,6 +92,19 @@ extension AlertBook {
         return changes(since: since) > ownChanges(group, since: since)
     }
 
+    /// Whether a storm concerns more than one group (one alone is its own message): the due groups `due` and any
+    /// other with an alert waiting to be sent. Looked at only in a storm (it reads every group).
+    func spansGroups(_ due: [String]) -> Bool {
+        let changed = due.filter { key in
+            groups[key]?.members.contains { alerts[$0].map { $0.waitsToBeSent || !$0.firing } ?? false } ?? false
+        }
+        if changed.count > 1 { return true }
+        guard !changed.isEmpty else { return false }
+        return groups.contains { key, group in
+            !changed.contains(key) && group.outage == nil && group.members.contains { alerts[$0]?.waitsToBeSent == true }
+        }
+    }
+
     /// The outage group still taking in alerts: one that began within the window, or while the storm goes on.
     func absorbingOutage(_ setup: Setup, stormy: Bool, now: Timestamp) -> String? {
         let window = stormWindow(setup)
