@@ -93,8 +93,8 @@ extension HubctlCommand {
                   hubctl events "front door" --since 7d
                   hubctl events --csv --limit 0 > events.csv
                   hubctl events --json --since 1h
-                At most --limit events are shown (the oldest first); hubctl says on standard error when there
-                were more.
+                At most --limit events are shown: the newest, oldest first; hubctl says on standard error when \
+                there were more.
                 """)
 
         @OptionGroup var state: StateOptions
@@ -103,7 +103,7 @@ extension HubctlCommand {
         @Flag(help: "CSV instead of a table.") var csv = false
         @Flag(help: "JSON instead of a table, for scripts: a list of the events as /api/v1/events gives them.")
         var json = false
-        @Option(parsing: .unconditional, help: "Show at most this many events, the oldest first; 0 shows all.")
+        @Option(parsing: .unconditional, help: "Show the newest this many events (oldest first); 0 shows all.")
         var limit = 10_000
 
         func validate() throws {
@@ -133,13 +133,14 @@ extension HubctlCommand {
                 try await history.events(of: sensorName, since: start, limit: wanted)
             }
             let more = events.count == wanted
-            if more { events.removeLast() }
+            // The newest `limit`: the one more read to know there were more is the oldest.
+            if more { events.removeFirst() }
             print(
                 csv ? Output.eventsCSV(events) : json ? try Output.eventsJSON(events) : Output.eventsTable(events),
                 terminator: "")
             if more {
                 Failure.printError(
-                    "showing the first \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since"
+                    "showing the newest \(limit) events since \(since) ago; there are more: --limit 0 shows all, or narrow --since"
                 )
             }
         }

@@ -299,7 +299,10 @@ public final class History: Sendable {
                 arguments += [time.millisecondsSince1970, limit]
                 return try Row.fetchAll(
                     db,
-                    sql: "SELECT * FROM events WHERE \(filter)time >= ? ORDER BY time, rowid LIMIT ?",
+                    sql: """
+                        SELECT * FROM (SELECT rowid AS position, * FROM events WHERE \(filter)time >= ?
+                        ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, position
+                        """,
                     arguments: StatementArguments(arguments)
                 ).map { row in
                     SensorEvent(

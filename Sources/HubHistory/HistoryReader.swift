@@ -14,7 +14,7 @@ public protocol HistoryReader: Sendable {
     func aggregates(of sensor: String, since time: Timestamp, per period: History.Period) async throws(HistoryError)
         -> [History.Aggregate]
 
-    /// Status events since `time` (of one sensor, or all), oldest first, at most `limit`.
+    /// Status events since `time` (of one sensor, or all): the newest `limit` of them, oldest first.
     func events(of sensor: String?, since time: Timestamp, limit: Int) async throws(HistoryError) -> [SensorEvent]
 
     /// Sessions started since `time` (of one sensor, or all), newest first, with their readings counted.

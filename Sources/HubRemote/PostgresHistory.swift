@@ -91,10 +91,13 @@ public final class PostgresHistory: HistoryReader {
         let rows = try await query { connection in
             try await connection.query(
                 """
-                SELECT id, kind, sensor, topic, old, new, value, \(unescaped: Self.milliseconds("time")) FROM events
-                WHERE hub = \(hub) AND (\(sensor)::text IS NULL OR sensor = $2)
-                    AND time >= 'epoch'::timestamptz + \(time.millisecondsSince1970)::bigint * interval '1 millisecond'
-                ORDER BY time, id LIMIT \(limit)
+                SELECT * FROM (
+                    SELECT id, kind, sensor, topic, old, new, value, \(unescaped: Self.milliseconds("time")) AS at
+                    FROM events
+                    WHERE hub = \(hub) AND (\(sensor)::text IS NULL OR sensor = $2)
+                        AND time >= 'epoch'::timestamptz + \(time.millisecondsSince1970)::bigint * interval '1 millisecond'
+                    ORDER BY time DESC, id DESC LIMIT \(limit)
+                ) AS newest ORDER BY at, id
                 """, logger: connection.logger
             ).collect((String, String, String, String, String, String, String?, Int64).self)
         }

@@ -41,11 +41,13 @@ struct DeviceHubTests {
             try await hub.waitForLog("sensor event", "sensor=front door", "event=recovered", "to=open")
             // Four events: Waiting → closed, closed → open, offline, back; none for the battery.
             try await eventually("the history has the four events") { try await events(hub, "front door").count == 4 }
-            // --limit shows the oldest and says there are more.
+            // --limit shows the newest (issue 52: it showed the oldest), oldest first, and says there are more.
             let limited = try await hub.hubctl.run("events", "front door", "--csv", "--limit", "3")
-            #expect(limited.standardOutput.split(separator: "\n").dropFirst().count == 3)
-            #expect(limited.standardOutput.contains("Waiting") && limited.status == 0)
-            #expect(limited.standardError.contains("showing the first 3 events since 24h ago; there are more"))
+            let rows = limited.standardOutput.split(separator: "\n").dropFirst()
+            #expect(rows.count == 3 && limited.status == 0)
+            #expect(!limited.standardOutput.contains("Waiting"), "the oldest event is the one left out")
+            #expect(rows.last?.contains("recovered") == true, "\(rows)")
+            #expect(limited.standardError.contains("showing the newest 3 events since 24h ago; there are more"))
             let all = try await hub.hubctl.run("events", "front door", "--csv", "--limit", "4")
             #expect(all.standardError.isEmpty, "\(all.standardError)")
             // The registry is written every flush interval, after the history may have the events.
