@@ -324,10 +324,18 @@ import Yams
             try await client.execute(uri: "/api/v1/events?since=yesterday", method: .get) {
                 #expect($0.status == .badRequest)
             }
+            // Not connected to the broker: not healthy (it said 200 "ok", issue 52).
             try await client.execute(uri: "/healthz", method: .get) {
                 let object = try decode($0.body) as? [String: Any]
-                #expect(object?["connected"] as? Bool == false)
+                #expect($0.status == .serviceUnavailable)
+                #expect(object?["connected"] as? Bool == false && object?["status"] as? String == "disconnected")
             }
+            hub.withLock { $0.connection.connected = true }
+            try await client.execute(uri: "/healthz", method: .get) {
+                let object = try decode($0.body) as? [String: Any]
+                #expect($0.status == .ok && object?["status"] as? String == "ok")
+            }
+            hub.withLock { $0.connection.connected = false }
             // The SDS011 reader's counts (SDS011HubTests makes real ones through a noisy pseudo-terminal).
             hub.withLock {
                 $0.counters.sds011 = .init()

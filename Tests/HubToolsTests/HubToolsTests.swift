@@ -87,6 +87,11 @@ struct HubToolsTests {
             await broker.stop()
             try hub.start()
             try await hub.waitForLog("cannot connect to the MQTT broker; retrying")
+            // What it is trying is said (it said "none yet" before its first connection, issue 52).
+            try await eventually("hubctl status names the broker") {
+                try await hub.hubctl.run("status").standardOutput.contains(
+                    "not connected (trying \(broker.host):\(broker.port))")
+            }
             try await broker.start()
             try await expectRetained(broker, "sensorhub/availability", "online", within: .seconds(20))
             #expect(await hub.stop(SIGTERM) == 0)

@@ -84,9 +84,14 @@ struct HubAPI: Sendable {
         var status: String
     }
 
+    /// `/healthz`: 200 `ok` while connected to the broker, 503 `disconnected` while not (a probe that only asked
+    /// whether the process answers said `ok` with every sensor unheard).
     func health() throws -> Response {
         let now = snapshot(false)
-        return json(HealthAnswer(connected: now.connection.connected, sensors: now.sensorCount, status: "ok"))
+        let connected = now.connection.connected
+        return json(
+            HealthAnswer(connected: connected, sensors: now.sensorCount, status: connected ? "ok" : "disconnected"),
+            status: connected ? .ok : .serviceUnavailable)
     }
 
     func prometheus() -> Response {

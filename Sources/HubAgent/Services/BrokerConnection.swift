@@ -71,7 +71,9 @@ final class BrokerConnection: Service, Sendable {
     /// The connection as snapshots show it.
     var snapshot: (connection: HubSnapshot.Connection, reconnects: Int) {
         state.withLock {
-            (HubSnapshot.Connection(connected: $0.connected, since: $0.since, broker: $0.endpoint), $0.reconnects)
+            // Not connected: the broker it is trying (before the first connection too).
+            let broker = $0.connected ? $0.endpoint : "\($0.broker.host):\($0.broker.port)"
+            return (HubSnapshot.Connection(connected: $0.connected, since: $0.since, broker: broker), $0.reconnects)
         }
     }
 
