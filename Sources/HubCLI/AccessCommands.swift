@@ -26,7 +26,9 @@ extension HubctlCommand {
                   hubctl users logout ben                       # every login of ben's (a lost phone)
                   hubctl users remove ben
                 """,
-            subcommands: [Add.self, List.self, Passwd.self, SetRole.self, Remove.self, Logins.self, Logout.self]
+            subcommands: [Add.self, List.self, Passwd.self, SetRole.self, Remove.self, Logins.self, Logout.self],
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["user"]
         )
     }
 
@@ -47,7 +49,9 @@ extension HubctlCommand {
                   hubctl tokens list
                   hubctl tokens revoke grafana
                 """,
-            subcommands: [Add.self, List.self, Revoke.self]
+            subcommands: [Add.self, List.self, Revoke.self],
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["token"]
         )
     }
 }

@@ -19,7 +19,9 @@ extension HubctlCommand {
                 in the cluster's database, and the agent that keeps the book takes them.
                 """,
             subcommands: [List.self, Show.self, Ack.self],
-            defaultSubcommand: List.self
+            defaultSubcommand: List.self,
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["alert"]
         )
     }
 
@@ -29,7 +31,9 @@ extension HubctlCommand {
             commandName: "silences",
             abstract: "Hold back alerts for a while: add, list and end silences.",
             subcommands: [Add.self, List.self, Expire.self],
-            defaultSubcommand: List.self
+            defaultSubcommand: List.self,
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["silence"]
         )
     }
 }

@@ -27,7 +27,9 @@ extension HubctlCommand {
                   hubctl devices edit 3f9c2a1b7e4d5c60 --all-sensors --all-events
                   hubctl devices remove 3f9c2a1b7e4d5c60
                 """,
-            subcommands: [Add.self, List.self, Edit.self, Remove.self]
+            subcommands: [Add.self, List.self, Edit.self, Remove.self],
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["device"]
         )
     }
 }

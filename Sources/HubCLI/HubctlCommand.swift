@@ -43,7 +43,7 @@ public struct HubctlCommand: AsyncParsableCommand {
         subcommands: [
             Sensors.self, Discover.self, Broker.self, Status.self, Notify.self, Devices.self, SDS011Sensor.self,
             HistoryCommand.self, Events.self, Sessions.self, RouteCommand.self, HomeAssistant.self, UV.self, Store.self,
-            Alerts.self, Silences.self, Users.self, Tokens.self,
+            Alerts.self, Silences.self, Users.self, Tokens.self, Reload.self,
         ]
     )
 

@@ -16,7 +16,9 @@ extension HubctlCommand {
             subcommands: [
                 Add.self, List.self, Show.self, Set.self, Rename.self, Remove.self, Import.self, Export.self,
             ],
-            defaultSubcommand: List.self
+            defaultSubcommand: List.self,
+            // The singular works too (`hubctl sensor list`), as people type it.
+            aliases: ["sensor"]
         )
     }
 }

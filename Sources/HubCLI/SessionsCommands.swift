@@ -25,7 +25,9 @@ extension HubctlCommand {
                   hubctl sessions start walker
                 """,
             subcommands: [List.self, Show.self, Export.self, Start.self, Stop.self],
-            defaultSubcommand: List.self)
+            defaultSubcommand: List.self,
+            // The singular works too (`hubctl session list`), as people type it.
+            aliases: ["session"])
     }
 }
 

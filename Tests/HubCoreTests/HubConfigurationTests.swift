@@ -241,3 +241,21 @@ import Testing
             error == .invalidFile(path: directory.file("hubd.yaml"), reason: "not UTF-8 text (is it a binary file?)"))
     }
 }
+
+/// YAML mistakes in plain words (issue 52: a tab was `found character that cannot start any token: \u{9}…`).
+@Suite struct YAMLWordsTests {
+    @Test(arguments: [
+        ("sensors:\n\tsilence_timeout: 10m\n", "line 2 is indented with a tab; YAML indents with spaces only"),
+        ("sensors:\n  silence_timeout: 10m\n   bad: x\n", "line 3 has a 'key: value' where none can be"),
+        ("sensors:\n  silence_timeout: \"10m\n", "the file ends inside a quote or a bracket"),
+    ])
+    func mistakesAreSaidPlainly(_ text: String, _ said: String) {
+        do {
+            _ = try HubConfiguration.read(try ConfigNode.parse(text, file: "hubd.yaml"))
+            Issue.record("taken: \(text)")
+        } catch {
+            #expect(error.description.contains(said), "\(error)")
+            #expect(!error.description.contains("\\u{9}"))
+        }
+    }
+}

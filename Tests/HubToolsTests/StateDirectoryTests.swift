@@ -96,3 +96,22 @@ struct StateDirectoryTests {
         }
     }
 }
+
+/// `hubctl reload` (issue 52): hubd reads its configuration again, as `systemctl reload hubd` has it do.
+@Suite(.timeLimit(.minutes(2)))
+struct HubctlReloadTests {
+    @Test func reloadAsksTheRunningHubdAndSaysWhenNoneRuns() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub()
+            try await hub.prepare(broker, sensors: ["door"])
+            let none = try await hub.hubctl.run("reload")
+            #expect(none.status == 3 && none.standardError.contains("no hubd is running on the state directory"))
+            try await hub.startAndWaitUntilReady()
+            let pid = try #require(hub.child?.pid)
+            let asked = try await hub.hubctl.run("reload")
+            #expect(asked.status == 0 && asked.standardOutput.contains("Asked hubd (pid \(pid))"), "\(asked.standardError)")
+            try await hub.waitForLog("configuration reloaded")
+            #expect(await hub.stop() == 0)
+        }
+    }
+}

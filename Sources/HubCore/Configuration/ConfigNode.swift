@@ -54,7 +54,7 @@ public struct ConfigNode: Sendable {
         do {
             node = try Yams.compose(yaml: text)
         } catch {
-            throw .invalidFile(path: file ?? "the configuration", reason: "\(error)")
+            throw .invalidFile(path: file ?? "the configuration", reason: plain(error, text: text))
         }
         let value = try node.map { node throws(ConfigurationError) in try convert(node, context: context, path: "") }
         let root = ConfigNode(path: "", value: value, context: context)
@@ -62,6 +62,41 @@ public struct ConfigNode: Sendable {
         case .scalar?, .sequence?: throw root.invalid("expected a mapping of sections (state:, sensors:, …)")
         case .mapping?, .null?, nil: return root
         }
+    }
+
+    /// A YAML mistake in plain words, where the usual ones are recognised (libyaml's own words after, for the
+    /// rest): a tab indenting a line, a line indented deeper than it can be, one that does not line up, a quote left
+    /// open.
+    static func plain(_ error: any Error, text: String) -> String {
+        let problem: String
+        let mark: Mark
+        switch error as? YamlError {
+        case .scanner(_, let found, let at, _)?, .parser(_, let found, let at, _)?, .composer(_, let found, let at, _)?:
+            (problem, mark) = (found, at)
+        case .duplicatedKeysInMapping(let duplicates, _)?:
+            return "the key \(duplicates.joined(separator: ", ")) is given twice in one section"
+        default:
+            return "\(error)"
+        }
+        let lines = text.components(separatedBy: "\n")
+        let line = mark.line >= 1 && mark.line <= lines.count ? lines[mark.line - 1] : ""
+        let indentation = line.prefix { $0 == " " || $0 == "\t" }
+        let plain: String
+        if indentation.contains("\t") || (problem.contains("cannot start any token") && line.contains("\t")) {
+            plain = "line \(mark.line) is indented with a tab; YAML indents with spaces only (replace the tab with spaces)"
+        } else if problem.contains("mapping values are not allowed") {
+            plain = "line \(mark.line) has a 'key: value' where none can be: is it indented deeper than the line above "
+                + "allows, or does a value hold ': ' (put it in quotes)?"
+        } else if problem.contains("did not find expected key") {
+            plain = "line \(mark.line) does not line up with the lines above it (check its indentation)"
+        } else if problem.contains("could not find expected ':'") {
+            plain = "line \(mark.line) has a key without its ':' (or a quote opened before it was never closed)"
+        } else if problem.contains("found unexpected end of stream") {
+            plain = "the file ends inside a quote or a bracket opened on line \(mark.line) or before"
+        } else {
+            return "\(error)"
+        }
+        return "\(plain)\n(YAML: \(problem) at line \(mark.line), column \(mark.column))"
     }
 
     /// The largest configuration read, 4 MiB (the commented default is 30 KB): past it, the file is not one.
