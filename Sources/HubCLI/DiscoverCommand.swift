@@ -89,7 +89,14 @@ extension HubctlCommand {
             let session = try await BrokerSession(
                 directory: directory, store: store, options: nil, purpose: "discover", timeout: .seconds(10))
             let heard = try await session.run { client in
-                try await listen(client, discovery, for: .milliseconds(Int(seconds * 1000)))
+                // Said on standard error before the wait (a silent 10 s looks like a hang), not into --json.
+                if seconds > 0 {
+                    FileHandle.standardError.write(
+                        Data(
+                            "hubctl: listening for devices on the broker for \(ValueFormat().format(seconds)) s (--seconds)…\n"
+                                .utf8))
+                }
+                return try await listen(client, discovery, for: .milliseconds(Int(seconds * 1000)))
             }
             let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             var report = DiscoveryReport(heard, document: document)

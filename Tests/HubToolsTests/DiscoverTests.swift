@@ -134,6 +134,9 @@ struct DiscoverTests {
             #expect(
                 briefly.status == 0
                     && briefly.standardOutput.contains("\"sensor\": \"shellyplusht-b8d61a8b17cc temperature\""))
+            // It says that it listens, and how long, before the wait (issue 52), on standard error: the JSON is clean.
+            #expect(briefly.standardError.contains("listening for devices on the broker for 0.2 s"))
+            #expect(briefly.standardOutput.hasPrefix("{"))
             let bad = try await hubctl.run("discover", "--family", "zwave")
             #expect(bad.status == 64 && bad.standardError.contains("--family 'zwave' is not a family the hub knows"))
         }
