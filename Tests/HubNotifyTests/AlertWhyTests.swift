@@ -132,3 +132,46 @@ import Testing
         #expect(context.replaceHandle == first)
     }
 }
+
+/// Quiet hours edited by a reload (issue 52): the edit applies at once, and a window the reload ended sends its
+/// digest then, not at the old window's end.
+@Suite struct QuietReloadTests {
+    /// The rule in the all-day window `night`, or (`quiet: false`) not in any.
+    static func setup(_ quiet: Bool) throws -> AlertBook.Setup {
+        try NotifierConfiguration.parse(
+            """
+            alerts:
+              quiet_hours:
+                night: { from: "00:00", to: "24:00", zone: UTC }
+            notifiers:
+              backends:
+                phone: { type: file, path: /dev/null }
+              rules:
+                doors: { events: [changed], statuses: [open], backends: [phone], group_wait: 0s\(quiet ? ", quiet_hours: [night]" : "") }
+            """
+        ).alertSetup
+    }
+
+    @Test func aWindowEndedByAReloadSendsItsDigestAtOnce() throws {
+        // 2026-12-23 10:00 UTC: inside the all-day window.
+        let start = Timestamp(millisecondsSince1970: 1_798_020_000_000)
+        let quiet = try Self.setup(true)
+        var book = AlertBook()
+        book.apply(
+            [
+                SensorEvent(
+                    id: "d-1", kind: .changed, sensor: "door", topic: "door", oldStatus: "closed", newStatus: "open",
+                    time: start)
+            ], quiet, now: start)
+        #expect(book.tick(quiet, now: start).isEmpty, "held for the digest")
+        let alert = try #require(book.alerts["doors/door/status"])
+        #expect(book.why(alert, quiet, now: start).hasPrefix("held by quiet hours 'night' until "))
+        // The reload takes the quiet hours off the rule: the deadline is now, and the digest goes.
+        let plain = try Self.setup(false)
+        let later = start.adding(milliseconds: 1_000)
+        #expect(book.nextDeadline(plain, now: later) == later)
+        let sent = book.tick(plain, now: later)
+        #expect(sent.map(\.reason) == [.digest], "\(sent.map(\.title))")
+        #expect(book.alerts["doors/door/status"]?.told == ["phone"])
+    }
+}

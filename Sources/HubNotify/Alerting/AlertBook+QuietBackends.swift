@@ -38,9 +38,11 @@ extension AlertBook {
     mutating func endBackendSpells(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
         var messages: [AlertMessage] = []
         for backend in quietBackends.keys.sorted() {
-            guard var spell = quietBackends[backend], spell.until <= now else { continue }
-            if let later = quietEnd(of: backend, setup, now: now) {
-                // Another window follows at once.
+            // Ended by the clock, or by a reload that took the window away or changed it.
+            let current = quietEnd(of: backend, setup, now: now)
+            guard var spell = quietBackends[backend], spell.until <= now || current != spell.until else { continue }
+            if let later = current {
+                // Still quiet (another window follows at once, or the edit moved the end).
                 spell.until = later
                 quietBackends[backend] = spell
                 continue

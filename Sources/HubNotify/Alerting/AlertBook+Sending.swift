@@ -102,8 +102,13 @@ extension AlertBook {
             case .expired: break
             }
         }
-        for spell in quiet.values { times.append(spell.until) }
-        for spell in quietBackends.values { times.append(spell.until) }
+        // A spell whose window a reload ended or moved is due now (the digest goes, or its end moves).
+        for (name, spell) in quiet {
+            times.append(currentQuietEnd(rule: name, setup, now: now) == spell.until ? spell.until : now)
+        }
+        for (backend, spell) in quietBackends {
+            times.append(quietEnd(of: backend, setup, now: now) == spell.until ? spell.until : now)
+        }
         for alert in alerts.values where alert.firing && alert.acknowledged == nil {
             guard let notified = alert.notified, let steps = setup.rules[alert.rule]?.alerting?.escalate,
                 alert.escalated < steps.count
@@ -257,14 +262,24 @@ extension AlertBook {
         return policy.quietHours.compactMap { setup.quietHours[$0]?.end(containing: now) }.max()
     }
 
+    /// When the quiet window rule `name` is in ends under `setup`, if it is in one now.
+    func currentQuietEnd(rule name: String, _ setup: Setup, now: Timestamp) -> Timestamp? {
+        guard let rule = setup.rules[name], let policy = rule.alerting else { return nil }
+        return quietEnd(rule, policy, setup, now: now)
+    }
+
     private mutating func endQuietSpells(_ setup: Setup, now: Timestamp) -> [AlertMessage] {
         var messages: [AlertMessage] = []
         for name in quiet.keys.sorted() {
-            guard let spell = quiet[name], spell.until <= now else { continue }
+            guard let spell = quiet[name] else { continue }
+            // Ended by the clock, or by a reload that took the window away or changed it (issue 52: an edit waited
+            // for the old window's end).
+            let current = currentQuietEnd(rule: name, setup, now: now)
+            guard spell.until <= now || current != spell.until else { continue }
             quiet[name] = nil
-            guard let rule = setup.rules[name], let policy = rule.alerting else { continue }
-            if let later = quietEnd(rule, policy, setup, now: now) {
-                // Another window follows at once.
+            guard let rule = setup.rules[name], rule.alerting != nil else { continue }
+            if let later = current {
+                // Still quiet (another window follows at once, or the edit moved the end).
                 quiet[name] = QuietSpell(until: later, notices: spell.notices)
                 continue
             }
