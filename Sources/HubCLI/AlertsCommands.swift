@@ -153,7 +153,7 @@ extension HubctlCommand.Alerts {
             }
             if let ack = alert.acknowledged {
                 fields.append(
-                    ("Acknowledged", "by \(Output.shown(ack.by)) via \(ack.via) at \(Output.absolute(ack.at))"))
+                    ("Acknowledged", "\(Output.shown(ack.spoken)) at \(Output.absolute(ack.at))"))
             }
             if let parent = alert.heldBy { fields.append(("Held by", "\(parent) (offline)")) }
             if alert.escalated > 0 { fields.append(("Escalated", "\(alert.escalated) step(s)")) }

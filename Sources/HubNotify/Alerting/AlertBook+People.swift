@@ -96,7 +96,7 @@ extension AlertBook.Alert {
     public var stateText: String {
         if !firing { return "resolved" }
         if let parent = heldBy { return "held (\(parent) offline)" }
-        if let acknowledged { return "acknowledged by \(acknowledged.by) via \(acknowledged.via)" }
+        if let acknowledged { return "acknowledged \(acknowledged.spoken)" }
         return told.isEmpty ? "firing (waiting to be sent)" : "firing"
     }
 }
@@ -118,7 +118,7 @@ extension AlertBook {
         }
         if let parent = alert.heldBy { return "held by parent \(parent) (offline)" }
         if let acknowledged = alert.acknowledged {
-            return "acknowledged by \(acknowledged.by) via \(acknowledged.via)"
+            return "acknowledged \(acknowledged.spoken)"
         }
         if !alert.told.isEmpty { return outage.map { "firing, told as part of \($0)" } ?? "firing" }
         if let silence = silences.first(where: { $0.silences(alert.fields, at: now) }) {
@@ -161,5 +161,15 @@ extension AlertBook {
             list.append(object)
         }
         return (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+    }
+}
+
+extension AlertBook.Acknowledgement {
+    /// Who and how, as a person reads it: "by ana via web", "by Pushover (pixel) via phone"; "via ntfy" or "from a
+    /// notification's link" when only the way is known (the ntfy app's button, a link opened in a browser that is
+    /// not logged in), not "by ntfy via ntfy".
+    public var spoken: String {
+        if by == via { return via == "link" ? "from a notification's link" : "via \(via)" }
+        return "by \(by) via \(via)"
     }
 }

@@ -117,7 +117,7 @@ extension AlertBook {
             reason: .acknowledged,
             backends: Array(Set(alerts.flatMap(\.told))).sorted(),
             title: "Acknowledged: \(Self.headline(alerts, rule: group.rule))",
-            body: "\(Self.names(alerts)) — acknowledged by \(by.by) via \(by.via)", priority: 1,
+            body: "\(Self.names(alerts)) — acknowledged \(by.spoken)", priority: 1,
             event: Self.newest(alerts)!, alerts: alerts.map(\.id))
     }
 
