@@ -279,7 +279,9 @@ extension HubdCommand {
             history: hub.history, actionKey: { [router = hub.router] in router.actionKey() },
             alerts: hub.router.alertPlace,
             pushoverCallback: { [router = hub.router] in router.pushoverCallback(receipt: $0) },
-            alertSetup: { [router = hub.router] in router.alertSetup })
+            alertSetup: { [router = hub.router] in router.alertSetup },
+            notifiers: { [router = hub.router] in router.configuration.backends.map { ($0.name, $0.type) } },
+            notifierTest: { [router = hub.router] name, event in try await router.test(name, event: event) })
         let (document, error) = access.accounts.document()
         if let error {
             logger.error("the accounts file can't be read: nobody can log in", metadata: ["error": "\(error)"])

@@ -187,21 +187,9 @@ extension Output {
     }
 
     /// A CSV field: escaped as a terminal shows it, quoted when it holds a comma, a quote or a line break.
-    static func csvField(_ raw: String) -> String {
-        let text = shown(raw)
-        return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
-            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
-    }
+    static func csvField(_ raw: String) -> String { SensorEvent.csvField(raw) }
 
-    static func eventsCSV(_ events: [SensorEvent]) -> String {
-        var text = "time,sensor,event,from,to,detail\n"
-        for row in events.map(SensorEvent.HistoryRow.init) {
-            text +=
-                [row.time, row.sensor, row.event, row.from, row.to, row.detail ?? ""].map(csvField)
-                .joined(separator: ",") + "\n"
-        }
-        return text
-    }
+    static func eventsCSV(_ events: [SensorEvent]) -> String { SensorEvent.csv(events) }
 
     /// The events as `/api/v1/events` answers: a list of `{"detail", "event", "from", "sensor", "time", "to"}`.
     static func eventsJSON(_ events: [SensorEvent]) throws -> String {

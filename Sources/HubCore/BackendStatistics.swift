@@ -11,6 +11,9 @@ public struct BackendStatistics: Sendable, Hashable, Codable {
     /// Dropped because the queue was full.
     public var dropped = 0
     public var lastError: String?
+    /// When it last delivered one, and when its last error was (the dashboard's backend health).
+    public var lastDelivered: Timestamp?
+    public var lastErrorAt: Timestamp?
 
     public init() {}
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// Something that happened to a sensor: a new status, its silence or return, an air-quality or threshold alert.
 ///
@@ -183,5 +184,27 @@ extension SensorEvent {
                 try container.encodeNil(forKey: .detail)
             }
         }
+    }
+}
+
+extension SensorEvent {
+    /// The events as CSV, `time,sensor,event,from,to,detail`: `hubctl events --csv` and
+    /// `/api/v1/events?format=csv` (the events page's download).
+    public static func csv(_ events: [SensorEvent]) -> String {
+        var text = "time,sensor,event,from,to,detail\n"
+        for row in events.map(SensorEvent.HistoryRow.init) {
+            text +=
+                [row.time, row.sensor, row.event, row.from, row.to, row.detail ?? ""].map(csvField)
+                .joined(separator: ",") + "\n"
+        }
+        return text
+    }
+
+    /// A CSV field: control characters escaped (a device's text must not rewrite a terminal), quoted when it holds
+    /// a comma, a quote or a line break.
+    public static func csvField(_ raw: String) -> String {
+        let text = UnsafeText.escaped(raw)
+        return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
+            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 }

@@ -135,6 +135,7 @@ final class BackendQueue: Sendable {
         state.withLock {
             $0.statistics.failed += 1
             $0.statistics.lastError = reason
+            $0.statistics.lastErrorAt = .now
         }
         moved?.note()
         logger.error(
@@ -236,7 +237,10 @@ final class BackendQueue: Sendable {
         let notification = item.notification
         switch result {
         case .delivered:
-            state.withLock { $0.statistics.delivered += 1 }
+            state.withLock {
+                $0.statistics.delivered += 1
+                $0.statistics.lastDelivered = .now
+            }
             logger.debug("delivered", metadata: ["id": "\(notification.id)", "attempts": "\(item.attempts)"])
             outbox.markDoneLater(notification.key)
         case .failed(let reason):
@@ -264,6 +268,7 @@ final class BackendQueue: Sendable {
             state.withLock {
                 $0.statistics.retried += 1
                 $0.statistics.lastError = reason
+                $0.statistics.lastErrorAt = .now
                 $0.items.append(item)
             }
             doorbell.ring()
@@ -275,6 +280,7 @@ final class BackendQueue: Sendable {
         state.withLock {
             $0.statistics.failed += 1
             $0.statistics.lastError = reason
+            $0.statistics.lastErrorAt = .now
         }
         logger.log(
             level: level, "notification failed",

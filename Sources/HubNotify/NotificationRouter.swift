@@ -19,7 +19,7 @@ public final class NotificationRouter: Service, Sendable {
     let logger: Logger
     let stateDirectory: String
     let actionKeyCache = Locked<SymmetricKey?>(nil)
-    private let publish: MQTTPublish?
+    let publish: MQTTPublish?
     /// Told when a backend's counters move.
     private let moved: ChangeSignal?
     let setup: Locked<Setup>

@@ -56,3 +56,14 @@ public enum NotificationTest {
         }
     }
 }
+
+extension NotificationRouter {
+    /// One direct attempt through `backend` as configured now (the dashboard's "send a test"), as `hubctl notify
+    /// test` makes: nothing queued, retried or written to the outbox; the mqtt backend publishes on hubd's own
+    /// connection.
+    public func test(_ backend: String, event: SensorEvent) async throws(ConfigurationError) -> [NotificationTest.Outcome] {
+        try await NotificationTest.run(
+            configuration: configuration, backends: [backend], event: event, stateDirectory: stateDirectory,
+            logger: logger, publish: publish)
+    }
+}

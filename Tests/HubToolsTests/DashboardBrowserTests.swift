@@ -49,7 +49,7 @@ import Testing
             try await browser.script("return location.pathname") as? String == "/login"
         }
         try await browser.logIn("http://\(address)")
-        let status = "#sensors tr[data-name='front door'] td.status"
+        let status = "#sensors .sensor[data-name='front door'] .status"
         #expect(try await browser.text(status) == "closed")
         #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
         // The charts are images of server-rendered SVG: loaded, with a size.
@@ -64,14 +64,14 @@ import Testing
         try await browser.waitUntil("the new status on the page") { try await browser.text(status) == "open" }
         #expect(try await browser.script("return window.sensorhubMarker") as? Int == 42)
         // The table as the script rebuilt it: the numeric sensor's value with its unit, its attributes as text.
-        #expect(try await browser.text("#sensors tr[data-name='cellar'] td.status") == "12.5 °C")
-        #expect(try await browser.text("#sensors tr[data-name='cellar'] .attributes") == "battery: 80 · note: <b>x</b>")
+        #expect(try await browser.text("#sensors .sensor[data-name='cellar'] .status") == "12.5 °C")
+        #expect(try await browser.text("#sensors .sensor[data-name='cellar'] .attributes") == "battery: 80 · note: <b>x</b>")
         #expect(try await browser.script("return document.querySelectorAll('#sensors b').length") as? Int == 0)
         // A mobile sensor's row, as the script rebuilt it, links to its sessions and says it is recording.
         let sessions =
             try await browser.script(
                 """
-                const a = document.querySelector("#sensors tr[data-name='air quality'] a.sessions");
+                const a = document.querySelector("#sensors .sensor[data-name='air quality'] a.sessions");
                 return a ? a.getAttribute('href') + ' | ' + a.parentElement.textContent : null
                 """) as? String
         #expect(sessions == "/sessions?sensor=air%20quality | sessions · recording")
@@ -173,6 +173,53 @@ final class WebDriver: Sendable {
         guard let element = (found["value"] as? [String: Any])?.values.first as? String else { return nil }
         let text = try await Self.request("GET", "\(base)/session/\(session)/element/\(element)/text")
         return text["value"] as? String
+    }
+
+    /// The element `selector` finds, or an error naming it.
+    func element(_ selector: String) async throws -> String {
+        let found = try await Self.request(
+            "POST", "\(base)/session/\(session)/element", ["using": "css selector", "value": selector])
+        guard let element = (found["value"] as? [String: Any])?.values.first as? String else {
+            throw TestKitError("no element \(selector) on the page: \(found)")
+        }
+        return element
+    }
+
+    /// Clicks `selector` as a person would (WebDriver's element click: scrolled into view, at its centre; refused
+    /// when something covers it).
+    func click(_ selector: String) async throws {
+        let answer = try await Self.request(
+            "POST", "\(base)/session/\(session)/element/\(try await element(selector))/click", [:])
+        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("click \(selector): \(error)") }
+    }
+
+    /// Types `text` into the field `selector` (after clearing it), key by key.
+    func type(_ selector: String, _ text: String) async throws {
+        let id = try await element(selector)
+        _ = try await Self.request("POST", "\(base)/session/\(session)/element/\(id)/clear", [:])
+        let answer = try await Self.request(
+            "POST", "\(base)/session/\(session)/element/\(id)/value", ["text": text])
+        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("type into \(selector): \(error)") }
+    }
+
+    /// Accepts the page's `confirm()`.
+    func acceptDialog() async throws {
+        _ = try await Self.request("POST", "\(base)/session/\(session)/alert/accept", [:])
+    }
+
+    /// Sets the window's size (the viewport of a phone: 390 × 844).
+    func resize(width: Int, height: Int) async throws {
+        _ = try await Self.request(
+            "POST", "\(base)/session/\(session)/window/rect", ["width": width, "height": height])
+    }
+
+    /// A PNG of the page as it is now.
+    func screenshot() async throws -> Data {
+        let answer = try await Self.request("GET", "\(base)/session/\(session)/screenshot")
+        guard let text = answer["value"] as? String, let data = Data(base64Encoded: text) else {
+            throw TestKitError("no screenshot: \(answer)")
+        }
+        return data
     }
 
     func script(_ source: String) async throws -> Any? {

@@ -5,46 +5,51 @@ import HubSupport
 import Hummingbird
 import NIOCore
 
-/// The dashboard: one server-rendered page (no CDN, no npm) with the sensor table (a device's attributes under its
-/// sensor's name), the air-quality card in its level's colour, and charts as SVG (PM for the particulate sensor, one
-/// for every numeric sensor); a few lines of script poll the API every two seconds to keep it live. The script puts
-/// device text on the page as `textContent` only, never as markup.
+/// The dashboard's home page: what fires, at the top, with acknowledge and snooze a tap away; the sensors by room,
+/// coloured by what their status means (`SensorLook`), searchable; the silences in force; the backends' health; the
+/// air and the charts. The page is a shell the script (`HomeScript`, `/dashboard/app.js`) fills from the same JSON
+/// API hubctl's users script against, and fills again when `/api/v1/stream` says something changed. Device text goes
+/// on the page as `textContent` only, never as markup. What a person may do follows their role: viewers look,
+/// members act on alerts and silences, admins add, rename and remove sensors (the API refuses the rest anyway).
 extension HubAPI {
     func dashboard(_ context: HubRequestContext) async throws -> Response {
-        let (sensors, mobile) = try await liveSensors()
         let air = snapshot(false).air.first
+        let numeric = try await readStore().sensors.filter { $0.kind == .numeric }.sortedByName()
+        let access = context.identity?.access ?? .read
         let now = Timestamp.now
-        var html = Self.pageHead(title: "SensorHub") + userBar(context) + "<h1>SensorHub</h1>\n"
+        var html = Self.pageHead(title: "SensorHub") + topBar(context, current: "/")
+        html += "<main data-access=\"\(["read", "act", "manage"][access.rawValue - 1])\""
+        html += " data-who=\"\(escape(context.identity?.name ?? ""))\">\n"
         html += bookResetBanner((try? await savedAlerts())?.book, now: now)
+        html += """
+            <h1 class="visually-hidden">SensorHub</h1>
+            <section id="firing" aria-label="Alerts firing" aria-live="polite"></section>
+            <p id="connection" class="banner" role="status" hidden></p>
+
+            """
         html += airCard(air)
         html += """
-            <h2>Sensors</h2>
-            <table id="sensors"><thead><tr><th>Name</th><th>Status</th><th>Last updated</th><th>Topic</th></tr></thead>
-            <tbody>
+            <div class="toolbar">
+            <input type="search" id="search" placeholder="Search sensors" aria-label="Search sensors by name, status or room">
+            <button type="button" id="silence-open" data-needs="act">Add a silence</button>
+            <button type="button" id="sensor-open" data-needs="manage">Add a sensor</button>
+            </div>
+            <div id="sensors" aria-live="polite"><p class="muted">Loading…</p></div>
+            <section id="silences-section" hidden><h2>Silences</h2><table id="silences" class="cards"><thead><tr>
+            <th>Holds</th><th>Until</th><th>By</th><th>Comment</th><th><span class="visually-hidden">Actions</span></th>
+            </tr></thead><tbody></tbody></table></section>
+            <section id="backends-section" hidden><h2>Notifications</h2><table id="backends" class="cards"><thead><tr>
+            <th>Backend</th><th>Queue</th><th>Last delivered</th><th>Last error</th>
+            <th><span class="visually-hidden">Actions</span></th></tr></thead><tbody></tbody></table></section>
+
             """
-        if sensors.isEmpty {
-            html += "<tr><td colspan=\"4\">No sensors yet: <code>hubctl sensors add NAME</code></td></tr>\n"
-        }
-        for sensor in sensors {
-            let updated = sensor.lastUpdated.map { $0.relative(to: now) } ?? "never"
-            html += "<tr data-name=\"\(escape(sensor.name))\"><td>\(escape(sensor.name))"
-            if !sensor.attributes.isEmpty {
-                html += "<div class=\"attributes muted\">\(escape(Self.text(of: sensor.attributes)))</div>"
-            }
-            if mobile.contains(sensor.name) {
-                let link = "/sessions?sensor=" + WebText.percentEncoded(sensor.name)
-                html += "<div class=\"attributes muted\"><a class=\"sessions\" href=\"\(escape(link))\">sessions</a>"
-                html += (sensor.session == nil ? "" : " · recording") + "</div>"
-            }
-            html += "</td><td class=\"status\">\(escape(Self.shownStatus(sensor)))</td>"
-            html += "<td class=\"updated\">\(escape(updated))</td><td>\(escape(sensor.topic))</td></tr>\n"
-        }
-        html += "</tbody></table>\n"
-        html += charts(air: air != nil, numeric: sensors.filter { $0.kind == .numeric })
+        html += charts(air: air != nil, numeric: numeric)
         // Only where a webpush backend is configured: the button could do nothing otherwise.
         if webPushKey() != nil { html += DashboardPush.section }
         html += """
-            <p class="muted">Updated live. <a href="/alerts">Alerts</a> · API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
+            <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
+            </main>
+            \(Self.dialogs)
             <script src="/dashboard/app.js" defer></script>
             </body></html>
 
@@ -53,6 +58,51 @@ extension HubAPI {
             status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
+
+    /// The forms the home page opens: a silence with its preview, a sensor to add, a new name.
+    static let dialogs = """
+        <dialog id="silence-dialog" aria-labelledby="silence-title"><form method="dialog" id="silence-form">
+        <h2 id="silence-title">Add a silence</h2>
+        <label>Matching <input name="matchers" required placeholder="front door · door* · room=garage kind=offline"
+         autocomplete="off" aria-describedby="silence-help"></label>
+        <p id="silence-help" class="muted">Sensor names or globs (door*); name=value for a label, kind, rule or status. All must match.</p>
+        <fieldset class="plain"><legend>For</legend><div class="lengths" id="silence-lengths">
+        <button type="button" data-length="30m">30 min</button><button type="button" data-length="1h">1 h</button>
+        <button type="button" data-length="2h" aria-pressed="true">2 h</button><button type="button" data-length="8h">8 h</button>
+        <button type="button" data-length="1d">1 day</button><button type="button" data-length="7d">1 week</button>
+        </div></fieldset>
+        <label>Comment <input name="comment" maxlength="500" placeholder="painting the door"></label>
+        <div class="preview" id="silence-preview" aria-live="polite"></div>
+        <p class="error" id="silence-error" role="alert"></p>
+        <div class="buttons"><button type="button" value="cancel" data-close>Cancel</button>
+        <button type="submit" class="primary">Add the silence</button></div>
+        </form></dialog>
+        <dialog id="sensor-dialog" aria-labelledby="sensor-title"><form method="dialog" id="sensor-form">
+        <h2 id="sensor-title">Add a sensor</h2>
+        <label>Name <input name="name" required autocomplete="off" placeholder="front door"></label>
+        <label>Device <select name="preset">
+        <option value="">Plain: the firmware publishes its status as it is</option>
+        <option value="zigbee2mqtt">Zigbee2MQTT</option><option value="tasmota">Tasmota</option>
+        <option value="esphome">ESPHome</option><option value="shelly">Shelly (Gen2+)</option></select></label>
+        <label data-for="preset">Its name in Zigbee2MQTT, Tasmota topic, ESPHome node/sensor/id or Shelly prefix/component:id
+         <input name="device" autocomplete="off" placeholder="the sensor's name when left empty"></label>
+        <label data-for="preset">Value <input name="value" autocomplete="off" placeholder="contact, water_leak, temperature…"></label>
+        <label data-for="plain">Topic <input name="topic" autocomplete="off" placeholder="from the name when left empty"></label>
+        <label data-for="plain">Kind <select name="kind"><option value="status">status</option>
+        <option value="numeric">numeric</option><option value="particulate">particulate</option></select></label>
+        <p class="error" id="sensor-error" role="alert"></p>
+        <div class="buttons"><button type="button" value="cancel" data-close>Cancel</button>
+        <button type="submit" class="primary">Add</button></div>
+        </form></dialog>
+        <dialog id="rename-dialog" aria-labelledby="rename-title"><form method="dialog" id="rename-form">
+        <h2 id="rename-title">Rename</h2>
+        <label>New name <input name="name" required autocomplete="off"></label>
+        <p class="muted">Its topic stays: the firmware needs no change.</p>
+        <p class="error" id="rename-error" role="alert"></p>
+        <div class="buttons"><button type="button" value="cancel" data-close>Cancel</button>
+        <button type="submit" class="primary">Rename</button></div>
+        </form></dialog>
+        """
 
     func airCard(_ air: SensorTracker.AirSnapshot?) -> String {
         guard let air else { return "" }
@@ -80,7 +130,7 @@ extension HubAPI {
         guard air || !numeric.isEmpty else { return "" }
         var html = """
             <h2>Charts</h2>
-            <nav id="periods"><a href="#" data-period="hour">Hour</a><a href="#" data-period="day">Day</a>\
+            <nav id="periods" class="periods" aria-label="Chart period"><a href="#" data-period="hour">Hour</a><a href="#" data-period="day">Day</a>\
             <a href="#" data-period="week">Week</a><a href="#" data-period="month">Month</a></nav>
             <div class="charts">
 
@@ -102,7 +152,8 @@ extension HubAPI {
         return html + "</div>\n"
     }
 
-    /// The start of every dashboard page, to `<body>`: one style sheet (no external assets: the pages work offline).
+    /// The start of every page, to `<body>`: one style sheet (`WebStyle`, no external assets: the pages work
+    /// offline).
     static func pageHead(title: String) -> String {
         """
         <!doctype html>
@@ -111,33 +162,25 @@ extension HubAPI {
         <title>\(escape(title))</title>
         <link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/icon.svg" type="image/svg+xml">
         <meta name="theme-color" content="#1d2330">
-        <style>
-        body{font-family:system-ui,-apple-system,sans-serif;margin:0;padding:1rem;background:#f6f7f9;color:#1d2330}
-        h1{font-size:1.3rem;margin:0 0 1rem} h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
-        table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
-        th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid #e4e7ec;font-size:.95rem}
-        th{background:#eef1f5;font-weight:600} td.status{font-weight:600}
-        .card{border-radius:10px;padding:1rem;color:#111;max-width:28rem;margin-bottom:1rem}
-        .card .big{font-size:2rem;font-weight:700} .muted{color:#5b6472;font-size:.85rem}
-        \(levelStyles)
-        .grey{background:#d0d5dd}
-        .charts img,.charts svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
-        .attributes{font-weight:400;margin-top:.15rem}
-        nav a{margin-right:.8rem}
-        #push input,#push button{font:inherit;padding:.35rem .5rem;margin:.2rem .4rem .2rem 0}
-        #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
-        .map svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block}
-        dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 1rem}
-        dl.figures dt{color:#5b6472} dl.figures dd{margin:0;font-weight:600}
-        .userbar{float:right;text-align:right} .userbar form{display:inline} .userbar button{font:inherit;margin-left:.4rem}
-        main.login{max-width:22rem;margin:3rem auto} main.login label{display:block;margin:.6rem 0}
-        main.login input{display:block;width:100%;box-sizing:border-box;font:inherit;padding:.5rem;margin-top:.2rem}
-        main.login button{font:inherit;padding:.5rem 1.2rem;margin-top:.6rem}
-        .error{color:#b42318} .notice{font-weight:600} .banner{background:#fef3f2;border:1px solid #fda29b;padding:.6rem;border-radius:8px}
-        @media (max-width:600px){th:nth-child(4),td:nth-child(4){display:none}}
-        </style></head><body>
+        <link rel="stylesheet" href="/dashboard/app.css">
+        </head><body>
 
         """
+    }
+
+    /// The pages a person moves between, in the top bar.
+    static let places: [(path: String, name: String)] = [
+        ("/", "Home"), ("/events", "Events"), ("/alerts", "Alerts"), ("/sessions", "Sessions"),
+    ]
+
+    /// The bar at the top of every page once logged in: the places, who is logged in, and logging out.
+    func topBar(_ context: HubRequestContext, current: String) -> String {
+        var html = "<header class=\"top\"><a class=\"brand\" href=\"/\">SensorHub</a><nav aria-label=\"Pages\">"
+        for place in Self.places {
+            let here = place.path == current ? " aria-current=\"page\"" : ""
+            html += "<a href=\"\(place.path)\"\(here)>\(place.name)</a>"
+        }
+        return html + "</nav>" + userBar(context) + "</header>\n"
     }
 
     /// A class per AQI level for the air card (`.yellow`), in the level's colour from `AQI.categories`; white text

@@ -11,7 +11,7 @@ import NIOCore
 /// shows one with its figures, its track as an SVG map coloured by PM2.5 band and its chart over time.
 extension HubAPI {
     /// `?sensor=NAME`: that sensor's sessions of the last 30 days, newest first; without it, every sensor's.
-    func sessionsPage(_ request: Request) async throws -> Response {
+    func sessionsPage(_ request: Request, _ context: HubRequestContext) async throws -> Response {
         var sensor = request.uri.queryParameters.get("sensor")
         if let name = sensor, let found = try await readStore().sensor(named: name) { sensor = found.name }
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 30 * 86_400_000)
@@ -20,8 +20,8 @@ extension HubAPI {
             sessions = (try? await history.sessions(of: sensor, since: since, limit: 200)) ?? []
         }
         let title = sensor.map { "Sessions of \($0)" } ?? "Sessions"
-        var html = Self.pageHead(title: title + " · SensorHub")
-        html += "<nav><a href=\"/\">← Dashboard</a></nav>\n<h1>\(escape(title))</h1>\n"
+        var html = Self.pageHead(title: title + " · SensorHub") + topBar(context, current: "/sessions")
+        html += "<main>\n<h1>\(escape(title))</h1>\n"
         html += Self.sessionTable(
             sessions, showSensor: sensor == nil, current: nil, none: "No sessions in the last 30 days.")
         return Self.page(html)
@@ -32,8 +32,8 @@ extension HubAPI {
         let id = pathName(context, "id")
         let history = try? history.open()
         guard let history, let summary = try? await history.session(id) else {
-            var html = Self.pageHead(title: "No such session · SensorHub")
-            html += "<nav><a href=\"/\">← Dashboard</a><a href=\"/sessions\">Sessions</a></nav>\n"
+            var html = Self.pageHead(title: "No such session · SensorHub") + topBar(context, current: "/sessions")
+            html += "<main>\n"
             html += "<h1>No such session</h1>\n<p>The history has no session <code>\(escape(id))</code>.</p>\n"
             return Self.page(html, status: .notFound)
         }
@@ -41,9 +41,8 @@ extension HubAPI {
         let statistics = SessionStatistics(points)
         let sensorLink = "/sessions?sensor=" + WebText.percentEncoded(summary.sensor)
         let title = "\(summary.sensor) · \(Self.dateTime(summary.started))"
-        var html = Self.pageHead(title: title + " · SensorHub")
-        html += "<nav><a href=\"/\">← Dashboard</a><a href=\"\(escape(sensorLink))\">"
-        html += "All sessions of \(escape(summary.sensor))</a></nav>\n"
+        var html = Self.pageHead(title: title + " · SensorHub") + topBar(context, current: "/sessions")
+        html += "<main>\n<p><a href=\"\(escape(sensorLink))\">All sessions of \(escape(summary.sensor))</a></p>\n"
         html += "<h1>\(escape(summary.sensor)) · session of \(escape(Self.dateTime(summary.started)))</h1>\n"
         html += Self.figures(summary, statistics)
         html += "<h2>Track</h2>\n<div class=\"map\">\n"
@@ -73,7 +72,7 @@ extension HubAPI {
     static func page(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(string: html + "</body></html>\n")))
+            body: .init(byteBuffer: ByteBuffer(string: html + "</main></body></html>\n")))
     }
 
     /// The sessions as a table, each linking to its page.

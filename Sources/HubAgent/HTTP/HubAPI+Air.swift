@@ -15,11 +15,45 @@ extension HubAPI {
             }
             sensor = found.name
         }
-        let events = try await historyCall { history throws(HistoryError) in
-            try await history.events(of: sensor, since: since, limit: 1000)
+        var kinds: Set<String>?
+        if let text = request.uri.queryParameters.get("kind") {
+            let asked = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            let known = Set(SensorEvent.Kind.all.map(\.rawValue))
+            if let unknown = asked.subtracting(known).sorted().first {
+                throw HTTPError(
+                    .badRequest, message: "kind '\(unknown)' is not one of: \(known.sorted().joined(separator: ", "))")
+            }
+            kinds = asked
+        }
+        var limit = 1000
+        if let text = request.uri.queryParameters.get("limit") {
+            guard let number = Int(text), (1...Self.maximumEvents).contains(number) else {
+                throw HTTPError(.badRequest, message: "limit is a count of events from 1 to \(Self.maximumEvents)")
+            }
+            limit = number
+        }
+        let format = request.uri.queryParameters.get("format").map { String($0) } ?? "json"
+        guard ["json", "csv"].contains(format) else {
+            throw HTTPError(.badRequest, message: "format is json or csv")
+        }
+        // The newest `limit` of the kinds asked, oldest first: more are read when a kind is asked, then cut.
+        var events = try await historyCall { history throws(HistoryError) in
+            try await history.events(of: sensor, since: since, limit: kinds == nil ? limit : Self.maximumEvents)
+        }
+        if let kinds { events = Array(events.filter { kinds.contains($0.kind.rawValue) }.suffix(limit)) }
+        if format == "csv" {
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/csv; charset=utf-8",
+                    .contentDisposition: "attachment; filename=\"sensorhub-events.csv\"",
+                ], body: .init(byteBuffer: ByteBuffer(string: SensorEvent.csv(events))))
         }
         return json(events.map(SensorEvent.HistoryRow.init))
     }
+
+    /// The most events one answer carries.
+    static let maximumEvents = 10_000
 
     /// One particulate sensor's air now; the reading's fields are absent until it has a reading.
     struct AirAnswer: Encodable {

@@ -156,16 +156,24 @@ extension HubAPI {
     func alertLinkPage(_ context: HubRequestContext) async throws -> Response {
         let (token, alerts) = try await checkedToken(context)
         let text = pathName(context, "id")
-        let html = """
-            <!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">\
-            <title>SensorHub</title></head><body style="font-family:sans-serif;max-width:32em;margin:2em auto">
-            <h1>\(token.action.word)?</h1><p>\(alerts.map { escape($0) }.joined(separator: "<br>"))</p>
-            <form method="post" action="/a/\(escape(text))"><button style="font-size:1.4em">\(token.action.word)</button></form>
-            </body></html>
-            """
+        let names = await spokenNames(alerts)
+        var html = Self.pageHead(title: "\(token.action.word) · SensorHub") + "<main class=\"narrow\">\n"
+        html += "<h1>\(token.action.word)?</h1>\n<ul class=\"names\">"
+        html += names.map { "<li>\(escape($0))</li>" }.joined() + "</ul>\n"
+        html += "<form method=\"post\" action=\"/a/\(escape(text))\">"
+        html += "<button class=\"primary\">\(token.action.word)</button></form>\n"
+        html += "<p class=\"muted\">\(token.action == .acknowledge ? "Its reminders stop, and the others are told." : "Its reminders wait an hour.")</p>\n"
+        html += "</main></body></html>\n"
         return Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The alerts as a person names them ("front door open · hall, since 21:04"), not by their ids.
+    func spokenNames(_ ids: [String]) async -> [String] {
+        let book = (try? await savedAlerts())?.book
+        let now = Timestamp.now
+        return ids.map { book?.alerts[$0]?.spoken(now: now) ?? $0 }
     }
 
     /// POST: acts (ntfy's `http` action, the service worker's button, the confirmation page's form).
@@ -191,11 +199,13 @@ extension HubAPI {
             metadata: ["action": "\(token.action.word)", "alerts": "\(alerts.joined(separator: ","))"])
         let done = token.action == .acknowledge ? "Acknowledged" : "Snoozed for an hour"
         if request.headers[.accept]?.contains("text/html") == true {
+            let names = await spokenNames(alerts)
+            var html = Self.pageHead(title: "\(done) · SensorHub") + "<main class=\"narrow\">\n"
+            html += "<h1>\(done)</h1>\n<ul class=\"names\">" + names.map { "<li>\(escape($0))</li>" }.joined()
+            html += "</ul>\n<p><a href=\"/\">To the dashboard</a></p>\n</main></body></html>\n"
             return Response(
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                body: .init(
-                    byteBuffer: ByteBuffer(
-                        string: "<!doctype html><p>\(done): \(alerts.map { escape($0) }.joined(separator: ", "))</p>")))
+                body: .init(byteBuffer: ByteBuffer(string: html)))
         }
         return json(["done": done, "alerts": alerts.joined(separator: ",")])
     }

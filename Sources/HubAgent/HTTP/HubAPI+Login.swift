@@ -195,7 +195,7 @@ extension HubAPI {
     /// The line at the top of a page: who is logged in, and a button to log out.
     func userBar(_ context: HubRequestContext) -> String {
         guard let identity = context.identity else { return "" }
-        var html = "<div class=\"userbar muted\">\(escape(identity.described))"
+        var html = "<div class=\"userbar\"><span>\(escape(identity.described))</span>"
         if identity.byCookie {
             html += " <form method=\"post\" action=\"/logout\"><button type=\"submit\">Log out</button></form>"
         }

@@ -30,12 +30,12 @@ extension HubAPI {
 
     /// The sensor list, written straight into the writer rather than built as dictionaries for `json(_:)`: the
     /// dashboard polls it every 2 s, for 10,000 sensors perhaps.
-    func sensorsResponse(_ sensors: [Sensor], mobile: Set<String> = []) -> Response {
+    func sensorsResponse(_ sensors: [Sensor], mobile: Set<String> = [], looks: [SensorLook]? = nil) -> Response {
         var writer = JSONWriter(capacity: sensors.count * 200 + 2, compact: true)
         writer.raw("[")
         for (index, sensor) in sensors.enumerated() {
             if index > 0 { writer.raw(",") }
-            write(sensor, mobile: mobile.contains(sensor.name), into: &writer)
+            write(sensor, mobile: mobile.contains(sensor.name), look: looks?[index], into: &writer)
         }
         writer.raw("]")
         return json(writer)
@@ -47,10 +47,19 @@ extension HubAPI {
         return json(writer, status: status)
     }
 
+    /// The sensors' looks for the dashboard (`SensorLook`): the open alerts and the alert setup decide them.
+    func looks(_ sensors: [Sensor]) async -> [SensorLook] {
+        let book = (try? await savedAlerts())?.book
+        let firing = Set(book?.alerts.values.lazy.filter(\.firing).map(\.sensor) ?? [])
+        let setup = alertSetup()
+        return sensors.map { SensorLook($0, firing: firing, setup: setup) }
+    }
+
     /// A sensor as a JSON object, keys in alphabetical order: `attributes` when its device sent any, `bands` when it
     /// has them, `mobile` for a mobile sensor and `session` while it records one, `unit` and `value` (a number, or
-    /// `null` while it is waiting or offline) for a numeric sensor.
-    private func write(_ sensor: Sensor, mobile: Bool, into writer: inout JSONWriter) {
+    /// `null` while it is waiting or offline) for a numeric sensor; in the list, `look` (alert, offline, waiting,
+    /// fine), `flags` ("battery 12 %") when any and `room` when it has one.
+    private func write(_ sensor: Sensor, mobile: Bool, look: SensorLook? = nil, into writer: inout JSONWriter) {
         var first = true
         writer.raw("{")
         writer.key("added", first: &first)
@@ -63,16 +72,28 @@ extension HubAPI {
             writer.key("bands", first: &first)
             writer.string(bands.description)
         }
+        if let flags = look?.flags, !flags.isEmpty {
+            writer.key("flags", first: &first)
+            writer.strings(flags)
+        }
         writer.key("kind", first: &first)
         writer.string(sensor.kind.rawValue)
         writer.key("lastUpdated", first: &first)
         if let time = sensor.lastUpdated { writer.timestamp(time) } else { writer.raw("null") }
+        if let look {
+            writer.key("look", first: &first)
+            writer.string(look.state.rawValue)
+        }
         if mobile {
             writer.key("mobile", first: &first)
             writer.raw("true")
         }
         writer.key("name", first: &first)
         writer.string(sensor.name)
+        if let room = look?.room {
+            writer.key("room", first: &first)
+            writer.string(room)
+        }
         if let session = sensor.session {
             writer.key("session", first: &first)
             session.write(into: &writer)
@@ -110,7 +131,7 @@ extension HubAPI {
             request, context,
             allowed: [
                 "name", "topic", "kind", "silenceTimeout", "value", "map", "unit", "decimals", "range", "bands",
-                "availability",
+                "availability", "preset", "device",
             ])
         guard let name = body["name"] as? String else {
             throw HTTPError(.badRequest, message: "\"name\" (a string) is required")
@@ -150,13 +171,44 @@ extension HubAPI {
         if kind == .particulate && !format.isEmpty {
             throw HTTPError(.badRequest, message: "a particulate sensor reads its own formats: no value, map or unit")
         }
-        let availability = try optionalString(body, "availability")
+        var availability = try optionalString(body, "availability")
+        var (topicGiven, kindMade, formatMade) = (topic, kind, format)
+        // A device family's preset (`hubctl sensors add --preset`): its topic, format, availability and timeout,
+        // with what the body gives one by one on top.
+        if let preset = try optionalString(body, "preset") {
+            let family = DeviceFamily(rawValue: preset.lowercased())
+            guard DeviceFamily.all.contains(family) else {
+                throw HTTPError(
+                    .badRequest,
+                    message: "\"preset\" is one of: \(DeviceFamily.all.map(\.rawValue).joined(separator: ", "))")
+            }
+            let setup: DeviceFamily.Setup
+            do {
+                setup = try family.setup(device: try optionalString(body, "device") ?? name, value: format.path)
+            } catch {
+                throw HTTPError(.badRequest, message: "\"preset\" \(family): \(error)")
+            }
+            topicGiven = topic ?? setup.topic
+            kindMade = body["kind"] == nil ? setup.kind : kind
+            var merged = setup.format
+            if format.map != nil { merged.map = format.map }
+            if format.unit != nil { merged.unit = format.unit }
+            if format.decimals != nil { merged.decimals = format.decimals }
+            if format.range != nil { merged.range = format.range }
+            if format.bands != nil { merged.bands = format.bands }
+            formatMade = merged
+            availability = availability ?? setup.availability
+            silence = silence ?? setup.silenceTimeout
+        } else if body["device"] != nil {
+            throw HTTPError(.badRequest, message: "\"device\" goes with \"preset\"")
+        }
         let template = snapshot(false).topicTemplate
         let silenceTimeout = silence
+        let (finalTopic, finalKind, finalFormat, finalAvailability) = (topicGiven, kindMade, formatMade, availability)
         let sensor = try await storeUpdate { document throws(RegistryError) in
             try document.addSensor(
-                named: name, topic: topic, template: template, kind: kind,
-                silenceTimeout: silenceTimeout, format: format, availability: availability)
+                named: name, topic: finalTopic, template: template, kind: finalKind,
+                silenceTimeout: silenceTimeout, format: finalFormat, availability: finalAvailability)
         }
         logger.notice(
             "sensor added over HTTP",

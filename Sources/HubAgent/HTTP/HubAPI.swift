@@ -46,6 +46,12 @@ struct HubAPI: Sendable {
     /// Hands a Pushover callback's receipt to the backend that sent it, to be checked with Pushover; whether one did
     /// (the router's `pushoverCallback`).
     let pushoverCallback: @Sendable (_ receipt: String) -> Bool
+    /// The notifier backends configured now, by name with their type (the router's).
+    let notifiers: @Sendable () -> [(name: String, type: String)]
+    /// One direct attempt through a backend (the router's `test`); `nil` where no hub runs.
+    let notifierTest: (@Sendable (String, SensorEvent) async throws -> [NotificationTest.Outcome])?
+    /// Rung when something a page shows may have changed (`/api/v1/stream`).
+    let changes: ChangeFeed
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, access: HTTPAccess,
@@ -54,8 +60,14 @@ struct HubAPI: Sendable {
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
         history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil },
         alerts: (any AlertPlace)? = nil, pushoverCallback: @escaping @Sendable (String) -> Bool = { _ in false },
-        alertSetup: @escaping @Sendable () -> AlertBook.Setup? = { nil }
+        alertSetup: @escaping @Sendable () -> AlertBook.Setup? = { nil },
+        notifiers: @escaping @Sendable () -> [(name: String, type: String)] = { [] },
+        notifierTest: (@Sendable (String, SensorEvent) async throws -> [NotificationTest.Outcome])? = nil,
+        streamLifetime: Int = ChangeFeed.lifetime
     ) {
+        self.notifiers = notifiers
+        self.notifierTest = notifierTest
+        self.changes = ChangeFeed(stateDirectory: stateDirectory, lifetime: streamLifetime)
         self.alertSetup = alertSetup
         self.pushoverCallback = pushoverCallback
         self.actionKey = actionKey

@@ -62,7 +62,16 @@ extension HubAPI {
             api.staticFile(Self.icon, type: "image/svg+xml")
         },
         HubRoute(.get, "/dashboard/app.js", .everyone("a static asset (the dashboard's script)")) { api, _, _ in
-            api.staticFile(DashboardScript.text, type: "text/javascript; charset=utf-8")
+            api.staticFile(HomeScript.text, type: "text/javascript; charset=utf-8")
+        },
+        HubRoute(.get, "/dashboard/app.css", .everyone("a static asset (the pages' style)")) { api, _, _ in
+            api.staticFile(WebStyle.text, type: "text/css; charset=utf-8")
+        },
+        HubRoute(.get, "/dashboard/events.js", .everyone("a static asset (the events page's script)")) { api, _, _ in
+            api.staticFile(EventsScript.text, type: "text/javascript; charset=utf-8")
+        },
+        HubRoute(.get, "/dashboard/follow.js", .everyone("a static asset (a page's script)")) { api, _, _ in
+            api.staticFile(HomeScript.reloading, type: "text/javascript; charset=utf-8")
         },
         HubRoute(.get, "/dashboard/push.js", .everyone("a static asset")) { api, _, _ in
             api.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
@@ -81,7 +90,7 @@ extension HubAPI {
         HubRoute(.get, "/", .needs(.read)) { api, _, context in try await api.dashboard(context) },
         HubRoute(.get, "/metrics", .needs(.read)) { api, _, _ in api.prometheus() },
         HubRoute(.get, "/dashboard/chart.svg", .needs(.read)) { api, request, _ in try await api.chart(request) },
-        HubRoute(.get, "/sessions", .needs(.read)) { api, request, _ in try await api.sessionsPage(request) },
+        HubRoute(.get, "/sessions", .needs(.read)) { api, request, context in try await api.sessionsPage(request, context) },
         HubRoute(.get, "/sessions/{id}", .needs(.read)) { api, _, context in try await api.sessionPage(context) },
         HubRoute(.get, "/alerts", .needs(.read)) { api, _, context in try await api.alertsPage(context) },
         HubRoute(.get, "/api/v1/openapi.yaml", .needs(.read)) { _, _, _ in
@@ -94,7 +103,7 @@ extension HubAPI {
         HubRoute(.delete, "/api/v1/logins/{id}", .needs(.read)) { api, _, context in try api.endLogin(context) },
         HubRoute(.get, "/api/v1/sensors", .needs(.read)) { api, _, _ in
             let (sensors, mobile) = try await api.liveSensors()
-            return api.sensorsResponse(sensors, mobile: mobile)
+            return api.sensorsResponse(sensors, mobile: mobile, looks: await api.looks(sensors))
         },
         HubRoute(.get, "/api/v1/sensors/{name}", .needs(.read)) { api, _, context in
             let (sensor, mobile) = try await api.sensor(context)
@@ -114,10 +123,22 @@ extension HubAPI {
         },
         HubRoute(.get, "/api/v1/alerts", .needs(.read)) { api, _, _ in try await api.listAlerts() },
         HubRoute(.get, "/api/v1/silences", .needs(.read)) { api, _, _ in try await api.listSilences() },
+        HubRoute(.get, "/api/v1/silences/preview", .needs(.read)) { api, request, _ in
+            try await api.previewSilence(request)
+        },
+        HubRoute(.get, "/api/v1/notifiers", .needs(.read)) { api, _, _ in api.listNotifiers() },
+        HubRoute(.get, "/api/v1/stream", .needs(.read)) { api, _, _ in api.stream() },
+        HubRoute(.get, "/events", .needs(.read)) { api, _, context in try await api.eventsPage(context) },
 
         // Acting on alerts, phones, sessions: members and write tokens.
         HubRoute(.post, "/api/v1/alerts/{id}/ack", .needs(.act)) { api, request, context in
             try await api.acknowledgeAlert(request, context)
+        },
+        HubRoute(.post, "/api/v1/alerts/{id}/snooze", .needs(.act)) { api, request, context in
+            try await api.snoozeAlert(request, context)
+        },
+        HubRoute(.post, "/api/v1/notifiers/{name}/test", .needs(.act)) { api, request, context in
+            try await api.testNotifier(request, context)
         },
         HubRoute(.post, "/api/v1/silences", .needs(.act)) { api, request, context in
             try await api.addSilence(request, context)
@@ -142,6 +163,9 @@ extension HubAPI {
         // Managing the hub: admins and admin tokens.
         HubRoute(.post, "/api/v1/sensors", .needs(.manage)) { api, request, context in
             try await api.addSensor(request, context)
+        },
+        HubRoute(.patch, "/api/v1/sensors/{name}", .needs(.manage)) { api, request, context in
+            try await api.renameSensor(request, context)
         },
         HubRoute(.delete, "/api/v1/sensors/{name}", .needs(.manage)) { api, request, context in
             try await api.removeSensor(request, context)

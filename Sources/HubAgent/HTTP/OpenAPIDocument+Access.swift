@@ -36,6 +36,24 @@ extension OpenAPIDocument {
               security: []
               responses:
                 "200": {description: JavaScript}
+          /dashboard/events.js:
+            get:
+              summary: The events page's script
+              security: []
+              responses:
+                "200": {description: JavaScript}
+          /dashboard/follow.js:
+            get:
+              summary: The script of a page that loads itself again when the hub changes
+              security: []
+              responses:
+                "200": {description: JavaScript}
+          /dashboard/app.css:
+            get:
+              summary: The pages' style sheet
+              security: []
+              responses:
+                "200": {description: CSS}
           /api/v1/me:
             get:
               summary: Who the request is from, and what it may do

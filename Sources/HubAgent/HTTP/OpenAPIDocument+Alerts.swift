@@ -17,6 +17,49 @@ extension OpenAPIDocument {
               responses:
                 "202": {description: Handed to the alert book}
                 "404": {description: No such firing alert}
+          /api/v1/alerts/{id}/snooze:
+            post:
+              summary: Snooze a firing alert (a silence on its rule, sensor and kind, announced); end it with DELETE /api/v1/silences/{silence}
+              parameters:
+                - {name: id, in: path, required: true, schema: {type: string}, description: 'rule/sensor/kind, percent-encoded'}
+              requestBody:
+                content: {application/json: {schema: {type: object, properties: {for: {type: string, default: 1h, description: 1m to 7d}}}}}
+              responses:
+                "202": {description: 'Handed to the alert book: snoozed (the id) and silence (its id)'}
+                "400": {description: A length that can't be read or is out of range}
+                "404": {description: No such firing alert}
+          /api/v1/silences/preview:
+            get:
+              summary: What a silence with these matchers would hold - the sensors, the open alerts - before it is added
+              parameters:
+                - {name: matcher, in: query, required: true, schema: {type: array, items: {type: string}}, style: form, explode: true}
+              responses:
+                "200": {description: 'sensors, alerts, and warning when it matches no sensor'}
+                "400": {description: A matcher that can't be read}
+          /api/v1/notifiers:
+            get:
+              summary: Each notifier backend's health since hubd started - queue, delivered, failed, last delivery, last error
+              responses:
+                "200": {description: 'Backends: name, type, queued, delivered, retried, failed, dropped, lastDelivered, lastError, lastErrorAt'}
+          /api/v1/notifiers/{name}/test:
+            post:
+              summary: One real attempt through a backend, as hubctl notify test (nothing queued or retried)
+              parameters:
+                - {name: name, in: path, required: true, schema: {type: string}}
+              responses:
+                "200": {description: 'Per target: backend, delivered, result (the receiver''s words), milliseconds'}
+                "404": {description: No such backend}
+          /api/v1/stream:
+            get:
+              summary: 'Server-sent events: "change" when what a page shows may have changed (then fetch again)'
+              responses:
+                "200": {description: text/event-stream}
+                "503": {description: Too many streams open}
+          /events:
+            get:
+              summary: The events page (HTML) - newest first, filtered, live, with CSV and JSON downloads
+              responses:
+                "200": {description: HTML}
           /api/v1/silences:
             get:
               summary: Silences, in force, to come and expired (kept five days), and those hubd has not taken yet

@@ -128,6 +128,14 @@ enum OpenAPIDocument {
               responses:
                 "200": {description: The sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
                 "404": {description: No such sensor}
+            patch:
+              summary: Rename a sensor (its topic stays)
+              requestBody:
+                content: {application/json: {schema: {type: object, required: [name], properties: {name: {type: string}}}}}
+              responses:
+                "200": {description: The renamed sensor, content: {application/json: {schema: {$ref: "#/components/schemas/Sensor"}}}}
+                "404": {description: No such sensor}
+                "409": {description: Another sensor has that name}
             delete:
               summary: Remove a sensor
               responses:
@@ -136,13 +144,16 @@ enum OpenAPIDocument {
                 "404": {description: No such sensor}
           /api/v1/events:
             get:
-              summary: Recent status changes, silences, recoveries and air-quality alerts (at most 1000)
+              summary: Status changes, silences, recoveries and air-quality alerts, the newest `limit` (1000 by default)
               parameters:
                 - {name: since, in: query, schema: {type: string, default: 24h}}
                 - {name: sensor, in: query, schema: {type: string}}
+                - {name: kind, in: query, schema: {type: string}, description: 'changed, offline, … (several with commas)'}
+                - {name: limit, in: query, schema: {type: integer, default: 1000, maximum: 10000}}
+                - {name: format, in: query, schema: {type: string, enum: [json, csv]}}
               responses:
                 "200":
-                  description: Events, oldest first
+                  description: Events, oldest first (CSV with format=csv)
                   content:
                     application/json:
                       schema:

@@ -151,6 +151,11 @@ extension AlertBook {
 extension AlertBook {
     /// An alert as `hubctl alerts --json`, `hubctl alerts show --json` and `/api/v1/alerts` write it: its own fields
     /// and `state` (`why`), keys sorted.
+    /// Whether `silence` would hold `alert` now (a silence's preview).
+    public func silenced(_ alert: Alert, by silence: Silence, at now: Timestamp) -> Bool {
+        silence.silences(alert.fields, at: now)
+    }
+
     public func json(_ alerts: [Alert], _ setup: Setup?, now: Timestamp) -> Data {
         let encoder = JSONEncoder()
         var list: [Any] = []
@@ -158,6 +163,10 @@ extension AlertBook {
             guard var object = (try? JSONSerialization.jsonObject(with: encoder.encode(alert))) as? [String: Any]
             else { continue }
             object["state"] = why(alert, setup, now: now)
+            object["spoken"] = alert.spoken(now: now)
+            // What a page needs to put the most urgent first and undo a snooze.
+            object["priority"] = setup?.rules[alert.rule]?.priority ?? 3
+            object["silencedBy"] = silences.filter { $0.silences(alert.fields, at: now) }.map(\.id)
             list.append(object)
         }
         return (try? JSONSerialization.data(withJSONObject: list, options: [.sortedKeys, .prettyPrinted])) ?? Data()
@@ -171,5 +180,15 @@ extension AlertBook.Acknowledgement {
     public var spoken: String {
         if by == via { return via == "link" ? "from a notification's link" : "via \(via)" }
         return "by \(by) via \(via)"
+    }
+}
+
+extension AlertBook.Alert {
+    /// The alert as a person names it: "front door open · hall, since 21:04" (its room when it has one), for the
+    /// dashboard's banner and a notification's acknowledge page, never its id.
+    public func spoken(now: Timestamp) -> String {
+        let room = labels["room"].map { " · \($0)" } ?? ""
+        let since = AlertBook.clock(opened, now: now)
+        return "\(sensor) \(event.newStatus)\(room), since \(since)"
     }
 }

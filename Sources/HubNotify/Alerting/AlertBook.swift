@@ -240,6 +240,15 @@ public struct AlertBook: Sendable, Codable {
 
         /// Whether any rule makes alerts: without, events take the plain path.
         public var isEmpty: Bool { rules.isEmpty }
+
+        /// Whether `status` is one an alerting rule fires on for `sensor`: a rule that takes changes, covers the
+        /// sensor and names the status (a rule naming no status fires on every change, and says nothing of one).
+        public func alarms(sensor: String, status: String) -> Bool {
+            rules.values.contains { rule in
+                !rule.statuses.isEmpty && (rule.events.isEmpty || rule.events.contains(.changed))
+                    && glob(anyOf: rule.sensors, sensor) && glob(anyOf: rule.statuses, status)
+            }
+        }
     }
 
     /// A sensor's labels (`room: garage`) and the sensor it depends on.

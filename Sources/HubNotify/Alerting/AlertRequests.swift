@@ -9,6 +9,9 @@ public enum AlertRequest: Sendable, Hashable, Codable {
     case expire(silence: String, at: Timestamp, by: String? = nil)
     /// A button or signed link of a notification (`ActionToken`), checked by whoever took it.
     case act(handle: String, action: ActionToken.Action, by: String, via: String, at: Timestamp)
+    /// One alert snoozed for `milliseconds` (the dashboard, `hubctl alerts snooze`): a silence on its rule, sensor
+    /// and kind, as a notification's snooze button makes; `silence` is its id.
+    case snooze(alert: String, silence: String, milliseconds: Int64, by: String, via: String, at: Timestamp)
 }
 
 /// Requests on their way to hubd's alert book: lines in `alert-requests.jsonl` in the state directory, appended
@@ -96,7 +99,29 @@ extension AlertBook {
             return "silence expired"
         case .act(let handle, let action, let by, let via, let at):
             return act(handle, action, by: by, via: via, at: at, now: now)
+        case .snooze(let id, let silenceID, let milliseconds, let by, let via, let at):
+            guard let alert = alerts[id], alert.firing else { return "not firing: not snoozed" }
+            let silence = Self.snoozeSilence(
+                alert, id: silenceID, at: at, milliseconds: milliseconds, by: by, via: via)
+            guard !silences.contains(where: { $0.id == silence.id }) else { return "already there" }
+            add(silence, now: now)
+            announce(.snoozed, silence, by: by, at: now, alerts: [id])
+            return "snoozed for \(Self.spoken(milliseconds))"
         }
+    }
+
+    /// The silence a snooze is: the alert's rule, sensor and kind, from `at` for `milliseconds`.
+    static func snoozeSilence(
+        _ alert: Alert, id: String, at: Timestamp, milliseconds: Int64, by: String, via: String
+    ) -> Silence {
+        let matchers = [
+            Silence.Matcher(name: "rule", operation: .equal, value: alert.rule),
+            Silence.Matcher(name: "sensor", operation: .equal, value: alert.sensor),
+            Silence.Matcher(name: "kind", operation: .equal, value: alert.kind),
+        ]
+        return Silence(
+            id: id, matchers: matchers, startsAt: at, endsAt: at.adding(milliseconds: milliseconds), createdBy: by,
+            comment: "snoozed via \(via)")
     }
 
     /// How long a snooze from a phone silences the alerts it names.
@@ -127,14 +152,8 @@ extension AlertBook {
             case .acknowledge:
                 acknowledge(id, by: by, via: via, now: at)
             case .snooze:
-                let matchers = [
-                    Silence.Matcher(name: "rule", operation: .equal, value: alert.rule),
-                    Silence.Matcher(name: "sensor", operation: .equal, value: alert.sensor),
-                    Silence.Matcher(name: "kind", operation: .equal, value: alert.kind),
-                ]
-                let silence = Silence(
-                    id: "snooze-\(handle)-\(done.count)", matchers: matchers, startsAt: at,
-                    endsAt: at.adding(milliseconds: Self.snooze), createdBy: by, comment: "snoozed via \(via)")
+                let silence = Self.snoozeSilence(
+                    alert, id: "snooze-\(handle)-\(done.count)", at: at, milliseconds: Self.snooze, by: by, via: via)
                 add(silence, now: now)
                 snooze = snooze ?? silence
             }
