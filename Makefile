@@ -24,11 +24,15 @@ build:
 	scripts/install-deps
 	swift build
 
-## Write docs/configuration.md again from the code's key lists (`hubd --config-reference`); make test checks it.
+## Write docs/configuration.md again from the code's key lists (`hubd --config-reference`), which make test checks,
+## and the dashboard's screenshots in docs/images/ (every page at 1280x900 and 390x844, by DashboardLookTests).
 docs:
 	scripts/install-deps
 	swift build --product hubd
 	.build/debug/hubd --config-reference > docs/configuration.md.new && mv docs/configuration.md.new docs/configuration.md
+	swift build --build-tests
+	mkdir -p docs/images
+	HUB_SCREENSHOTS=$(CURDIR)/docs/images swift test --skip-build --filter DashboardLookTests
 
 ## Install hubd and hubctl (release builds with the Swift runtime inside), their man pages and completions, the
 ## systemd unit and /etc/sensorhub/hubd.yaml (kept when there): PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc).

@@ -457,3 +457,102 @@ extension HubAPITests {
         }
     }
 }
+
+extension HubAPITests {
+    /// The dashboard's doors (issue 53), and what each says to bad input.
+    @Test func theDashboardsDoorsAndTheirMistakes() async throws {
+        try await withClient { client in
+            for body in [#"{"name":"front door"}"#, #"{"name":"back door"}"#] {
+                try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: body)) {
+                    #expect($0.status == .created)
+                }
+            }
+            // A preset: Zigbee2MQTT's topic, map and availability, as hubctl's --preset makes them.
+            try await client.execute(
+                uri: "/api/v1/sensors", method: .post,
+                body: ByteBuffer(string: #"{"name":"garage","preset":"zigbee2mqtt","value":"contact"}"#)
+            ) {
+                #expect($0.status == .created)
+                let sensor = try #require(try decode($0.body) as? [String: Any])
+                #expect(sensor["topic"] as? String == "zigbee2mqtt/garage")
+            }
+            #expect(try store.read().sensor(named: "garage")?.availability == "zigbee2mqtt/garage/availability")
+            for (body, message) in [
+                (#"{"name":"x","preset":"zwave"}"#, #""preset" is one of: zigbee2mqtt, tasmota, esphome, shelly"#),
+                (#"{"name":"x","device":"y"}"#, #""device" goes with "preset""#),
+            ] {
+                try await client.execute(uri: "/api/v1/sensors", method: .post, body: ByteBuffer(string: body)) {
+                    #expect($0.status == .badRequest && error($0.body) == message, "\(body): \(error($0.body) ?? "-")")
+                }
+            }
+            // Renaming: the topic stays; a taken name is a conflict; an unknown sensor 404.
+            try await client.execute(
+                uri: "/api/v1/sensors/garage", method: .patch, body: ByteBuffer(string: #"{"name":"garage door"}"#)
+            ) {
+                #expect($0.status == .ok)
+                let renamed = try decode($0.body) as? [String: Any]
+                #expect(renamed?["topic"] as? String == "zigbee2mqtt/garage")
+            }
+            try await client.execute(
+                uri: "/api/v1/sensors/garage%20door", method: .patch, body: ByteBuffer(string: #"{"name":"front door"}"#)
+            ) { #expect($0.status == .conflict) }
+            try await client.execute(
+                uri: "/api/v1/sensors/nobody", method: .patch, body: ByteBuffer(string: #"{"name":"x"}"#)
+            ) { #expect($0.status == .notFound) }
+            try await client.execute(
+                uri: "/api/v1/sensors/front%20door", method: .patch, body: ByteBuffer(string: #"{"topic":"x"}"#)
+            ) { #expect($0.status == .badRequest && error($0.body)?.hasPrefix("unknown field \"topic\"") == true) }
+
+            // The list's looks: no rule, so nothing is red; waiting until a first message.
+            try await client.execute(uri: "/api/v1/sensors", method: .get) {
+                let list = try #require(try decode($0.body) as? [[String: Any]])
+                #expect(list.map { $0["look"] as? String } == ["waiting", "waiting", "waiting"])
+            }
+            // A silence's preview: what it holds, and a warning when nothing.
+            try await client.execute(uri: "/api/v1/silences/preview?matcher=*door", method: .get) {
+                let answer = try #require(try decode($0.body) as? [String: Any])
+                #expect(answer["sensors"] as? [String] == ["back door", "front door", "garage door"])
+                #expect(answer["alerts"] as? [String] == [] && answer["warning"] == nil)
+            }
+            try await client.execute(uri: "/api/v1/silences/preview?matcher=cellar&matcher=kind=offline", method: .get) {
+                let answer = try #require(try decode($0.body) as? [String: Any])
+                #expect((answer["warning"] as? String)?.hasPrefix("no sensor matches sensor=cellar kind=offline") == true)
+            }
+            try await client.execute(uri: "/api/v1/silences/preview", method: .get) {
+                #expect($0.status == .badRequest && error($0.body)?.hasPrefix("give one matcher or more") == true)
+            }
+            try await client.execute(uri: "/api/v1/silences/preview?matcher=door%5B", method: .get) {
+                #expect($0.status == .badRequest)
+            }
+            // Snoozing: a length with its unit, from 1 min to 7 days, of a firing alert.
+            for (body, status, message) in [
+                (#"{"for":"10"}"#, HTTPResponse.Status.badRequest, #""for" is a duration with its unit, like 30m, 1h or 1d"#),
+                (#"{"for":"30s"}"#, .badRequest, #""for" is from 1m to 7d (a longer pause is a silence)"#),
+                (#"{"for":"8d"}"#, .badRequest, #""for" is from 1m to 7d (a longer pause is a silence)"#),
+                (#"{"for":"1h"}"#, .notFound, "no firing alert 'doors/front door/status'"),
+            ] {
+                try await client.execute(
+                    uri: "/api/v1/alerts/doors%2Ffront%20door%2Fstatus/snooze", method: .post,
+                    body: ByteBuffer(string: body)
+                ) {
+                    #expect($0.status == status && error($0.body) == message, "\(body): \(error($0.body) ?? "-")")
+                }
+            }
+            // Events: the kinds known, a limit, CSV.
+            try await client.execute(uri: "/api/v1/events?kind=changed,nonsense", method: .get) {
+                #expect($0.status == .badRequest && error($0.body)?.hasPrefix("kind 'nonsense' is not one of: ") == true)
+            }
+            try await client.execute(uri: "/api/v1/events?limit=0", method: .get) {
+                #expect($0.status == .badRequest && error($0.body) == "limit is a count of events from 1 to 10000")
+            }
+            try await client.execute(uri: "/api/v1/events?format=xml", method: .get) {
+                #expect($0.status == .badRequest && error($0.body) == "format is json or csv")
+            }
+            // The backends: none here; a test through one that does not exist.
+            try await client.execute(uri: "/api/v1/notifiers", method: .get) { #expect(String(buffer: $0.body) == "[]") }
+            try await client.execute(uri: "/api/v1/notifiers/phone/test", method: .post, body: ByteBuffer(string: "{}")) {
+                #expect($0.status == .serviceUnavailable)
+            }
+        }
+    }
+}

@@ -185,6 +185,25 @@ final class WebDriver: Sendable {
         return element
     }
 
+    /// Every element `selector` finds.
+    func elements(_ selector: String) async throws -> [String] {
+        let found = try await Self.request(
+            "POST", "\(base)/session/\(session)/elements", ["using": "css selector", "value": selector])
+        return (found["value"] as? [[String: Any]] ?? []).compactMap { $0.values.first as? String }
+    }
+
+    /// What Chromium's accessibility tree names the element (WebDriver's computed label): what a screen reader says.
+    func accessibleName(_ element: String) async throws -> String {
+        let answer = try await Self.request("GET", "\(base)/session/\(session)/element/\(element)/computedlabel")
+        return answer["value"] as? String ?? ""
+    }
+
+    /// Whether the element is shown.
+    func isDisplayed(_ element: String) async throws -> Bool {
+        try await Self.request("GET", "\(base)/session/\(session)/element/\(element)/displayed")["value"] as? Bool
+            ?? false
+    }
+
     /// Clicks `selector` as a person would (WebDriver's element click: scrolled into view, at its centre; refused
     /// when something covers it).
     func click(_ selector: String) async throws {

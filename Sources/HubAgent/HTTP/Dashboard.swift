@@ -187,7 +187,7 @@ extension HubAPI {
     /// on the dark ones.
     static let levelStyles =
         AQI.categories.map { ".\($0.colour){background:\($0.hex)}" }.joined()
-        + ".red,.purple,.maroon{color:#fff}"
+        + ".purple,.maroon{color:#fff}"
 
     /// The status as the table shows it: a numeric sensor's value with its unit (`21.5 °C`), with bands the band and
     /// the value (`Moderate (3.4 UVI)`).

@@ -71,7 +71,7 @@ extension HubAPI {
         let silence = Silence(
             id: "preview", matchers: matchers, startsAt: now, endsAt: now.adding(milliseconds: 3_600_000),
             createdBy: "", comment: "")
-        let names = try await readStore().sensors.map(\.name)
+        let names = try await readStore().sensors.sortedByName().map(\.name)
         let facts = alertSetup()?.facts ?? { _ in AlertBook.SensorFacts() }
         let sensors = names.filter { silence.mayMatch(anyOf: [$0], facts: facts) }
         let book = try await savedAlerts().book

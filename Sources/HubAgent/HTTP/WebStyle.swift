@@ -51,7 +51,8 @@ enum WebStyle {
         .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:.6rem}
         .sensor{background:var(--card);border-radius:10px;padding:.65rem .8rem;border:1px solid var(--line);border-left:6px solid #c5cbd3;min-width:0}
         .sensor .head{display:flex;justify-content:space-between;align-items:flex-start;gap:.5rem}
-        .sensor .name{font-weight:600;overflow-wrap:anywhere}
+        .sensor .name{font-weight:600;overflow-wrap:anywhere;min-width:0}
+        .sensor .head .status{flex-shrink:0;max-width:65%}
         .status{display:inline-block;padding:.1rem .55rem;border-radius:999px;font-weight:600;white-space:nowrap;max-width:100%;overflow:hidden;text-overflow:ellipsis}
         .flag{display:inline-block;background:#fffaeb;color:#93370d;border:1px solid #fedf89;border-radius:6px;padding:0 .4rem;font-size:.8rem;margin:.25rem .25rem 0 0}
         .attributes{overflow-wrap:anywhere;margin-top:.15rem}

@@ -184,11 +184,14 @@ extension AlertBook.Acknowledgement {
 }
 
 extension AlertBook.Alert {
-    /// The alert as a person names it: "front door open · hall, since 21:04" (its room when it has one), for the
-    /// dashboard's banner and a notification's acknowledge page, never its id.
+    /// The alert as a person names it: "front door open · hall, since 21:04", "kitchen leak: leak" (its room when it
+    /// has one), for the dashboard's banner and a notification's acknowledge page, never its id.
     public func spoken(now: Timestamp) -> String {
         let room = labels["room"].map { " · \($0)" } ?? ""
         let since = AlertBook.clock(opened, now: now)
-        return "\(sensor) \(event.newStatus)\(room), since \(since)"
+        let status = event.newStatus
+        // "kitchen leak: leak", not "kitchen leak leak".
+        let repeats = sensor.lowercased().split(separator: " ").last.map(String.init) == status.lowercased()
+        return "\(sensor)\(repeats ? ":" : "") \(status)\(room), since \(since)"
     }
 }
