@@ -58,13 +58,20 @@ extension HubAPITests {
                 #expect(!html.contains("<b>x") && !html.contains("note"))
                 #expect(UnsafeText.firstUnsafe(in: html, allowing: .lineBreak) == nil)
                 // Charts: the numeric sensor's, no PM ones without a particulate sensor, none for the status sensor.
-                #expect(html.contains(#"data-src="/dashboard/chart.svg?sensor=cellar""#))
+                #expect(html.contains(#"data-src="/dashboard/chart.json?sensor=cellar""#))
                 #expect(!html.contains("chart-pm25") && !html.contains("sensor=hall"))
             }
             // The cards are built as elements, device text as textContent (the page's script, a file of its own).
             try await client.execute(uri: "/dashboard/app.js", method: .get) {
                 let script = String(buffer: $0.body)
                 #expect(script.contains("e.textContent = vis(v)") && !script.contains("innerHTML"))
+            }
+            // The same series as JSON, for the interactive chart: each reading over an hour, min = mean = max.
+            try await client.execute(uri: "/dashboard/chart.json?sensor=cellar&period=hour", method: .get) {
+                let answer = try #require(try decode($0.body) as? [String: Any])
+                #expect(answer["title"] as? String == "cellar" && answer["unit"] as? String == "°C")
+                let points = try #require(answer["points"] as? [[Double]])
+                #expect(points.count == 2 && points.allSatisfy { $0.count == 4 && $0[1] == $0[2] && $0[2] == $0[3] })
             }
             try await client.execute(uri: "/dashboard/chart.svg?sensor=cellar&period=hour", method: .get) {
                 let svg = String(buffer: $0.body)

@@ -255,7 +255,8 @@ import Testing
             let shown = try await hub.hubctl.run("alerts", "show", "leak/kitchen leak/status")
             #expect(shown.standardOutput.contains("via ntfy"), "\(shown.standardOutput)")
             let alertsPage = try await call("http://127.0.0.1:\(port)/alerts", method: .GET, token: true)
-            #expect(alertsPage.status == 200 && alertsPage.body.contains("<td>leak/kitchen leak/status</td>"))
+            #expect(alertsPage.status == 200 && alertsPage.body.contains(#"<tr data-id="leak/kitchen leak/status">"#))
+            #expect(alertsPage.body.contains(#"<td data-label="Alert">kitchen leak wet, since "#))
             // Who and how, as a person reads it (it said "acknowledged by ntfy via ntfy").
             #expect(alertsPage.body.contains("acknowledged via ntfy"), "\(alertsPage.body)")
 

@@ -50,14 +50,15 @@ import Testing
         }
         try await browser.logIn("http://\(address)")
         let status = "#sensors .sensor[data-name='front door'] .status"
-        #expect(try await browser.text(status) == "closed")
+        try await browser.waitUntil("the sensors drawn") { try await browser.text(status) == "closed" }
         #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
-        // The charts are images of server-rendered SVG: loaded, with a size.
-        try await browser.waitUntil("the PM2.5 chart loaded") {
+        // The charts, drawn by dygraphs from /dashboard/chart.json: a canvas with the reading on it.
+        try await browser.waitUntil("the PM2.5 chart drawn") {
             try await browser.script(
-                "const i = document.getElementById('chart-pm25'); return i.complete && i.naturalWidth > 0") as? Bool
-                == true
+                "const f = document.getElementById('chart-pm25'); return !!f.querySelector('canvas') && f.dataset.points === '1'")
+                as? Bool == true
         }
+        #expect(try await browser.text("#chart-pm25 .dygraph-title") == "PM2.5 (µg/m³)")
         // A marker on the page: still there after the change means the page was not reloaded.
         _ = try await browser.script("window.sensorhubMarker = 42; return true")
         try await publish(broker, [("front door", Array("open".utf8))])
@@ -76,11 +77,16 @@ import Testing
                 """) as? String
         #expect(sessions == "/sessions?sensor=air%20quality | sessions · recording")
         #expect(try await browser.script("return document.querySelectorAll('#sensors a.sessions').length") as? Int == 1)
-        try await browser.waitUntil("the cellar's chart loaded") {
+        // Drawn as it scrolls into view (a building may have hundreds).
+        _ = try await browser.script(
+            "document.querySelector('figure[data-src$=\"sensor=cellar\"]').scrollIntoView(); return true")
+        try await browser.waitUntil("the cellar's chart drawn") {
             try await browser.script(
-                "const i = document.querySelector('img[data-src$=\"sensor=cellar\"]'); return i.complete && i.naturalWidth > 0"
+                "const f = document.querySelector('figure[data-src$=\"sensor=cellar\"]'); return !!f.querySelector('canvas')"
             ) as? Bool == true
         }
+        #expect(
+            try await browser.text("figure[data-src$='sensor=cellar'] .dygraph-title") == "cellar (°C)")
     }
 }
 
@@ -207,9 +213,14 @@ final class WebDriver: Sendable {
     /// Clicks `selector` as a person would (WebDriver's element click: scrolled into view, at its centre; refused
     /// when something covers it).
     func click(_ selector: String) async throws {
-        let answer = try await Self.request(
-            "POST", "\(base)/session/\(session)/element/\(try await element(selector))/click", [:])
-        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("click \(selector): \(error)") }
+        // Found again when the page drew that part again between finding and clicking (a person would press the
+        // new button where the old one was).
+        for attempt in 1...3 {
+            let answer = try await Self.request(
+                "POST", "\(base)/session/\(session)/element/\(try await element(selector))/click", [:])
+            guard let error = (answer["value"] as? [String: Any])?["error"] as? String else { return }
+            if error != "stale element reference" || attempt == 3 { throw TestKitError("click \(selector): \(error)") }
+        }
     }
 
     /// Types `text` into the field `selector` (after clearing it), key by key.

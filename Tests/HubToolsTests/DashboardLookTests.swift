@@ -51,6 +51,8 @@ import Testing
                     ("zigbee2mqtt/front door", Array(#"{"contact":false,"battery":12,"linkquality":18}"#.utf8)),
                     ("zigbee2mqtt/back door", Array(#"{"contact":true,"battery":90,"linkquality":120}"#.utf8)),
                     ("zigbee2mqtt/kitchen leak", Array(#"{"water_leak":true,"battery":70}"#.utf8)),
+                    ("zigbee2mqtt/hall temperature", Array(#"{"temperature":20.9,"humidity":50}"#.utf8)),
+                    ("zigbee2mqtt/hall temperature", Array(#"{"temperature":21.2,"humidity":49}"#.utf8)),
                     ("zigbee2mqtt/hall temperature", Array(#"{"temperature":21.5,"humidity":48}"#.utf8)),
                     ("zigbee2mqtt/back door/availability", Array("offline".utf8)),
                 ])
@@ -105,6 +107,21 @@ import Testing
                     let file = URL(fileURLWithPath: folder).appendingPathComponent("\(page.name)-\(size.name).png")
                     try await browser.screenshot().write(to: file)
                 }
+            }
+        }
+        // The charts, scrolled to (drawn as they come into view), at both sizes.
+        for size in Self.sizes {
+            try await browser.resize(width: size.width, height: size.height)
+            try await browser.open(origin + "/")
+            _ = try await browser.script("document.getElementById('periods').scrollIntoView(); return true")
+            try await browser.waitUntil("the temperature's chart") {
+                try await browser.text("figure.chart .dygraph-title") == "hall temperature (°C)"
+            }
+            let wide = try await browser.script("return document.documentElement.scrollWidth <= window.innerWidth")
+            #expect(wide as? Bool == true, "the charts at \(size.name)")
+            if let folder {
+                let file = URL(fileURLWithPath: folder).appendingPathComponent("charts-\(size.name).png")
+                try await browser.screenshot().write(to: file)
             }
         }
         // The home page at a glance: the states' colours on the cards and the flags on the front door's.

@@ -18,6 +18,7 @@ extension HubAPI {
         let access = context.identity?.access ?? .read
         let now = Timestamp.now
         var html = Self.pageHead(title: "SensorHub") + topBar(context, current: "/")
+        html += "<link rel=\"stylesheet\" href=\"/dashboard/dygraph.css\">\n"
         html += "<main data-access=\"\(["read", "act", "manage"][access.rawValue - 1])\""
         html += " data-who=\"\(escape(context.identity?.name ?? ""))\">\n"
         html += bookResetBanner((try? await savedAlerts())?.book, now: now)
@@ -50,6 +51,7 @@ extension HubAPI {
             <p class="muted">Updated live. API: <a href="/api/v1/openapi.yaml">/api/v1</a> · <a href="/metrics">metrics</a></p>
             </main>
             \(Self.dialogs)
+            <script src="/dashboard/dygraph.js" defer></script>
             <script src="/dashboard/app.js" defer></script>
             </body></html>
 
@@ -124,30 +126,31 @@ extension HubAPI {
             """
     }
 
-    /// The charts: PM2.5 and PM10 when there is a particulate sensor, then one a numeric sensor (loaded as they
-    /// scroll into view: a building may have hundreds).
+    /// The charts: PM2.5 and PM10 when there is a particulate sensor, then one a numeric sensor, drawn by the page's
+    /// script with dygraphs from `/dashboard/chart.json` as they scroll into view (a building may have hundreds).
     func charts(air: Bool, numeric: [Sensor]) -> String {
         guard air || !numeric.isEmpty else { return "" }
         var html = """
             <h2>Charts</h2>
-            <nav id="periods" class="periods" aria-label="Chart period"><a href="#" data-period="hour">Hour</a><a href="#" data-period="day">Day</a>\
-            <a href="#" data-period="week">Week</a><a href="#" data-period="month">Month</a></nav>
+            <nav id="periods" class="periods" aria-label="Chart period"><a href="#" data-period="hour">Hour</a>\
+            <a href="#" data-period="day" aria-current="true">Day</a><a href="#" data-period="week">Week</a>\
+            <a href="#" data-period="month">Month</a></nav>
+            <p class="muted">Hover or touch for values; drag across a chart to zoom, double-click to zoom out.</p>
             <div class="charts">
 
             """
-        func image(_ id: String?, alt: String, query: String, lazy: Bool) {
-            let source = "/dashboard/chart.svg?" + query
-            html += "<img class=\"chart\"" + (id.map { " id=\"\($0)\"" } ?? "") + " alt=\"\(escape(alt))\""
-            html += " data-src=\"\(escape(source))\" src=\"\(escape(source + "&period=day"))\""
-            html += (lazy ? " loading=\"lazy\"" : "") + ">\n"
+        func chart(_ id: String?, name: String, query: String) {
+            let source = "/dashboard/chart.json?" + query
+            html += "<figure class=\"chart\"" + (id.map { " id=\"\($0)\"" } ?? "")
+            html += " data-src=\"\(escape(source))\" role=\"img\" aria-label=\"\(escape(name)) chart\">"
+            html += "<div class=\"plot\"></div></figure>\n"
         }
         if air {
-            image("chart-pm25", alt: "PM2.5 chart", query: "pollutant=pm25", lazy: false)
-            image("chart-pm10", alt: "PM10 chart", query: "pollutant=pm10", lazy: false)
+            chart("chart-pm25", name: "PM2.5", query: "pollutant=pm25")
+            chart("chart-pm10", name: "PM10", query: "pollutant=pm10")
         }
         for sensor in numeric {
-            let name = WebText.percentEncoded(sensor.name)
-            image(nil, alt: sensor.name + " chart", query: "sensor=" + name, lazy: true)
+            chart(nil, name: sensor.name, query: "sensor=" + WebText.percentEncoded(sensor.name))
         }
         return html + "</div>\n"
     }

@@ -14,45 +14,106 @@ extension HubAPI {
         var series: History.Series
         /// What the chart is of, with its unit: `PM2.5 µg/m³`, `living room °C`.
         var title: String
+        /// What it is of, and its unit, apart: `living room`, `°C`.
+        var name: String
+        var unit: String?
         /// A level drawn dashed, with its label.
         var guideline: (label: String, value: Double)?
     }
 
-    /// A line chart of one series over a period: means (hourly, or daily for a month; raw for an hour).
-    /// `sensor=<name>` of a numeric sensor charts its value; otherwise `pollutant=pm25|pm10` of the particulate
-    /// sensor named, or of the first one.
-    func chart(_ request: Request) async throws -> Response {
-        let periodText = request.uri.queryParameters.get("period") ?? "day"
-        let spans: [String: (Duration, History.Period?)] = [
-            "hour": (.seconds(3600), nil), "day": (.seconds(86_400), .hour), "week": (.seconds(7 * 86_400), .hour),
-            "month": (.seconds(30 * 86_400), .day),
-        ]
-        guard let (span, period) = spans[periodText] else {
+    /// A point of a chart: its time, and the lowest, mean and highest value of its bucket (one reading: all three).
+    struct ChartPoint: Sendable, Encodable {
+        var time: Int64
+        var min: Double
+        var mean: Double
+        var max: Double
+
+        func encode(to encoder: any Encoder) throws {
+            var row = encoder.unkeyedContainer()
+            try row.encode(time)
+            try row.encode(min)
+            try row.encode(mean)
+            try row.encode(max)
+        }
+    }
+
+    /// What `period` covers, and how a chart of it buckets the readings (none: each reading).
+    static let chartSpans: [String: (Duration, History.Period?)] = [
+        "hour": (.seconds(3600), nil), "day": (.seconds(86_400), .hour), "week": (.seconds(7 * 86_400), .hour),
+        "month": (.seconds(30 * 86_400), .day),
+    ]
+
+    /// One series over a period, as the charts draw it: each reading over an hour; over longer, per hour (per day for
+    /// a month) with each bucket's lowest and highest, unless the history is younger than three buckets, when each
+    /// reading is (a new hub's day is a line, not one dot).
+    func chartPoints(_ request: Request) async throws -> (ChartSubject, [ChartPoint], from: Int64, to: Int64, String) {
+        let periodText = request.uri.queryParameters.get("period").map { String($0) } ?? "day"
+        guard let (span, period) = Self.chartSpans[periodText] else {
             throw HTTPError(.badRequest, message: "period is hour, day, week or month")
         }
         let subject = try await chartSubject(request)
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
-        var points: [(Int64, Double)] = []
+        var points: [ChartPoint] = []
         if !subject.sensor.isEmpty, let history = try? history.open() {
             let since = Timestamp(millisecondsSince1970: start)
             let series = subject.series
             if let period {
                 let rows = (try? await history.aggregates(of: subject.sensor, since: since, per: period)) ?? []
-                points = rows.compactMap { row in row[series].map { (row.start.millisecondsSince1970, $0.mean) } }
-            } else {
+                points = rows.compactMap { row in
+                    row[series].map {
+                        ChartPoint(time: row.start.millisecondsSince1970, min: $0.min, mean: $0.mean, max: $0.max)
+                    }
+                }
+            }
+            if points.count < 3 {
                 let readings = (try? await history.readings(of: subject.sensor, since: since)) ?? []
                 points = readings.compactMap { reading in
-                    series.value(of: reading).map { (reading.time.millisecondsSince1970, $0) }
+                    series.value(of: reading).map {
+                        ChartPoint(time: reading.time.millisecondsSince1970, min: $0, mean: $0, max: $0)
+                    }
                 }
             }
         }
+        return (subject, points, start, end, periodText)
+    }
+
+    /// A line chart of one series over a period (the session pages and a page without script): the means.
+    /// `sensor=<name>` of a numeric sensor charts its value; otherwise `pollutant=pm25|pm10` of the particulate
+    /// sensor named, or of the first one.
+    func chart(_ request: Request) async throws -> Response {
+        let (subject, points, start, end, period) = try await chartPoints(request)
         let svg = Self.svg(
-            title: "\(subject.title) · last \(periodText)", points: points, from: start, to: end,
+            title: "\(subject.title) · last \(period)", points: points.map { ($0.time, $0.mean) }, from: start, to: end,
             guideline: subject.guideline)
         return Response(
             status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: svg)))
+    }
+
+    struct ChartAnswer: Encodable {
+        struct Guideline: Encodable {
+            var label: String
+            var value: Double
+        }
+        var title: String
+        var unit: String?
+        var guideline: Guideline?
+        var from: Int64
+        var to: Int64
+        /// `[time, min, mean, max]` rows, oldest first (times in milliseconds since 1970).
+        var points: [ChartPoint]
+    }
+
+    /// `/dashboard/chart.json`: the same series as JSON, for the dashboard's interactive charts (a time axis, hover
+    /// values, the bucket's lowest and highest as a band, the guideline drawn, zoom).
+    func chartData(_ request: Request) async throws -> Response {
+        let (subject, points, start, end, _) = try await chartPoints(request)
+        return json(
+            ChartAnswer(
+                title: subject.name, unit: subject.unit,
+                guideline: subject.guideline.map { .init(label: $0.label, value: $0.value) }, from: start, to: end,
+                points: points))
     }
 
     /// The sensor and series a chart request names; a status sensor has nothing to chart.
@@ -67,7 +128,8 @@ extension HubAPI {
         }
         if let sensor = named, sensor.kind == .numeric {
             let title = sensor.format.unit.map { "\(sensor.name) \($0)" } ?? sensor.name
-            return ChartSubject(sensor: sensor.name, series: .value, title: title)
+            return ChartSubject(
+                sensor: sensor.name, series: .value, title: title, name: sensor.name, unit: sensor.format.unit)
         }
         if let sensor = named, sensor.kind != .particulate {
             throw HTTPError(
@@ -77,7 +139,8 @@ extension HubAPI {
         let guideline = WHOGuideline.guideline(pollutant, .day)
         return ChartSubject(
             sensor: named?.name ?? document.sensors.first { $0.kind == .particulate }?.name ?? "",
-            series: pollutant == .pm25 ? .pm25 : .pm10, title: "\(pollutant.rawValue) µg/m³",
+            series: pollutant == .pm25 ? .pm25 : .pm10, title: "\(pollutant.rawValue) µg/m³", name: pollutant.rawValue,
+            unit: "µg/m³",
             guideline: ("WHO 24 h guideline \(ParticulateReading.trim(guideline))", guideline))
     }
 

@@ -79,6 +79,14 @@ enum HomeScript {
 
     static let home = #"""
         const state = {sensors: [], alerts: [], silences: [], notifiers: []};
+        // Whether what `box` shows would change: a part is drawn again only then, so a button a person is about to
+        // press (or has focused) stays the same element while nothing it stands for moved.
+        function changed(box, ...what) {
+          const print = JSON.stringify(what);
+          if (box.dataset.print === print) return false;
+          box.dataset.print = print;
+          return true;
+        }
         const encode = s => encodeURIComponent(s);
         function say(text, kind) {
           const banner = document.getElementById('connection');
@@ -102,6 +110,7 @@ enum HomeScript {
           open.sort((a, b) => (!!a.acknowledged - !!b.acknowledged) || (b.priority - a.priority)
             || (Date.parse(a.opened) - Date.parse(b.opened)));
           const box = document.getElementById('firing');
+          if (!changed(box, open, access)) return;
           box.replaceChildren(...open.map(a => {
             const snoozes = (a.silencedBy || []).filter(id => id.startsWith('snooze-'));
             const buttons = el('div', {class: 'buttons'});
@@ -145,11 +154,13 @@ enum HomeScript {
         function drawSensors() {
           const box = document.getElementById('sensors');
           if (!state.sensors.length) {
+            if (!changed(box, [])) return;
             box.replaceChildren(el('p', {}, 'No sensors yet. ', may('manage') ? 'Add one with "Add a sensor", or '
               : 'An admin adds them, or ', el('code', {}, 'hubctl sensors add NAME'), '.'));
             return;
           }
           const words = document.getElementById('search').value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+          if (!changed(box, state.sensors, words)) return;
           const hit = s => words.every(w => [s.name, shown(s), s.room || '', s.look || ''].some(f => String(f).toLowerCase().includes(w)));
           const shownSensors = state.sensors.filter(hit);
           const rooms = new Map();
@@ -170,6 +181,7 @@ enum HomeScript {
           const now = Date.now();
           const live = state.silences.filter(s => Date.parse(s.endsAt) > now);
           document.getElementById('silences-section').hidden = !live.length;
+          if (!changed(document.querySelector('#silences tbody'), live)) return;
           document.querySelector('#silences tbody').replaceChildren(...live.map(s => {
             const what = s.matchers.map(m => m.name === 'sensor' && m.operation === '=' ? m.value : m.name + m.operation + m.value).join(' ');
             const end = el('td', {'data-label': 'Actions'});
@@ -182,6 +194,7 @@ enum HomeScript {
         }
         function drawBackends() {
           document.getElementById('backends-section').hidden = !state.notifiers.length;
+          if (!changed(document.querySelector('#backends tbody'), state.notifiers)) return;
           document.querySelector('#backends tbody').replaceChildren(...state.notifiers.map(n => {
             const test = el('td', {'data-label': 'Actions'});
             const result = el('span', {class: 'muted result', 'aria-live': 'polite'});
@@ -316,14 +329,60 @@ enum HomeScript {
         });
         closeOnCancel(renameDialog);
         document.getElementById('search').addEventListener('input', drawSensors);
+        // The charts, with dygraphs: a time axis, the value on hover, the bucket's lowest and highest as a band, the
+        // guideline dashed, zoom by dragging. Drawn as each scrolls into view, and again each minute.
         let period = 'day';
-        function charts() {
-          for (const img of document.querySelectorAll('img.chart')) img.src = `${img.dataset.src}&period=${period}&t=${Date.now()}`;
+        const graphs = new Map();
+        async function drawChart(box) {
+          let data;
+          try { data = await api('GET', box.dataset.src + '&period=' + period); } catch (e) { return; }
+          const plot = box.querySelector('.plot');
+          const rows = data.points.map(p => [new Date(p[0]), [p[1], p[2], p[3]]]);
+          const title = data.title + (data.unit ? ' (' + data.unit + ')' : '');
+          if (!rows.length) {
+            graphs.get(box)?.destroy(); graphs.delete(box);
+            plot.replaceChildren(el('p', {class: 'muted', text: title + ': no readings in the last ' + period + ' yet.'}));
+            return;
+          }
+          if (!graphs.has(box)) plot.replaceChildren();
+          const guideline = data.guideline;
+          const highest = Math.max(...rows.map(r => r[1][2]));
+          // A history younger than the period is shown from its first reading, not as a line at the right edge.
+          const first = rows[0][0].getTime();
+          const start = Math.max(data.from, first - Math.max((data.to - first) * 0.05, 60000));
+          const options = {
+            labels: ['Time', data.title], customBars: true, title, ylabel: data.unit || '', legend: 'follow',
+            colors: ['#1d4ed8'], strokeWidth: 2, fillAlpha: 0.2, drawPoints: rows.length < 60, pointSize: 2,
+            digitsAfterDecimal: 1, axisLabelFontSize: 12, dateWindow: [start, data.to],
+            valueRange: guideline ? [0, Math.max(highest * 1.1, guideline.value * 1.3)] : null,
+            underlayCallback: (ctx, area, g) => {
+              if (!guideline) return;
+              const y = g.toDomYCoord(guideline.value);
+              ctx.save(); ctx.strokeStyle = '#b42318'; ctx.setLineDash([6, 4]); ctx.beginPath();
+              ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
+              ctx.fillStyle = '#b42318'; ctx.font = '12px sans-serif';
+              ctx.fillText(guideline.label, area.x + area.w - ctx.measureText(guideline.label).width - 4, y - 4);
+              ctx.restore();
+            },
+          };
+          if (graphs.has(box)) graphs.get(box).updateOptions({file: rows, ...options});
+          else graphs.set(box, new Dygraph(plot, rows, options));
+          box.dataset.points = rows.length;
         }
+        const seen = new Set();
+        const watcher = new IntersectionObserver(entries => {
+          for (const entry of entries) if (entry.isIntersecting && !seen.has(entry.target)) {
+            seen.add(entry.target); drawChart(entry.target);
+          }
+        });
+        for (const box of document.querySelectorAll('figure.chart')) watcher.observe(box);
+        const redraw = () => { for (const box of seen) drawChart(box); };
         document.querySelectorAll('#periods a').forEach(a => a.addEventListener('click', e => {
-          e.preventDefault(); period = a.dataset.period; charts();
+          e.preventDefault(); period = a.dataset.period;
+          for (const o of document.querySelectorAll('#periods a')) o.toggleAttribute('aria-current', o === a);
+          redraw();
         }));
-        setInterval(charts, 60000);
+        setInterval(redraw, 60000);
         draw();
         follow(draw);
 

@@ -20,8 +20,6 @@ final class ChangeFeed: Sendable {
     static let lifetime = 3600
     /// A comment this often keeps proxies from closing a quiet stream, and finds a page that left.
     static let keepalive = 25
-    /// Said even when nothing seems to have moved, so what is not watched (a cluster's shared book) shows too.
-    static let refresh = 60
 
     init(stateDirectory: String, lifetime: Int = ChangeFeed.lifetime) {
         self.lifetime = lifetime
@@ -76,11 +74,11 @@ extension HubAPI {
             var last = changePrint()
             try await writer.write(ByteBuffer(string: "retry: 3000\nevent: change\ndata: {}\n\n"))
             var quiet = 0
-            for second in 1...changes.lifetime {
+            for _ in 1...changes.lifetime {
                 try await Task.sleep(for: .seconds(1))
                 if Task.isShuttingDownGracefully { break }
                 let now = changePrint()
-                if now != last || second % ChangeFeed.refresh == 0 {
+                if now != last {
                     last = now
                     quiet = 0
                     try await writer.write(ByteBuffer(string: "event: change\ndata: {}\n\n"))

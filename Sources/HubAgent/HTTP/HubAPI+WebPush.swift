@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import HubAccess
 import Hummingbird
 import NIOCore
 
@@ -25,9 +27,17 @@ extension HubAPI {
         return json(WebPushKeyAnswer(publicKey: key))
     }
 
-    func staticFile(_ text: String, type: String) -> Response {
-        Response(
-            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+    /// A static file, with an ETag (its SHA-256): a browser asks again each time (`no-cache`, so a new hubd's files
+    /// are taken at once) and gets 304 with no body while it has this version (dygraphs is 131 KB).
+    func staticFile(_ text: String, type: String, request: Request? = nil) -> Response {
+        let tag = "\"" + Secrets.hex(SHA256.hash(data: Array(text.utf8)).prefix(12)) + "\""
+        if let asked = request?.headers[.ifNoneMatch], asked.split(separator: ",").contains(where: {
+            $0.trimmingCharacters(in: .whitespaces) == tag
+        }) {
+            return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "no-cache"])
+        }
+        return Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache", .eTag: tag],
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 

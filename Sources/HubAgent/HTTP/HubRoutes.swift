@@ -52,29 +52,35 @@ extension HubAPI {
             api, request, context in
             try api.logOut(request, context)
         },
-        HubRoute(.get, "/manifest.webmanifest", .everyone("a static asset")) { api, _, _ in
-            api.staticFile(Self.manifest, type: "application/manifest+json")
+        HubRoute(.get, "/manifest.webmanifest", .everyone("a static asset")) { api, request, _ in
+            api.staticFile(Self.manifest, type: "application/manifest+json", request: request)
         },
-        HubRoute(.get, "/sw.js", .everyone("a static asset (the service worker)")) { api, _, _ in
-            api.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8")
+        HubRoute(.get, "/sw.js", .everyone("a static asset (the service worker)")) { api, request, _ in
+            api.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8", request: request)
         },
-        HubRoute(.get, "/icon.svg", .everyone("a static asset")) { api, _, _ in
-            api.staticFile(Self.icon, type: "image/svg+xml")
+        HubRoute(.get, "/icon.svg", .everyone("a static asset")) { api, request, _ in
+            api.staticFile(Self.icon, type: "image/svg+xml", request: request)
         },
-        HubRoute(.get, "/dashboard/app.js", .everyone("a static asset (the dashboard's script)")) { api, _, _ in
-            api.staticFile(HomeScript.text, type: "text/javascript; charset=utf-8")
+        HubRoute(.get, "/dashboard/app.js", .everyone("a static asset (the dashboard's script)")) { api, request, _ in
+            api.staticFile(HomeScript.text, type: "text/javascript; charset=utf-8", request: request)
         },
-        HubRoute(.get, "/dashboard/app.css", .everyone("a static asset (the pages' style)")) { api, _, _ in
-            api.staticFile(WebStyle.text, type: "text/css; charset=utf-8")
+        HubRoute(.get, "/dashboard/app.css", .everyone("a static asset (the pages' style)")) { api, request, _ in
+            api.staticFile(WebStyle.text, type: "text/css; charset=utf-8", request: request)
         },
-        HubRoute(.get, "/dashboard/events.js", .everyone("a static asset (the events page's script)")) { api, _, _ in
-            api.staticFile(EventsScript.text, type: "text/javascript; charset=utf-8")
+        HubRoute(.get, "/dashboard/events.js", .everyone("a static asset (the events page's script)")) { api, request, _ in
+            api.staticFile(EventsScript.text, type: "text/javascript; charset=utf-8", request: request)
         },
-        HubRoute(.get, "/dashboard/follow.js", .everyone("a static asset (a page's script)")) { api, _, _ in
-            api.staticFile(HomeScript.reloading, type: "text/javascript; charset=utf-8")
+        HubRoute(.get, "/dashboard/dygraph.js", .everyone("a static asset (the charts' library)")) { api, request, _ in
+            api.staticFile(Dygraphs.script, type: "text/javascript; charset=utf-8", request: request)
         },
-        HubRoute(.get, "/dashboard/push.js", .everyone("a static asset")) { api, _, _ in
-            api.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8")
+        HubRoute(.get, "/dashboard/dygraph.css", .everyone("a static asset (the charts' style)")) { api, request, _ in
+            api.staticFile(Dygraphs.style, type: "text/css; charset=utf-8", request: request)
+        },
+        HubRoute(.get, "/dashboard/follow.js", .everyone("a static asset (a page's script)")) { api, request, _ in
+            api.staticFile(HomeScript.reloading, type: "text/javascript; charset=utf-8", request: request)
+        },
+        HubRoute(.get, "/dashboard/push.js", .everyone("a static asset")) { api, request, _ in
+            api.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8", request: request)
         },
         HubRoute(.get, "/api/v1/webpush/key", .everyone("the VAPID public key: public by design")) { api, _, _ in
             try api.webPushKeyAnswer()
@@ -90,6 +96,7 @@ extension HubAPI {
         HubRoute(.get, "/", .needs(.read)) { api, _, context in try await api.dashboard(context) },
         HubRoute(.get, "/metrics", .needs(.read)) { api, _, _ in api.prometheus() },
         HubRoute(.get, "/dashboard/chart.svg", .needs(.read)) { api, request, _ in try await api.chart(request) },
+        HubRoute(.get, "/dashboard/chart.json", .needs(.read)) { api, request, _ in try await api.chartData(request) },
         HubRoute(.get, "/sessions", .needs(.read)) { api, request, context in try await api.sessionsPage(request, context) },
         HubRoute(.get, "/sessions/{id}", .needs(.read)) { api, _, context in try await api.sessionPage(context) },
         HubRoute(.get, "/alerts", .needs(.read)) { api, _, context in try await api.alertsPage(context) },

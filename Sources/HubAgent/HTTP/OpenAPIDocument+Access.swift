@@ -48,6 +48,18 @@ extension OpenAPIDocument {
               security: []
               responses:
                 "200": {description: JavaScript}
+          /dashboard/dygraph.js:
+            get:
+              summary: dygraphs (MIT, from Debian's libjs-dygraphs), the dashboard's charts
+              security: []
+              responses:
+                "200": {description: JavaScript}
+          /dashboard/dygraph.css:
+            get:
+              summary: dygraphs' style sheet
+              security: []
+              responses:
+                "200": {description: CSS}
           /dashboard/app.css:
             get:
               summary: The pages' style sheet

@@ -34,6 +34,15 @@ enum OpenAPIDocument {
               summary: The dashboard (HTML)
               responses:
                 "200": {description: HTML}
+          /dashboard/chart.json:
+            get:
+              summary: A chart's series as JSON (the dashboard's charts) - title, unit, guideline, from, to, points as [time ms, min, mean, max]
+              parameters:
+                - {name: sensor, in: query, schema: {type: string}}
+                - {name: pollutant, in: query, schema: {type: string, enum: [pm25, pm10]}}
+                - {name: period, in: query, schema: {type: string, enum: [hour, day, week, month], default: day}}
+              responses:
+                "200": {description: The series}
           /dashboard/chart.svg:
             get:
               summary: A chart as SVG, of a numeric sensor's value or a particulate sensor's PM2.5 or PM10

@@ -78,6 +78,13 @@ enum WebStyle {
         .card .big{font-size:2rem;font-weight:700}
         .grey{background:#d0d5dd}
         .charts img,.charts svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block;margin-bottom:.5rem}
+        .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,34rem),1fr));gap:.6rem}
+        figure.chart{margin:0;background:#fff;border:1px solid var(--line);border-radius:10px;padding:.5rem .6rem;min-width:0}
+        figure.chart .plot{width:100%;height:220px}
+        figure.chart .dygraph-title{font-size:.95rem;font-weight:600;color:var(--ink)}
+        figure.chart .dygraph-legend{background:rgba(255,255,255,.95);color:var(--ink);font-size:.8rem;padding:.1rem .3rem;border-radius:4px}
+        figure.chart .dygraph-axis-label{color:var(--ink);font-size:.75rem}
+        nav.periods a[aria-current]{font-weight:700}
         nav.periods a{margin-right:.8rem}
         #push input,#push button{margin:.2rem .4rem .2rem 0}
         #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
