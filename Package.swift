@@ -132,7 +132,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The registry's broker settings as the MQTT wrapper takes them: shared by hubd and hubctl.
-        .target(name: "HubMQTT", dependencies: ["HubCore", "Mosquitto"], swiftSettings: strict),
+        .target(name: "HubMQTT", dependencies: ["HubCore", "HubSupport", "Mosquitto"], swiftSettings: strict),
         // The running agent: services, wiring, and the `hubd` command.
         .target(
             name: "HubAgent",

@@ -35,6 +35,9 @@ public struct Hub: Sendable {
     public let history: HistorySource
     /// Starts or stops a mobile sensor's recording session (the API's `POST /api/v1/sensors/{name}/session`).
     public let session: @Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome
+    /// Listens for devices on the broker for a while, on a connection of its own, as `hubctl discover` does (the
+    /// dashboard's discovery).
+    public let discover: @Sendable (Duration) async throws -> DeviceDiscovery
 
     /// Reads the registry (a damaged one stops hubd: it is the user's to fix, not ours to guess around), opens the
     /// history, and makes the services.
@@ -331,9 +334,14 @@ public struct Hub: Sendable {
         if let feeds { services.append(feeds) }
         if let uv { services.append(uv) }
         services += [reloader, SystemdWatchdog(notifier: notifier)]
+        let bases = configuration.discovery.zigbee2mqttBases
         return Hub(
             services: services, snapshot: snapshot, router: router, store: store, stateDirectory: state.path,
-            history: historySource, session: { try await ingest.session($0, sensor: $1) })
+            history: historySource, session: { try await ingest.session($0, sensor: $1) },
+            discover: { duration in
+                try await connection.listen(
+                    DeviceDiscovery(families: DeviceFamily.all, zigbee2mqttBases: bases), for: duration)
+            })
     }
 }
 

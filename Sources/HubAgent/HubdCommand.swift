@@ -281,7 +281,8 @@ extension HubdCommand {
             pushoverCallback: { [router = hub.router] in router.pushoverCallback(receipt: $0) },
             alertSetup: { [router = hub.router] in router.alertSetup },
             notifiers: { [router = hub.router] in router.configuration.backends.map { ($0.name, $0.type) } },
-            notifierTest: { [router = hub.router] name, event in try await router.test(name, event: event) })
+            notifierTest: { [router = hub.router] name, event in try await router.test(name, event: event) },
+            discover: hub.discover)
         let (document, error) = access.accounts.document()
         if let error {
             logger.error("the accounts file can't be read: nobody can log in", metadata: ["error": "\(error)"])

@@ -64,43 +64,11 @@ struct BrokerSession {
         }
     }
 
-    /// Subscribes `client` to each batch of filters in turn (one SUBSCRIBE each: Mosquitto sends a batch's retained
-    /// messages before the next's) and hands `take` what arrives until the broker has sent everything it held — a
-    /// message hubctl publishes to itself once subscribed comes back after the retained ones — and `duration` has
-    /// passed.
+    /// `MosquittoClient.receive` (HubMQTT): the retained messages, then `duration` of live ones.
     static func receive(
         _ client: MosquittoClient, subscribing batches: [[String]], for duration: Duration,
         _ take: @escaping @Sendable (MQTTMessage) -> Void
     ) async throws {
-        let marker = "sensorhub/hubctl/\(UUID().uuidString)"
-        let markerBack = Locked(false)
-        let doorbell = Doorbell()
-        let batches = batches.filter { !$0.isEmpty }
-        for (index, filters) in batches.enumerated() {
-            try await client.subscribe(filters + (index == batches.count - 1 ? [marker] : []), qos: .atLeastOnce)
-        }
-        if batches.isEmpty { try await client.subscribe([marker], qos: .atLeastOnce) }
-        let deadline = ContinuousClock.now + duration
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await message in client.messages {
-                    if message.topic == marker {
-                        markerBack.withLock { $0 = true }
-                        doorbell.ring()
-                    } else {
-                        take(message)
-                    }
-                }
-            }
-            try await client.publish(topic: marker, payload: "retained messages sent", qos: .atLeastOnce)
-            let timeout = client.configuration.operationTimeout
-            await doorbell.wait(until: .now + timeout)
-            guard markerBack.withLock({ $0 }) else {
-                group.cancelAll()
-                throw MosquittoError.timeout(operation: "the broker's retained messages", after: timeout)
-            }
-            try? await Task.sleep(until: deadline)
-            group.cancelAll()
-        }
+        try await client.receive(subscribing: batches, for: duration, take)
     }
 }

@@ -173,6 +173,20 @@ import Testing
         #expect(
             try await browser.script("return document.getElementById('csv').getAttribute('href')") as? String
                 == "/api/v1/events?sensor=front%20door&since=24h&format=csv&limit=10000")
+
+        // Discovery: a Zigbee2MQTT leak sensor's retained state on the broker, heard and added with a click.
+        try await publish(broker, DeviceFixtures.zigbee2mqttLeakTopic, DeviceFixtures.zigbee2mqttLeakDry, retain: true)
+        try await browser.open(origin + "/")
+        try await browser.click("#discover-open")
+        let heard = "#discover-list label[data-topic='\(DeviceFixtures.zigbee2mqttLeakTopic)'] input"
+        try await browser.waitUntil("the leak sensor heard", within: .seconds(20)) {
+            try await browser.script("return document.querySelector(\"\(heard)\")?.checked ?? false") as? Bool == true
+        }
+        try await browser.click("#discover-add")
+        try await eventually("the discovered sensor in the registry") {
+            try hub.registry().sensor(onTopic: DeviceFixtures.zigbee2mqttLeakTopic)?.format.map?.description
+                == "true=leak,false=dry"
+        }
     }
 
     /// The state a sensor's card shows (`data-look`), or nil when it is not on the page.

@@ -82,8 +82,9 @@ import Testing
             #expect(page.status == 200 && page.body.contains(#"class="session-map""#))
             #expect(page.body.components(separatedBy: #"<line class="segment""#).count == 3, "two steps")
             #expect(page.body.contains("stroke=\"\(AQI.category(pm25: 4).hex)\""))
-            let dashboard = try await request("GET", "\(base)/")
-            #expect(dashboard.body.contains(#"<a class="sessions" href="/sessions?sensor=walker">"#))
+            // The list marks it mobile: the page links its card to its sessions (DashboardBrowserTests).
+            let sensorList = try await request("GET", "\(base)/api/v1/sensors")
+            #expect(sensorList.body.contains(#""mobile":true"#) && sensorList.body.contains(#""name":"walker""#))
             await hub.stop()
         }
     }

@@ -34,6 +34,7 @@ extension HubAPI {
             <input type="search" id="search" placeholder="Search sensors" aria-label="Search sensors by name, status or room">
             <button type="button" id="silence-open" data-needs="act">Add a silence</button>
             <button type="button" id="sensor-open" data-needs="manage">Add a sensor</button>
+            <button type="button" id="discover-open" data-needs="manage">Discover devices</button>
             </div>
             <div id="sensors" aria-live="polite"><p class="muted">Loading…</p></div>
             <section id="silences-section" hidden><h2>Silences</h2><table id="silences" class="cards"><thead><tr>
@@ -95,6 +96,15 @@ extension HubAPI {
         <p class="error" id="sensor-error" role="alert"></p>
         <div class="buttons"><button type="button" value="cancel" data-close>Cancel</button>
         <button type="submit" class="primary">Add</button></div>
+        </form></dialog>
+        <dialog id="discover-dialog" aria-labelledby="discover-title"><form method="dialog" id="discover-form">
+        <h2 id="discover-title">Devices on the broker</h2>
+        <p id="discover-status" class="muted" aria-live="polite"></p>
+        <div id="discover-list"></div>
+        <p class="error" id="discover-error" role="alert"></p>
+        <div class="buttons"><button type="button" value="cancel" data-close>Close</button>
+        <button type="button" id="discover-again">Listen again</button>
+        <button type="submit" class="primary" id="discover-add" disabled>Add the chosen</button></div>
         </form></dialog>
         <dialog id="rename-dialog" aria-labelledby="rename-title"><form method="dialog" id="rename-form">
         <h2 id="rename-title">Rename</h2>

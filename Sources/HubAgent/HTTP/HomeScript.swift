@@ -312,6 +312,46 @@ enum HomeScript {
           } catch (error) { document.getElementById('sensor-error').textContent = error.message; }
         });
         closeOnCancel(sensorDialog);
+        // Discovering devices: hubd listens on the broker (what hubctl discover does) and lists what it heard; the
+        // new ones can be chosen and added at once.
+        const discoverDialog = document.getElementById('discover-dialog');
+        const discoverForm = document.getElementById('discover-form');
+        async function discover() {
+          const status = document.getElementById('discover-status'), list = document.getElementById('discover-list');
+          document.getElementById('discover-error').textContent = '';
+          document.getElementById('discover-add').disabled = true;
+          list.replaceChildren();
+          status.textContent = 'Listening on the broker for 5 s…';
+          try {
+            const heard = await api('GET', '/api/v1/discover?seconds=5');
+            status.textContent = heard.devices.length ? heard.devices.length + ' devices heard.'
+              : 'No device heard: is Zigbee2MQTT\'s base topic the one in hubd.yaml (discovery.zigbee2mqtt_base)?';
+            list.replaceChildren(...heard.devices.map(d => {
+              const isNew = d.registry === 'new';
+              const box = el('input', {type: 'checkbox', name: 'topic', value: d.topic, checked: isNew, disabled: !isNew,
+                'aria-label': 'Add ' + d.sensor});
+              const what = d.registry === 'exists' ? 'already the sensor ' + d.existingSensor
+                : d.problem ? 'can\'t be added: ' + d.problem : d.kind + (d.value ? ', ' + d.value : '');
+              return el('label', {class: 'device', dataset: {topic: d.topic}}, box, ' ',
+                el('strong', {text: d.sensor}), ' ', el('span', {class: 'muted', text: d.family + ' · ' + what}));
+            }));
+            document.getElementById('discover-add').disabled = !heard.devices.some(d => d.registry === 'new');
+          } catch (error) { status.textContent = ''; document.getElementById('discover-error').textContent = error.message; }
+        }
+        document.getElementById('discover-open').addEventListener('click', () => { discoverDialog.showModal(); discover(); });
+        document.getElementById('discover-again').addEventListener('click', discover);
+        discoverForm.addEventListener('submit', async e => {
+          e.preventDefault();
+          const topics = [...discoverForm.querySelectorAll('input[name=topic]:checked')].map(i => i.value);
+          if (!topics.length) return;
+          try {
+            const added = await api('POST', '/api/v1/discover/add', {topics});
+            discoverDialog.close();
+            say('Added ' + added.map(s => vis(s.name)).join(', ') + '.');
+            draw();
+          } catch (error) { document.getElementById('discover-error').textContent = error.message; }
+        });
+        closeOnCancel(discoverDialog);
         const renameDialog = document.getElementById('rename-dialog');
         const renameForm = document.getElementById('rename-form');
         let renaming = '';

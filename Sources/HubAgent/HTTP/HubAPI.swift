@@ -52,6 +52,10 @@ struct HubAPI: Sendable {
     let notifierTest: (@Sendable (String, SensorEvent) async throws -> [NotificationTest.Outcome])?
     /// Rung when something a page shows may have changed (`/api/v1/stream`).
     let changes: ChangeFeed
+    /// Listens for devices on the broker (the hub's `discover`); `nil` where no hub runs.
+    let discover: (@Sendable (Duration) async throws -> DeviceDiscovery)?
+    /// A discovery under way, and what the last one heard (what "add" may add).
+    let discovery = Locked(DiscoveryState())
 
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, access: HTTPAccess,
@@ -63,8 +67,10 @@ struct HubAPI: Sendable {
         alertSetup: @escaping @Sendable () -> AlertBook.Setup? = { nil },
         notifiers: @escaping @Sendable () -> [(name: String, type: String)] = { [] },
         notifierTest: (@Sendable (String, SensorEvent) async throws -> [NotificationTest.Outcome])? = nil,
-        streamLifetime: Int = ChangeFeed.lifetime
+        streamLifetime: Int = ChangeFeed.lifetime,
+        discover: (@Sendable (Duration) async throws -> DeviceDiscovery)? = nil
     ) {
+        self.discover = discover
         self.notifiers = notifiers
         self.notifierTest = notifierTest
         self.changes = ChangeFeed(stateDirectory: stateDirectory, lifetime: streamLifetime)

@@ -171,6 +171,10 @@ extension HubAPI {
         HubRoute(.post, "/api/v1/sensors", .needs(.manage)) { api, request, context in
             try await api.addSensor(request, context)
         },
+        HubRoute(.get, "/api/v1/discover", .needs(.manage)) { api, request, _ in try await api.discoverDevices(request) },
+        HubRoute(.post, "/api/v1/discover/add", .needs(.manage)) { api, request, context in
+            try await api.addDiscovered(request, context)
+        },
         HubRoute(.patch, "/api/v1/sensors/{name}", .needs(.manage)) { api, request, context in
             try await api.renameSensor(request, context)
         },

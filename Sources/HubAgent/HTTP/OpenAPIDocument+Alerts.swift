@@ -36,6 +36,23 @@ extension OpenAPIDocument {
               responses:
                 "200": {description: 'sensors, alerts, and warning when it matches no sensor'}
                 "400": {description: A matcher that can't be read}
+          /api/v1/discover:
+            get:
+              summary: Listen for devices on the broker (hubctl discover) - the retained messages, then seconds of live ones
+              parameters:
+                - {name: seconds, in: query, schema: {type: number, default: 5, maximum: 30}}
+              responses:
+                "200": {description: 'The JSON of hubctl discover --json: devices (with registry new, exists, refused) and skipped'}
+                "409": {description: A discovery is under way}
+                "502": {description: The broker can't be listened to}
+          /api/v1/discover/add:
+            post:
+              summary: Add the sensors of devices the last discovery heard, all or none (hubctl discover --add)
+              requestBody:
+                content: {application/json: {schema: {type: object, required: [topics], properties: {topics: {type: array, items: {type: string}}}}}}
+              responses:
+                "201": {description: 'The sensors added: name, topic'}
+                "404": {description: The last discovery heard no device on a topic given}
           /api/v1/notifiers:
             get:
               summary: Each notifier backend's health since hubd started - queue, delivered, failed, last delivery, last error

@@ -68,6 +68,9 @@ enum WebStyle {
         .lengths button[aria-pressed=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
         .preview{background:var(--bg);border-radius:8px;padding:.5rem .7rem;font-size:.9rem;max-height:12rem;overflow:auto;overflow-wrap:anywhere}
         .preview ul{margin:.2rem 0;padding-left:1.2rem}
+        #discover-list{max-height:50vh;overflow:auto}
+        #discover-list label.device{display:block;padding:.4rem 0;border-bottom:1px solid var(--line);overflow-wrap:anywhere}
+        #discover-list input{min-height:auto;width:1.2rem;height:1.2rem;vertical-align:middle}
         table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
         th,td{text-align:left;padding:.5rem .6rem;border-bottom:1px solid var(--line);font-size:.95rem;overflow-wrap:anywhere;vertical-align:top}
         th{background:#eef1f5;font-weight:600}

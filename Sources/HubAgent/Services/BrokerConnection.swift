@@ -185,6 +185,25 @@ final class BrokerConnection: Service, Sendable {
         return nil
     }
 
+    /// Listens for devices with `discovery`'s filters on a short connection of its own (the broker hubd uses, a
+    /// client id of its own, a clean session, no will), the retained messages and then `duration` of live ones.
+    func listen(_ discovery: DeviceDiscovery, for duration: Duration) async throws -> DeviceDiscovery {
+        var broker = state.withLock { $0.broker }
+        let password = try? stateDirectory.brokerPassword(for: broker)
+        broker.clientID = "\(broker.clientID)-discover-\(UUID().uuidString.prefix(8))"
+        var mqtt = broker.mosquittoConfiguration(password: password)
+        mqtt.cleanSession = true
+        mqtt.operationTimeout = .seconds(10)
+        let heard = Locked(discovery)
+        try await MosquittoClient.withConnection(configuration: mqtt, logger: logger) { client in
+            try await client.receive(subscribing: [discovery.listFilters, discovery.stateFilters], for: duration) {
+                message in
+                heard.withLock { _ = $0.take(topic: message.topic, payload: message.payload, retained: message.retain) }
+            }
+        }
+        return heard.withLock { $0 }
+    }
+
     func mosquittoConfiguration(_ broker: BrokerSettings) -> MosquittoConfiguration {
         let password: String?
         do {

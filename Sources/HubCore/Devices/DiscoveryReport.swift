@@ -1,27 +1,28 @@
 import Foundation
-import HubCore
+import HubSupport
 
-/// What `hubctl discover` heard, set against the registry: a table and the commands for people, JSON for scripts.
-struct DiscoveryReport {
-    struct Row {
-        var device: DiscoveredDevice
+/// What `hubctl discover` (and the dashboard's discovery) heard, set against the registry: a table and the commands
+/// for people (`hubctl`'s text), JSON for scripts and the dashboard.
+public struct DiscoveryReport: Sendable {
+    public struct Row: Sendable {
+        public var device: DiscoveredDevice
         /// The name the sensor gets (numbered when another sensor has the device's), or has already.
-        var sensor: String
+        public var sensor: String
         /// The sensor already on the device's topic.
-        var existing: String?
+        public var existing: String?
         /// Why it can't be added, when it can't.
-        var problem: String?
+        public var problem: String?
     }
 
-    var rows: [Row]
-    var skipped: [DeviceDiscovery.Skipped]
+    public var rows: [Row]
+    public var skipped: [DeviceDiscovery.Skipped]
     /// What `--add` added.
-    var added: [Sensor] = []
+    public var added: [Sensor] = []
 
     /// The devices without a sensor that can have one.
-    var new: [DiscoveredDevice] { rows.filter { $0.existing == nil && $0.problem == nil }.map(\.device) }
+    public var new: [DiscoveredDevice] { rows.filter { $0.existing == nil && $0.problem == nil }.map(\.device) }
 
-    init(_ discovery: DeviceDiscovery, document: DefaultsDocument) {
+    public init(_ discovery: DeviceDiscovery, document: DefaultsDocument) {
         var preview = document
         rows = discovery.devices.map { device in
             if let existing = document.sensor(onTopic: device.setup.topic) {
@@ -37,65 +38,17 @@ struct DiscoveryReport {
     }
 
     /// `hubctl sensors add …` for the row, quoted for a POSIX shell.
-    static func command(_ row: Row) -> String {
+    public static func command(_ row: Row) -> String {
         (["hubctl", "sensors", "add", row.sensor] + row.device.presetArguments).enumerated().map {
             $0.offset < 3 ? $0.element : shellQuoted($0.element)
         }.joined(separator: " ")
-    }
-
-    // MARK: For people
-
-    /// - Parameters:
-    ///   - again: the command that adds them all (`hubctl discover --add`, with the options given).
-    func text(adding: Bool, again: String) -> String {
-        var text = ""
-        if !rows.isEmpty {
-            let table = rows.map { row in
-                let registry =
-                    row.existing.map { "exists (\($0))" }
-                    ?? (row.problem != nil ? "can't add" : adding ? "added" : "new")
-                return [
-                    row.device.family.rawValue, row.device.device, row.sensor, row.device.setup.topic,
-                    row.device.value ?? "-", row.device.setup.kind.rawValue, registry,
-                ]
-            }
-            text += Output.table(
-                header: ["FAMILY", "DEVICE", "SENSOR", "TOPIC", "VALUE", "KIND", "REGISTRY"], rows: table)
-        }
-        let waiting = rows.filter { $0.existing == nil && $0.problem == nil }
-        if adding {
-            for sensor in added {
-                text += "Added '\(sensor.name)' on topic '\(sensor.topic)'\(Output.deviceSummary(sensor)).\n"
-            }
-            if added.isEmpty && !rows.isEmpty {
-                text += "Nothing to add: every device heard that can have a sensor has one.\n"
-            }
-        } else if !waiting.isEmpty {
-            text += "\nTo add \(waiting.count == 1 ? "it" : "them one by one"):\n"
-            for row in waiting {
-                var why = "\(row.device.summary): \(row.device.reason)"
-                if let note = row.device.nameNote { why += "; \(note)" }
-                text += "  # " + Output.shown(why) + "\n  " + Output.shown(Self.command(row)) + "\n"
-            }
-            if waiting.count > 1 { text += "or all at once: \(again)\n" }
-        }
-        let refused = rows.filter { $0.problem != nil }
-        if !refused.isEmpty {
-            text += "\nCan't be added:\n"
-            text += refused.map { "  \(Output.shown($0.device.device)): \(Output.shown($0.problem ?? ""))\n" }.joined()
-        }
-        if !skipped.isEmpty {
-            text += "\nNot followed:\n"
-            text += skipped.map { "  \(Output.shown($0.device)): \(Output.shown($0.reason))\n" }.joined()
-        }
-        return text
     }
 
     // MARK: For scripts
 
     /// `{"devices": [...], "skipped": [...]}`: every device with its sensor's setup, its state in the registry
     /// (`new`, `exists`, `added`, `refused`) and the command that adds it.
-    var json: String {
+    public var json: String {
         var writer = JSONWriter()
         writer.raw("{\"devices\": [")
         for (index, row) in rows.enumerated() {
@@ -162,7 +115,7 @@ struct DiscoveryReport {
 }
 
 /// `text` as one word for a POSIX shell: as it is when it holds nothing the shell reads, else in single quotes.
-func shellQuoted(_ text: String) -> String {
+public func shellQuoted(_ text: String) -> String {
     let plain =
         !text.isEmpty
         && text.unicodeScalars.allSatisfy { scalar in
