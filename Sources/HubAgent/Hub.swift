@@ -283,7 +283,7 @@ public struct Hub: Sendable {
             snapshot.counters.history = storeHistory?.forwarder.statistics
             snapshot.lastError = errors.lastError
             snapshot.notifications = router.statistics
-            snapshot.topicTemplate = current.withLock { $0.topicTemplate }
+            (snapshot.topicTemplate, snapshot.thresholds) = current.withLock { ($0.topicTemplate, $0.thresholds) }
             return snapshot
         }
         let storeWriter = StoreWriter(

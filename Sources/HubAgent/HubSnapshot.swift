@@ -20,6 +20,8 @@ public struct HubSnapshot: Sendable {
     public var notifications = NotificationRouter.Statistics()
     /// How a sensor added through the API gets its topic.
     public var topicTemplate: TopicTemplate = .default
+    /// `thresholds:` now (a reload may change them): the dashboard's charts draw them.
+    public var thresholds: [ThresholdRule] = []
 
     public init() {}
 

@@ -28,7 +28,15 @@ extension HubAPITests {
         for (topic, payload) in [("z/cellar", cellar), ("z/hall", #"{"contact":true,"battery":97}"#)] {
             _ = tracker.ingest(topic: topic, payload: Array(payload.utf8), retained: false, time: now, now: .now)
         }
-        hub.withLock { $0.take(tracker, statuses: true) }
+        hub.withLock {
+            $0.take(tracker, statuses: true)
+            // A threshold on the cellar's value, one on an attribute (not drawn), one on another sensor.
+            $0.thresholds = [
+                ThresholdRule(name: "cellar too cold", sensors: ["cell*"], limit: ThresholdLimit(below: 5)),
+                ThresholdRule(name: "battery low", attribute: "battery", limit: ThresholdLimit(below: 15)),
+                ThresholdRule(name: "hall too hot", sensors: ["hall"], limit: ThresholdLimit(above: 30)),
+            ]
+        }
         let history = try History(directory: directory.path)
         let earlier = Timestamp(millisecondsSince1970: now.millisecondsSince1970 - 60_000)
         try await history.record(
@@ -70,6 +78,10 @@ extension HubAPITests {
             try await client.execute(uri: "/dashboard/chart.json?sensor=cellar&period=hour", method: .get) {
                 let answer = try #require(try decode($0.body) as? [String: Any])
                 #expect(answer["title"] as? String == "cellar" && answer["unit"] as? String == "°C")
+                // Its thresholds on the value, drawn dashed; an attribute's and another sensor's are not.
+                let lines = try #require(answer["lines"] as? [[String: Any]])
+                #expect(lines.map { $0["label"] as? String } == ["cellar too cold: below 5"])
+                #expect(answer["fromZero"] as? Bool == false)
                 let points = try #require(answer["points"] as? [[Double]])
                 #expect(points.count == 2 && points.allSatisfy { $0.count == 4 && $0[1] == $0[2] && $0[2] == $0[3] })
             }

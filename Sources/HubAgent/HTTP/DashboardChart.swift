@@ -92,13 +92,16 @@ extension HubAPI {
     }
 
     struct ChartAnswer: Encodable {
-        struct Guideline: Encodable {
+        struct Line: Encodable {
             var label: String
             var value: Double
         }
         var title: String
         var unit: String?
-        var guideline: Guideline?
+        /// Levels drawn dashed: a pollutant's WHO guideline, a numeric sensor's `thresholds:` on its value.
+        var lines: [Line]
+        /// A pollutant's axis starts at zero (its guideline in view); another spans its values.
+        var fromZero: Bool
         var from: Int64
         var to: Int64
         /// `[time, min, mean, max]` rows, oldest first (times in milliseconds since 1970).
@@ -109,11 +112,22 @@ extension HubAPI {
     /// values, the bucket's lowest and highest as a band, the guideline drawn, zoom).
     func chartData(_ request: Request) async throws -> Response {
         let (subject, points, start, end, _) = try await chartPoints(request)
+        var lines = subject.guideline.map { [ChartAnswer.Line(label: $0.label, value: $0.value)] } ?? []
+        if subject.series == .value {
+            for rule in snapshot(false).thresholds where rule.attribute == nil && rule.applies(to: subject.sensor) {
+                let format = ValueFormat()
+                if let above = rule.limit.above {
+                    lines.append(.init(label: "\(rule.name): above \(format.format(above))", value: above))
+                }
+                if let below = rule.limit.below {
+                    lines.append(.init(label: "\(rule.name): below \(format.format(below))", value: below))
+                }
+            }
+        }
         return json(
             ChartAnswer(
-                title: subject.name, unit: subject.unit,
-                guideline: subject.guideline.map { .init(label: $0.label, value: $0.value) }, from: start, to: end,
-                points: points))
+                title: subject.name, unit: subject.unit, lines: lines, fromZero: subject.guideline != nil, from: start,
+                to: end, points: points))
     }
 
     /// The sensor and series a chart request names; a status sensor has nothing to chart.

@@ -385,8 +385,11 @@ enum HomeScript {
             return;
           }
           if (!graphs.has(box)) plot.replaceChildren();
-          const guideline = data.guideline;
-          const highest = Math.max(...rows.map(r => r[1][2]));
+          const lines = data.lines;
+          const levels = lines.map(l => l.value);
+          const highest = Math.max(...rows.map(r => r[1][2]), ...levels);
+          const lowest = data.fromZero ? 0 : Math.min(...rows.map(r => r[1][0]), ...levels);
+          const pad = (highest - lowest) * 0.1 || Math.max(Math.abs(highest) * 0.05, 1);
           // A history younger than the period is shown from its first reading, not as a line at the right edge.
           const first = rows[0][0].getTime();
           const start = Math.max(data.from, first - Math.max((data.to - first) * 0.05, 60000));
@@ -394,15 +397,17 @@ enum HomeScript {
             labels: ['Time', data.title], customBars: true, title, ylabel: data.unit || '', legend: 'follow',
             colors: ['#1d4ed8'], strokeWidth: 2, fillAlpha: 0.2, drawPoints: rows.length < 60, pointSize: 2,
             digitsAfterDecimal: 1, axisLabelFontSize: 12, dateWindow: [start, data.to],
-            valueRange: guideline ? [0, Math.max(highest * 1.1, guideline.value * 1.3)] : null,
+            valueRange: [data.fromZero ? 0 : lowest - pad, highest + pad],
+            // The guideline and the thresholds, dashed, each with its label.
             underlayCallback: (ctx, area, g) => {
-              if (!guideline) return;
-              const y = g.toDomYCoord(guideline.value);
-              ctx.save(); ctx.strokeStyle = '#b42318'; ctx.setLineDash([6, 4]); ctx.beginPath();
-              ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
-              ctx.fillStyle = '#b42318'; ctx.font = '12px sans-serif';
-              ctx.fillText(guideline.label, area.x + area.w - ctx.measureText(guideline.label).width - 4, y - 4);
-              ctx.restore();
+              for (const line of lines) {
+                const y = g.toDomYCoord(line.value);
+                ctx.save(); ctx.strokeStyle = '#b42318'; ctx.setLineDash([6, 4]); ctx.beginPath();
+                ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
+                ctx.fillStyle = '#b42318'; ctx.font = '12px sans-serif';
+                ctx.fillText(line.label, area.x + area.w - ctx.measureText(line.label).width - 4, y - 4);
+                ctx.restore();
+              }
             },
           };
           if (graphs.has(box)) graphs.get(box).updateOptions({file: rows, ...options});

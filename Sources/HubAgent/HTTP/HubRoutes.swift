@@ -36,7 +36,11 @@ struct HubRoute: Sendable {
 /// here does not exist, and one that is here has decided (deny by default: `SecurityTests` walks the table against a
 /// running hubd and fails for a route reachable without an identity that is not on the public list).
 extension HubAPI {
-    static let table: [HubRoute] = [
+    static let table: [HubRoute] = assets.map { asset in
+        HubRoute(.get, asset.path, .everyone("a static file (\(asset.what))")) { api, request, _ in
+            api.staticFile(asset.text, type: asset.type, request: request)
+        }
+    } + [
         // Public: what a browser needs before it has logged in, what a phone's notification needs, and the health
         // probe.
         HubRoute(.get, "/healthz", .everyone("a liveness probe: says ok, connected and a count")) { api, _, _ in
@@ -51,36 +55,6 @@ extension HubAPI {
         HubRoute(.post, "/logout", .everyone("logging out ends only the caller's own session")) {
             api, request, context in
             try api.logOut(request, context)
-        },
-        HubRoute(.get, "/manifest.webmanifest", .everyone("a static asset")) { api, request, _ in
-            api.staticFile(Self.manifest, type: "application/manifest+json", request: request)
-        },
-        HubRoute(.get, "/sw.js", .everyone("a static asset (the service worker)")) { api, request, _ in
-            api.staticFile(Self.serviceWorker, type: "text/javascript; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/icon.svg", .everyone("a static asset")) { api, request, _ in
-            api.staticFile(Self.icon, type: "image/svg+xml", request: request)
-        },
-        HubRoute(.get, "/dashboard/app.js", .everyone("a static asset (the dashboard's script)")) { api, request, _ in
-            api.staticFile(HomeScript.text, type: "text/javascript; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/app.css", .everyone("a static asset (the pages' style)")) { api, request, _ in
-            api.staticFile(WebStyle.text, type: "text/css; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/events.js", .everyone("a static asset (the events page's script)")) { api, request, _ in
-            api.staticFile(EventsScript.text, type: "text/javascript; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/dygraph.js", .everyone("a static asset (the charts' library)")) { api, request, _ in
-            api.staticFile(Dygraphs.script, type: "text/javascript; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/dygraph.css", .everyone("a static asset (the charts' style)")) { api, request, _ in
-            api.staticFile(Dygraphs.style, type: "text/css; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/follow.js", .everyone("a static asset (a page's script)")) { api, request, _ in
-            api.staticFile(HomeScript.reloading, type: "text/javascript; charset=utf-8", request: request)
-        },
-        HubRoute(.get, "/dashboard/push.js", .everyone("a static asset")) { api, request, _ in
-            api.staticFile(DashboardPush.script, type: "text/javascript; charset=utf-8", request: request)
         },
         HubRoute(.get, "/api/v1/webpush/key", .everyone("the VAPID public key: public by design")) { api, _, _ in
             try api.webPushKeyAnswer()
@@ -182,6 +156,21 @@ extension HubAPI {
             try await api.removeSensor(request, context)
         },
     ]
+
+    /// The static files every page may need before a login: path, what it is, content and type.
+    static let assets: [(path: String, what: String, text: String, type: String)] = [
+        ("/manifest.webmanifest", "the web app's manifest", manifest, "application/manifest+json"),
+        ("/sw.js", "the service worker", serviceWorker, javascript),
+        ("/icon.svg", "the icon", icon, "image/svg+xml"),
+        ("/dashboard/app.js", "the home page's script", HomeScript.text, javascript),
+        ("/dashboard/app.css", "the pages' style", WebStyle.text, "text/css; charset=utf-8"),
+        ("/dashboard/events.js", "the events page's script", EventsScript.text, javascript),
+        ("/dashboard/follow.js", "the script of a page that follows the hub", HomeScript.reloading, javascript),
+        ("/dashboard/push.js", "the push button's script", DashboardPush.script, javascript),
+        ("/dashboard/dygraph.js", "the charts' library", Dygraphs.script, javascript),
+        ("/dashboard/dygraph.css", "the charts' style", Dygraphs.style, "text/css; charset=utf-8"),
+    ]
+    static let javascript = "text/javascript; charset=utf-8"
 
     /// Every route, for the OpenAPI test: method and path as the document writes it.
     static var routes: [(HTTPRequest.Method, String)] { table.map { ($0.method, $0.path) } }

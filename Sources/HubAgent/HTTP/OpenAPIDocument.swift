@@ -36,7 +36,7 @@ enum OpenAPIDocument {
                 "200": {description: HTML}
           /dashboard/chart.json:
             get:
-              summary: A chart's series as JSON (the dashboard's charts) - title, unit, guideline, from, to, points as [time ms, min, mean, max]
+              summary: A chart's series as JSON (the dashboard's charts) - title, unit, lines (the WHO guideline, thresholds), fromZero, from, to, points as [time ms, min, mean, max]
               parameters:
                 - {name: sensor, in: query, schema: {type: string}}
                 - {name: pollutant, in: query, schema: {type: string, enum: [pm25, pm10]}}
