@@ -29,17 +29,9 @@ mkdir -p .build/bench
 gcc -O2 -o .build/bench/pubgen bench/pubgen.c -lmosquitto
 pubgen=.build/bench/pubgen
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-touch "$work/goals" "$work/warnings" "$work/quiet"
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+bench_work
 start_broker
 
 plain="all: {backends: [audit]}"

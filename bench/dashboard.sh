@@ -22,17 +22,9 @@ OUT=${OUT:-bench/results/dashboard-$(date +%Y-%m-%d).md}
 scripts/install-deps
 for product in hubd hubctl; do swift build -c release --product "$product" >&2; done
 bin=$(swift build -c release --show-bin-path)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-touch "$work/goals" "$work/warnings" "$work/quiet"
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+bench_work
 
 start_broker
 state=$work/hub

@@ -77,17 +77,9 @@ if [ ! -x "$venv/bin/mqttwarn" ]; then
     python3 -m venv "$venv" >&2
     "$venv/bin/pip" install -q "mqttwarn==0.36.1" >&2
 fi
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work" "${shm:-}"
-}
-trap cleanup EXIT
-touch "$work/goals" "$work/warnings" "$work/quiet"
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+bench_work
 
 start_broker
 

@@ -203,3 +203,18 @@ wait_lines() { # file, count
         sleep 0.02
     done
 }
+
+# --- the bench's own folder ------------------------------------------------------------------------------------------
+# Makes $work (a temporary folder), $pids (processes to stop at the end) and the files goals, warnings and quiet in it;
+# at exit every process in $pids is stopped and $work (and $shm, when a bench set one) is removed.
+bench_work() {
+    work=$(mktemp -d)
+    pids=()
+    trap bench_cleanup EXIT
+    touch "$work/goals" "$work/warnings" "$work/quiet"
+}
+bench_cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work" "${shm:-}"
+}
