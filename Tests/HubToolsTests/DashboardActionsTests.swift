@@ -47,6 +47,52 @@ import Testing
         }
     }
 
+    /// What each role is offered: a viewer looks (no button that would be refused), a member acts on alerts and
+    /// silences, only an admin adds, renames and removes sensors or discovers devices.
+    @Test func eachRoleIsOfferedWhatItMayDo() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub(
+                configuration: """
+                    notifiers:
+                      backends:
+                        log: { type: file, path: /dev/null }
+                      rules:
+                        doors: { events: [changed], statuses: [open], backends: [log], group_wait: 0s }
+                    """)
+            try await hub.prepare(broker, sensors: ["front door"])
+            try await hub.addUser("ben", role: "viewer")
+            try await hub.addUser("cleo", role: "member")
+            let address = try await hub.startAndWaitForHTTP()
+            try await publish(broker, [("front door", Array("open".utf8))])
+            try await WebDriver.with { browser in
+                let offered = """
+                    const shown = s => [...document.querySelectorAll(s)].filter(e => e.getClientRects().length)
+                      .map(e => e.textContent.trim()).join(',');
+                    return [shown('#firing button'), shown('.toolbar button'), shown('.sensor button'),
+                      shown('#backends button')].join(' | ');
+                    """
+                for (user, expected) in [
+                    ("ben", " |  |  | "),
+                    ("cleo", "Acknowledge,Snooze 1 h | Add a silence | Silence | Send a test"),
+                ] {
+                    try await browser.logIn("http://\(address)", user: user)
+                    try await browser.waitUntil("the alert and the backend for \(user)") {
+                        let alert = try await browser.text("#firing .alert .what")
+                        let backend = try await browser.text("#backends tr[data-name='log'] td")
+                        return alert != nil && backend != nil
+                    }
+                    let buttons = try await browser.script(offered) as? String
+                    #expect(buttons == expected, "\(user): \(buttons ?? "-")")
+                    _ = try await browser.script("document.querySelector('.userbar form').submit(); return true")
+                    try await browser.waitUntil("\(user) logged out") {
+                        try await browser.script("return location.pathname") as? String == "/login"
+                    }
+                }
+            }
+            await hub.stop()
+        }
+    }
+
     func book(_ hub: RunningHub) throws -> AlertBook { try SavedAlerts(directory: hub.hubctl.state.path).book }
 
     func act(
