@@ -5,94 +5,100 @@ import HubTestKit
 import NIOCore
 import Testing
 
-/// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
-/// hubd's page; the sensor table and the charts render, and a status change appears without a reload, a device's
-/// attributes with it, as text, and a mobile sensor's row keeps its link to its sessions.
-@Suite struct DashboardBrowserTests {
-    @Test func dashboardRendersAndUpdatesLive() async throws {
-        try await withBroker { broker in
-            // The particulate sensor is a mobile one too: its reading starts a session, and its row links to them.
-            let hub = try RunningHub(configuration: "sessions:\n  - sensors: [air quality]\n")
-            // A thermometer that publishes JSON: its temperature the value, the rest attributes (markup among them).
-            try hub.writeRegistry(numeric: "cellar", topic: "z/cellar", value: "temperature", unit: "°C")
-            try await hub.prepare(broker, sensors: ["front door"])
-            try await hub.addUser()
-            let add = try await hub.hubctl.run(
-                "sensors", "add", "air quality", "--kind", "particulate", "--topic", "sensorhub/sds011/A160/state")
-            #expect(add.status == 0)
-            try hub.start()
-            let line = try await hub.waitForLog("HTTP API and dashboard listening")
-            let address = try #require(line.split(separator: " ").first { $0.hasPrefix("address=") }?.dropFirst(8))
-            // The ready line may come before the HTTP one, which consumed it: ask the status file instead.
-            try await eventually("hubd connected") { hub.status?.connected == true }
-            let reading = ParticulateReading(pm25: 27.4, pm10: 40, time: .now, device: "A160")
-            try await publish(
-                broker,
-                [
-                    ("front door", Array("closed".utf8)), ("sensorhub/sds011/A160/state", Array(reading.json.utf8)),
-                    ("z/cellar", Array(#"{"temperature":12.5,"battery":80,"note":"<b>x</b>"}"#.utf8)),
-                ])
-            try await eventually("statuses recorded") {
-                try hub.sensor("front door")?.status == "closed" && hub.sensor("air quality")?.status == "Moderate"
-                    && hub.sensor("cellar")?.status == "12.5"
-            }
+extension DashboardInBrowsers {
+    /// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
+    /// hubd's page; the sensor table and the charts render, and a status change appears without a reload, a device's
+    /// attributes with it, as text, and a mobile sensor's row keeps its link to its sessions.
+    @Suite struct DashboardBrowserTests {
+        @Test func dashboardRendersAndUpdatesLive() async throws {
+            try await withBroker { broker in
+                // The particulate sensor is a mobile one too: its reading starts a session, and its row links to them.
+                let hub = try RunningHub(configuration: "sessions:\n  - sensors: [air quality]\n")
+                // A thermometer that publishes JSON: its temperature the value, the rest attributes (markup among them).
+                try hub.writeRegistry(numeric: "cellar", topic: "z/cellar", value: "temperature", unit: "°C")
+                try await hub.prepare(broker, sensors: ["front door"])
+                try await hub.addUser()
+                let add = try await hub.hubctl.run(
+                    "sensors", "add", "air quality", "--kind", "particulate", "--topic", "sensorhub/sds011/A160/state")
+                #expect(add.status == 0)
+                try hub.start()
+                let line = try await hub.waitForLog("HTTP API and dashboard listening")
+                let address = try #require(line.split(separator: " ").first { $0.hasPrefix("address=") }?.dropFirst(8))
+                // The ready line may come before the HTTP one, which consumed it: ask the status file instead.
+                try await eventually("hubd connected") { hub.status?.connected == true }
+                let reading = ParticulateReading(pm25: 27.4, pm10: 40, time: .now, device: "A160")
+                try await publish(
+                    broker,
+                    [
+                        ("front door", Array("closed".utf8)), ("sensorhub/sds011/A160/state", Array(reading.json.utf8)),
+                        ("z/cellar", Array(#"{"temperature":12.5,"battery":80,"note":"<b>x</b>"}"#.utf8)),
+                    ])
+                try await eventually("statuses recorded") {
+                    try hub.sensor("front door")?.status == "closed" && hub.sensor("air quality")?.status == "Moderate"
+                        && hub.sensor("cellar")?.status == "12.5"
+                }
 
-            try await WebDriver.with { browser in
-                try await check(browser, address: String(address), broker: broker)
-                // hubd stops at once with the page still open and following /api/v1/stream (a stream ends at
-                // shutdown, not after its hour).
-                let start = ContinuousClock.now
-                let status = await hub.stop()
-                #expect(status == 0 && ContinuousClock.now - start < .seconds(5), "\(String(describing: status))")
+                try await WebDriver.with { browser in
+                    try await check(browser, address: String(address), broker: broker)
+                    // hubd stops at once with the page still open and following /api/v1/stream (a stream ends at
+                    // shutdown, not after its hour).
+                    let start = ContinuousClock.now
+                    let status = await hub.stop()
+                    #expect(status == 0 && ContinuousClock.now - start < .seconds(5), "\(String(describing: status))")
+                }
             }
         }
-    }
 
-    func check(_ browser: WebDriver, address: String, broker: MosquittoBroker) async throws {
-        // Not logged in: the login page, and back to the dashboard once logged in.
-        try await browser.open("http://\(address)/")
-        try await browser.waitUntil("the login page") {
-            try await browser.script("return location.pathname") as? String == "/login"
+        func check(_ browser: WebDriver, address: String, broker: MosquittoBroker) async throws {
+            // Not logged in: the login page, and back to the dashboard once logged in.
+            try await browser.open("http://\(address)/")
+            try await browser.waitUntil("the login page") {
+                try await browser.script("return location.pathname") as? String == "/login"
+            }
+            try await browser.logIn("http://\(address)")
+            let status = "#sensors .sensor[data-name='front door'] .status"
+            try await browser.waitUntil("the sensors drawn") { try await browser.text(status) == "closed" }
+            #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
+            // The charts, drawn by dygraphs from /dashboard/chart.json: a canvas with the reading on it.
+            try await browser.waitUntil("the PM2.5 chart drawn") {
+                try await browser.script(
+                    "const f = document.getElementById('chart-pm25'); return !!f.querySelector('canvas') && f.dataset.points === '1'"
+                )
+                    as? Bool == true
+            }
+            #expect(try await browser.text("#chart-pm25 .dygraph-title") == "PM2.5 (µg/m³)")
+            // A marker on the page: still there after the change means the page was not reloaded.
+            _ = try await browser.script("window.sensorhubMarker = 42; return true")
+            try await publish(broker, [("front door", Array("open".utf8))])
+            try await browser.waitUntil("the new status on the page") { try await browser.text(status) == "open" }
+            #expect(try await browser.script("return window.sensorhubMarker") as? Int == 42)
+            // The table as the script rebuilt it: the numeric sensor's value with its unit, its attributes as text.
+            #expect(try await browser.text("#sensors .sensor[data-name='cellar'] .status") == "12.5 °C")
+            #expect(
+                try await browser.text("#sensors .sensor[data-name='cellar'] .attributes")
+                    == "battery: 80 · note: <b>x</b>")
+            #expect(try await browser.script("return document.querySelectorAll('#sensors b').length") as? Int == 0)
+            // A mobile sensor's row, as the script rebuilt it, links to its sessions and says it is recording.
+            let sessions =
+                try await browser.script(
+                    """
+                    const a = document.querySelector("#sensors .sensor[data-name='air quality'] a.sessions");
+                    return a ? a.getAttribute('href') + ' | ' + a.parentElement.textContent : null
+                    """) as? String
+            #expect(sessions == "/sessions?sensor=air%20quality | sessions · recording")
+            #expect(
+                try await browser.script("return document.querySelectorAll('#sensors a.sessions').length") as? Int == 1)
+            // Drawn as it scrolls into view (a building may have hundreds).
+            _ = try await browser.script(
+                "document.querySelector('figure[data-src$=\"sensor=cellar\"]').scrollIntoView(); return true")
+            try await browser.waitUntil("the cellar's chart drawn") {
+                try await browser.script(
+                    "const f = document.querySelector('figure[data-src$=\"sensor=cellar\"]'); return !!f.querySelector('canvas')"
+                ) as? Bool == true
+            }
+            #expect(
+                try await browser.text("figure[data-src$='sensor=cellar'] .dygraph-title") == "cellar (°C)")
         }
-        try await browser.logIn("http://\(address)")
-        let status = "#sensors .sensor[data-name='front door'] .status"
-        try await browser.waitUntil("the sensors drawn") { try await browser.text(status) == "closed" }
-        #expect(try await browser.text("#air .big") == "AQI 85 · Moderate")
-        // The charts, drawn by dygraphs from /dashboard/chart.json: a canvas with the reading on it.
-        try await browser.waitUntil("the PM2.5 chart drawn") {
-            try await browser.script(
-                "const f = document.getElementById('chart-pm25'); return !!f.querySelector('canvas') && f.dataset.points === '1'")
-                as? Bool == true
-        }
-        #expect(try await browser.text("#chart-pm25 .dygraph-title") == "PM2.5 (µg/m³)")
-        // A marker on the page: still there after the change means the page was not reloaded.
-        _ = try await browser.script("window.sensorhubMarker = 42; return true")
-        try await publish(broker, [("front door", Array("open".utf8))])
-        try await browser.waitUntil("the new status on the page") { try await browser.text(status) == "open" }
-        #expect(try await browser.script("return window.sensorhubMarker") as? Int == 42)
-        // The table as the script rebuilt it: the numeric sensor's value with its unit, its attributes as text.
-        #expect(try await browser.text("#sensors .sensor[data-name='cellar'] .status") == "12.5 °C")
-        #expect(try await browser.text("#sensors .sensor[data-name='cellar'] .attributes") == "battery: 80 · note: <b>x</b>")
-        #expect(try await browser.script("return document.querySelectorAll('#sensors b').length") as? Int == 0)
-        // A mobile sensor's row, as the script rebuilt it, links to its sessions and says it is recording.
-        let sessions =
-            try await browser.script(
-                """
-                const a = document.querySelector("#sensors .sensor[data-name='air quality'] a.sessions");
-                return a ? a.getAttribute('href') + ' | ' + a.parentElement.textContent : null
-                """) as? String
-        #expect(sessions == "/sessions?sensor=air%20quality | sessions · recording")
-        #expect(try await browser.script("return document.querySelectorAll('#sensors a.sessions').length") as? Int == 1)
-        // Drawn as it scrolls into view (a building may have hundreds).
-        _ = try await browser.script(
-            "document.querySelector('figure[data-src$=\"sensor=cellar\"]').scrollIntoView(); return true")
-        try await browser.waitUntil("the cellar's chart drawn") {
-            try await browser.script(
-                "const f = document.querySelector('figure[data-src$=\"sensor=cellar\"]'); return !!f.querySelector('canvas')"
-            ) as? Bool == true
-        }
-        #expect(
-            try await browser.text("figure[data-src$='sensor=cellar'] .dygraph-title") == "cellar (°C)")
     }
 }
 
@@ -235,7 +241,9 @@ final class WebDriver: Sendable {
         _ = try await Self.request("POST", "\(base)/session/\(session)/element/\(id)/clear", [:])
         let answer = try await Self.request(
             "POST", "\(base)/session/\(session)/element/\(id)/value", ["text": text])
-        if let error = (answer["value"] as? [String: Any])?["error"] { throw TestKitError("type into \(selector): \(error)") }
+        if let error = (answer["value"] as? [String: Any])?["error"] {
+            throw TestKitError("type into \(selector): \(error)")
+        }
     }
 
     /// Accepts the page's `confirm()`.
