@@ -4,7 +4,7 @@ import HubNotify
 import HubTestKit
 import Testing
 
-extension DashboardInBrowsers {
+extension InChromium {
     /// The dashboard as a household uses it, in headless Chromium against a running hubd with its defaults and a real
     /// broker: an alert fires and shows at the top; it is acknowledged and another snoozed and unsnoozed from there; a
     /// silence is added with its preview and ended; a sensor is added with a preset, renamed and removed; a test

@@ -5,7 +5,7 @@ import HubTestKit
 import NIOCore
 import Testing
 
-extension DashboardInBrowsers {
+extension InChromium {
     /// The dashboard in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens a running
     /// hubd's page; the sensor table and the charts render, and a status change appears without a reload, a device's
     /// attributes with it, as text, and a mobile sensor's row keeps its link to its sessions.

@@ -3,7 +3,7 @@ import HubCore
 import HubTestKit
 import Testing
 
-extension DashboardInBrowsers {
+extension InChromium {
     /// Every page of the dashboard, in headless Chromium at a desk's size (1280 × 900) and a phone's (390 × 844): none
     /// scrolls sideways, every control has a name in Chromium's accessibility tree, and every text keeps a contrast of
     /// at least 4.5:1 with what is behind it (WCAG AA), the state colours included. With `HUB_SCREENSHOTS=DIR` each page
