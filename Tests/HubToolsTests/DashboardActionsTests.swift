@@ -145,6 +145,17 @@ extension InChromium {
             try await eventually("the snooze ended") {
                 try !book(hub).silences.contains { $0.id.hasPrefix("snooze-") && $0.state(at: .now) == .active }
             }
+            // Acknowledged elsewhere (hubctl on the hub's machine, as another person's phone would): the open page
+            // shows it without being loaded again, from /api/v1/stream.
+            _ = try await browser.script("window.sensorhubMarker = 7; return true")
+            let elsewhere = try await hub.hubctl.run("alerts", "ack", "doors/back door/status")
+            #expect(elsewhere.status == 0, "\(elsewhere.standardError)")
+            try await browser.waitUntil("the banner says acknowledged, live") {
+                try await browser.script(
+                    "return document.querySelector(\"\(back)\")?.classList.contains('acknowledged') ?? false")
+                    as? Bool == true
+            }
+            #expect(try await browser.script("return window.sensorhubMarker") as? Int == 7)
 
             // A silence from the form: the preview names what it holds, warns when nothing, and it is added for an hour.
             try await browser.click("#silence-open")
