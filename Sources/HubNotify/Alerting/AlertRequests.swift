@@ -178,6 +178,10 @@ public struct SavedAlerts: Sendable {
     /// Reads `alerts.json` and `alert-requests.jsonl` in `directory`; no book yet is an empty one.
     public init(directory: String) throws(AlertInputError) {
         let path = "\(directory)/alerts.json"
+        // The requests first, then the book: hubd saves the book before it empties the requests' file, so a request
+        // taken between the two reads is in the book read after. Read the other way round, a request could be in
+        // neither (the API then counted 100 silences as 99 and answered 201 to a 101st that the book refused).
+        let waiting = AlertRequests(directory: directory).pending().requests
         book = AlertBook()
         if let data = FileManager.default.contents(atPath: path) {
             do {
@@ -186,7 +190,7 @@ public struct SavedAlerts: Sendable {
                 throw AlertInputError("\(path) cannot be read: \(error)")
             }
         }
-        pending = AlertRequests(directory: directory).pending().requests
+        pending = waiting
     }
 
     /// The silences, with those hubd has not taken yet (`waiting`), expired ones left out unless `expired`.
