@@ -411,6 +411,24 @@ import Yams
 }
 
 extension HubAPITests {
+    /// A static file answers with its ETag, and 304 with no body to a browser that has that version.
+    @Test func staticFilesAnswer304ToTheirETag() async throws {
+        try await withClient { client in
+            var tag = ""
+            try await client.execute(uri: "/dashboard/dygraph.js", method: .get) {
+                #expect($0.status == .ok && $0.body.readableBytes > 100_000)
+                tag = $0.headers[.eTag] ?? ""
+            }
+            #expect(tag.hasPrefix("\"") && tag.count == 26)
+            try await client.execute(uri: "/dashboard/dygraph.js", method: .get, headers: [.ifNoneMatch: tag]) {
+                #expect($0.status == .notModified && $0.body.readableBytes == 0)
+            }
+            try await client.execute(
+                uri: "/dashboard/dygraph.js", method: .get, headers: [.ifNoneMatch: "\"0123\""]
+            ) { #expect($0.status == .ok) }
+        }
+    }
+
     /// `/api/v1/stream` says `change` at once (the page draws itself), then at each change, and ends after its
     /// lifetime (a second here; an hour in hubd), which the browser's EventSource follows with a new one.
     @Test func theStreamSaysChangeAndEnds() async throws {

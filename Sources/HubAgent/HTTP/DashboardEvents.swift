@@ -39,7 +39,7 @@ extension HubAPI {
 /// The events page's script: the filters make one query, which the table and both downloads use.
 enum EventsScript {
     static let text =
-        HomeScript.common + #"""
+        PageScript.common + #"""
         const form = document.getElementById('filters');
         // %20 for a space, not URLSearchParams' '+', which the API reads as a '+'.
         function query() {

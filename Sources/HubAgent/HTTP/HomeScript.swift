@@ -3,80 +3,6 @@
 /// `textContent` only, never as markup. Every action is a call of the JSON API — the same doors hubctl's users
 /// script against — and the page is drawn again from the API's answers, never from what it assumed.
 enum HomeScript {
-    /// What every page's script starts with: escaping what a device sent, relative times, the API's calls, and
-    /// following `/api/v1/stream`.
-    static let common = #"""
-        'use strict';
-        const vis = s => String(s).replace(/(?![\u200c\u200d])[\p{Cc}\p{Cf}\u2028\u2029]/gu,
-            c => '\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
-        function ago(t) {
-          if (!t) return 'never';
-          const s = Math.max(0, Math.floor((Date.now() - Date.parse(t)) / 1000));
-          if (s < 5) return 'just now'; if (s < 60) return s + ' s ago'; if (s < 3600) return Math.floor(s / 60) + ' min ago';
-          if (s < 86400) return Math.floor(s / 3600) + ' h ago'; return Math.floor(s / 86400) + ' days ago';
-        }
-        function clock(t) {
-          const d = new Date(t), today = new Date().toDateString() === d.toDateString();
-          return today ? d.toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'})
-            : d.toLocaleString([], {weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit'});
-        }
-        function el(tag, props, ...children) {
-          const e = document.createElement(tag);
-          for (const [k, v] of Object.entries(props || {})) {
-            if (v == null || v === false) continue;
-            if (k === 'text') e.textContent = vis(v);
-            else if (k === 'class') e.className = v;
-            else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-            else if (k === 'dataset') Object.assign(e.dataset, v);
-            else e.setAttribute(k, v === true ? '' : v);
-          }
-          for (const c of children) if (c != null) e.append(c);
-          return e;
-        }
-        const access = document.querySelector('main')?.dataset.access || 'read';
-        const may = what => ({read: 1, act: 2, manage: 3})[access] >= ({read: 1, act: 2, manage: 3})[what];
-        for (const e of document.querySelectorAll('[data-needs]')) if (!may(e.dataset.needs)) e.hidden = true;
-        // One call of the API: JSON both ways; a login that ended goes to the login page and back here.
-        async function api(method, path, body) {
-          const options = {method, headers: {Accept: 'application/json'}};
-          if (body !== undefined) { options.headers['Content-Type'] = 'application/json'; options.body = JSON.stringify(body); }
-          const answer = await fetch(path, options);
-          if (answer.status === 401) {
-            location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
-            throw new Error('logged out');
-          }
-          const type = answer.headers.get('Content-Type') || '';
-          const data = type.includes('json') ? await answer.json() : null;
-          if (!answer.ok) throw new Error((data && (data.error || data.message)) || ('the hub answered ' + answer.status));
-          return data;
-        }
-        // Follows the hub: `change` from /api/v1/stream draws the page again (at most every half second).
-        function follow(draw, skipFirst) {
-          let timer = null, first = !!skipFirst;
-          const soon = () => { if (first) { first = false; return; } if (!timer) timer = setTimeout(() => { timer = null; draw(); }, 500); };
-          const banner = document.getElementById('connection');
-          let lost = null;
-          const source = new EventSource('/api/v1/stream');
-          source.addEventListener('change', () => { if (banner) banner.hidden = true; clearTimeout(lost); soon(); });
-          source.onerror = () => {
-            // Restarting, or the login ended: say so after a moment, and ask the API (a 401 goes to the login page).
-            clearTimeout(lost);
-            lost = setTimeout(() => {
-              if (banner) { banner.textContent = 'Reconnecting to the hub…'; banner.hidden = false; }
-              if (!skipFirst) draw();
-            }, 4000);
-          };
-          // Relative times ("3 min ago") move on by themselves.
-          setInterval(() => {
-            for (const t of document.querySelectorAll('time[data-ago]')) t.textContent = ago(t.dateTime);
-          }, 30000);
-        }
-        function closeOnCancel(dialog) {
-          for (const b of dialog.querySelectorAll('[data-close]')) b.addEventListener('click', () => dialog.close());
-        }
-
-        """#
-
     static let home = #"""
         const state = {sensors: [], alerts: [], silences: [], notifiers: []};
         // Whether what `box` shows would change: a part is drawn again only then, so a button a person is about to
@@ -369,72 +295,9 @@ enum HomeScript {
         });
         closeOnCancel(renameDialog);
         document.getElementById('search').addEventListener('input', drawSensors);
-        // The charts, with dygraphs: a time axis, the value on hover, the bucket's lowest and highest as a band, the
-        // guideline dashed, zoom by dragging. Drawn as each scrolls into view, and again each minute.
-        let period = 'day';
-        const graphs = new Map();
-        async function drawChart(box) {
-          let data;
-          try { data = await api('GET', box.dataset.src + '&period=' + period); } catch (e) { return; }
-          const plot = box.querySelector('.plot');
-          const rows = data.points.map(p => [new Date(p[0]), [p[1], p[2], p[3]]]);
-          const title = data.title + (data.unit ? ' (' + data.unit + ')' : '');
-          if (!rows.length) {
-            graphs.get(box)?.destroy(); graphs.delete(box);
-            plot.replaceChildren(el('p', {class: 'muted', text: title + ': no readings in the last ' + period + ' yet.'}));
-            return;
-          }
-          if (!graphs.has(box)) plot.replaceChildren();
-          const lines = data.lines;
-          const levels = lines.map(l => l.value);
-          const highest = Math.max(...rows.map(r => r[1][2]), ...levels);
-          const lowest = data.fromZero ? 0 : Math.min(...rows.map(r => r[1][0]), ...levels);
-          const pad = (highest - lowest) * 0.1 || Math.max(Math.abs(highest) * 0.05, 1);
-          // A history younger than the period is shown from its first reading, not as a line at the right edge.
-          const first = rows[0][0].getTime();
-          const start = Math.max(data.from, first - Math.max((data.to - first) * 0.05, 60000));
-          const options = {
-            labels: ['Time', data.title], customBars: true, title, ylabel: data.unit || '', legend: 'follow',
-            colors: ['#1d4ed8'], strokeWidth: 2, fillAlpha: 0.2, drawPoints: rows.length < 60, pointSize: 2,
-            digitsAfterDecimal: 1, axisLabelFontSize: 12, dateWindow: [start, data.to],
-            valueRange: [data.fromZero ? 0 : lowest - pad, highest + pad],
-            // The guideline and the thresholds, dashed, each with its label.
-            underlayCallback: (ctx, area, g) => {
-              for (const line of lines) {
-                const y = g.toDomYCoord(line.value);
-                ctx.save(); ctx.strokeStyle = '#b42318'; ctx.setLineDash([6, 4]); ctx.beginPath();
-                ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
-                ctx.fillStyle = '#b42318'; ctx.font = '12px sans-serif';
-                ctx.fillText(line.label, area.x + area.w - ctx.measureText(line.label).width - 4, y - 4);
-                ctx.restore();
-              }
-            },
-          };
-          if (graphs.has(box)) graphs.get(box).updateOptions({file: rows, ...options});
-          else graphs.set(box, new Dygraph(plot, rows, options));
-          box.dataset.points = rows.length;
-        }
-        const seen = new Set();
-        const watcher = new IntersectionObserver(entries => {
-          for (const entry of entries) if (entry.isIntersecting && !seen.has(entry.target)) {
-            seen.add(entry.target); drawChart(entry.target);
-          }
-        });
-        for (const box of document.querySelectorAll('figure.chart')) watcher.observe(box);
-        const redraw = () => { for (const box of seen) drawChart(box); };
-        document.querySelectorAll('#periods a').forEach(a => a.addEventListener('click', e => {
-          e.preventDefault(); period = a.dataset.period;
-          for (const o of document.querySelectorAll('#periods a')) o.toggleAttribute('aria-current', o === a);
-          redraw();
-        }));
-        setInterval(redraw, 60000);
-        draw();
-        follow(draw);
-
         """#
 
-    static let text = common + home
-
-    /// A server-drawn page that loads itself again when the hub says something changed (`/alerts`).
-    static let reloading = common + "follow(() => location.reload(), true);\n"
+    /// The home page: the shared part, what it draws and acts with, its charts (`HomeScript+Charts.swift`), and
+    /// the start: drawn once, then again each time the hub says something changed.
+    static let text = PageScript.common + home + charts + "draw();\nfollow(draw);\n"
 }

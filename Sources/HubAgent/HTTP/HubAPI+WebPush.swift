@@ -27,18 +27,31 @@ extension HubAPI {
         return json(WebPushKeyAnswer(publicKey: key))
     }
 
-    /// A static file, with an ETag (its SHA-256): a browser asks again each time (`no-cache`, so a new hubd's files
-    /// are taken at once) and gets 304 with no body while it has this version (dygraphs is 131 KB).
-    func staticFile(_ text: String, type: String, request: Request? = nil) -> Response {
-        let tag = "\"" + Secrets.hex(SHA256.hash(data: Array(text.utf8)).prefix(12)) + "\""
-        if let asked = request?.headers[.ifNoneMatch], asked.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces) == tag
+    /// A static file, with an ETag (its SHA-256, computed once): a browser asks again each time (`no-cache`, so a
+    /// new hubd's files are taken at once) and gets 304 with no body while it has this version (dygraphs is 131 KB).
+    struct StaticAsset: Sendable {
+        let path: String
+        let what: String
+        let body: ByteBuffer
+        let type: String
+        let tag: String
+
+        init(_ path: String, _ what: String, _ text: String, _ type: String) {
+            (self.path, self.what, self.type) = (path, what, type)
+            body = ByteBuffer(string: text)
+            tag = "\"" + Secrets.hex(SHA256.hash(data: Array(text.utf8)).prefix(12)) + "\""
+        }
+    }
+
+    func staticFile(_ asset: StaticAsset, request: Request) -> Response {
+        if let asked = request.headers[.ifNoneMatch], asked.split(separator: ",").contains(where: {
+            $0.trimmingCharacters(in: .whitespaces) == asset.tag
         }) {
-            return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "no-cache"])
+            return Response(status: .notModified, headers: [.eTag: asset.tag, .cacheControl: "no-cache"])
         }
         return Response(
-            status: .ok, headers: [.contentType: type, .cacheControl: "no-cache", .eTag: tag],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
+            status: .ok, headers: [.contentType: asset.type, .cacheControl: "no-cache", .eTag: asset.tag],
+            body: .init(byteBuffer: asset.body))
     }
 
     static let manifest = """

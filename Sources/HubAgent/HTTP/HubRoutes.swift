@@ -38,7 +38,7 @@ struct HubRoute: Sendable {
 extension HubAPI {
     static let table: [HubRoute] = assets.map { asset in
         HubRoute(.get, asset.path, .everyone("a static file (\(asset.what))")) { api, request, _ in
-            api.staticFile(asset.text, type: asset.type, request: request)
+            api.staticFile(asset, request: request)
         }
     } + [
         // Public: what a browser needs before it has logged in, what a phone's notification needs, and the health
@@ -157,18 +157,18 @@ extension HubAPI {
         },
     ]
 
-    /// The static files every page may need before a login: path, what it is, content and type.
-    static let assets: [(path: String, what: String, text: String, type: String)] = [
-        ("/manifest.webmanifest", "the web app's manifest", manifest, "application/manifest+json"),
-        ("/sw.js", "the service worker", serviceWorker, javascript),
-        ("/icon.svg", "the icon", icon, "image/svg+xml"),
-        ("/dashboard/app.js", "the home page's script", HomeScript.text, javascript),
-        ("/dashboard/app.css", "the pages' style", WebStyle.text, "text/css; charset=utf-8"),
-        ("/dashboard/events.js", "the events page's script", EventsScript.text, javascript),
-        ("/dashboard/follow.js", "the script of a page that follows the hub", HomeScript.reloading, javascript),
-        ("/dashboard/push.js", "the push button's script", DashboardPush.script, javascript),
-        ("/dashboard/dygraph.js", "the charts' library", Dygraphs.script, javascript),
-        ("/dashboard/dygraph.css", "the charts' style", Dygraphs.style, "text/css; charset=utf-8"),
+    /// The static files every page may need before a login.
+    static let assets: [StaticAsset] = [
+        StaticAsset("/manifest.webmanifest", "the web app's manifest", manifest, "application/manifest+json"),
+        StaticAsset("/sw.js", "the service worker", serviceWorker, javascript),
+        StaticAsset("/icon.svg", "the icon", icon, "image/svg+xml"),
+        StaticAsset("/dashboard/app.js", "the home page's script", HomeScript.text, javascript),
+        StaticAsset("/dashboard/app.css", "the pages' style", WebStyle.text, "text/css; charset=utf-8"),
+        StaticAsset("/dashboard/events.js", "the events page's script", EventsScript.text, javascript),
+        StaticAsset("/dashboard/follow.js", "the script of a page that follows the hub", PageScript.reloading, javascript),
+        StaticAsset("/dashboard/push.js", "the push button's script", DashboardPush.script, javascript),
+        StaticAsset("/dashboard/dygraph.js", "the charts' library", Dygraphs.script, javascript),
+        StaticAsset("/dashboard/dygraph.css", "the charts' style", Dygraphs.style, "text/css; charset=utf-8"),
     ]
     static let javascript = "text/javascript; charset=utf-8"
 
