@@ -22,8 +22,11 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
-    func seed() async throws {
-        let history = try History(directory: directory.path)
+    func seed() async throws { try await Self.seed(directory.path) }
+
+    /// The synthetic city's readings, taken by a bike ten minutes ago, in the history at `directory`.
+    static func seed(_ directory: String) async throws {
+        let history = try History(directory: directory)
         let time = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 600_000)
         try await history.record(
             readings: RouteFixtures.hotspot().map {

@@ -123,7 +123,7 @@ extension HubAPITests {
                     let east = lines[1].x2 - lines[1].x1
                     #expect(abs(north - east) <= 0.25, "\(north) \(east)")
                     // Fitted with a margin: the track spans the map's height less two margins.
-                    #expect(abs(north - (SessionMap.mapHeight - 2 * SessionMap.margin)) <= 0.25)
+                    #expect(abs(north - (MapFrame.mapHeight - 2 * MapFrame.margin)) <= 0.25)
                 }
                 #expect(html.contains(#"<circle class="start""#) && html.contains(#"<circle class="end""#))
                 // A quarter of the width is 160 px; 3.44 px a metre makes that 46 m: the bar is 20 m.
@@ -151,7 +151,8 @@ extension HubAPITests {
             // The home page's script links a mobile sensor's card to its sessions (DashboardBrowserTests): the list
             // says which are mobile.
             try await client.execute(uri: "/api/v1/sensors", method: .get) {
-                let list = try #require(try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [[String: Any]])
+                let list = try #require(
+                    try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [[String: Any]])
                 #expect(list.filter { $0["mobile"] as? Bool == true }.map { $0["name"] as? String } == ["walker"])
             }
         }
@@ -212,6 +213,6 @@ extension HubAPITests {
         let single = SessionMap([numeric[0]]).svg(title: "one") ?? ""
         #expect(Self.segments(single).isEmpty && single.contains(#"class="start""#))
         #expect(SessionMap([TrackPoint(time: .now, position: nil, pm25: 3)]).svg(title: "none") == nil)
-        #expect([0.5, 46, 130, 260, 999, 1200].map(SessionMap.scaleLength(for:)) == [1, 20, 100, 200, 500, 1000])
+        #expect([0.5, 46, 130, 260, 999, 1200].map(MapFrame.scaleLength(for:)) == [1, 20, 100, 200, 500, 1000])
     }
 }

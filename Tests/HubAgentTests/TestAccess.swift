@@ -12,9 +12,10 @@ let testAdminToken = "router-tests-admin-0123456789"
 
 /// How the router tests' API admits requests: `token` as `http.token`, the accounts of `directory`, every host name
 /// (the Host check is tested against a real hubd, `SecurityTests`).
-func testAccess(_ directory: String, token: String? = testAdminToken) -> HTTPAccess {
+func testAccess(_ directory: String, token: String? = testAdminToken, imageOrigins: [String] = []) -> HTTPAccess {
     var settings = HTTPAccess.Settings()
     settings.configuredToken = token
+    settings.imageOrigins = imageOrigins
     settings.hosts = nil
     var logger = Logger(label: "api-test")
     logger.logLevel = .critical

@@ -259,3 +259,27 @@ import Testing
         }
     }
 }
+
+/// `http.map_tiles`: OpenStreetMap's by default, another server, or off; a URL that can't be tiles is refused.
+@Suite struct MapTilesSettingTests {
+    func read(_ text: String) throws(ConfigurationError) -> HubConfiguration {
+        try HubConfiguration.read(try ConfigNode.parse(text, file: "hubd.yaml", environment: [:]))
+    }
+
+    @Test func tilesByDefaultAnotherServerOrOff() throws {
+        #expect(try read("").httpMapTiles == .openStreetMap)
+        #expect(try read("http: {map_tiles: off}\n").httpMapTiles == nil)
+        let own = try read(
+            "http: {map_tiles: \"https://maps.example/t/{z}/{x}/{y}.png\", map_attribution: \"© Example, OSM\"}\n")
+        #expect(own.httpMapTiles?.origin == "https://maps.example")
+        #expect(own.httpMapTiles?.attribution == "© Example, OSM")
+        #expect(try read("http: {map_attribution: \"OSM\"}\n").httpMapTiles?.attribution == "OSM")
+        do {
+            _ = try read("http:\n  map_tiles: https://{s}.tile.example/{z}/{x}.png\n")
+            Issue.record("a template without {y} was taken")
+        } catch {
+            #expect(error.description.contains("map_tiles"), "\(error)")
+            #expect(error.description.contains("a URL of tiles with {z}, {x} and {y}"), "\(error)")
+        }
+    }
+}

@@ -271,6 +271,16 @@ final class WebDriver: Sendable {
             "value"]
     }
 
+    /// A Chrome DevTools Protocol command through chromedriver (`goog/cdp/execute`): its result.
+    func devTools(_ command: String, _ parameters: [String: Any] = [:]) async throws -> [String: Any] {
+        let answer = try await Self.request(
+            "POST", "\(base)/session/\(session)/goog/cdp/execute", ["cmd": command, "params": parameters])
+        guard let value = answer["value"] as? [String: Any], value["error"] == nil else {
+            throw TestKitError("\(command): \(answer)")
+        }
+        return value
+    }
+
     /// Sets a permission for the page's origin (the WebDriver Permissions extension): `granted`, `denied` or `prompt`.
     func setPermission(_ name: String, _ state: String) async throws {
         let answer = try await Self.request(

@@ -90,24 +90,7 @@ extension InChromium {
                     if page.name == "home" { try await browser.logIn(origin) }
                     try await browser.open(origin + page.path)
                     try await browser.waitUntil("\(page.name) drawn") { try await browser.text(page.ready) != nil }
-                    let wide =
-                        try await browser.script(
-                            "return [document.documentElement.scrollWidth, window.innerWidth]") as? [Int]
-                    let (scroll, viewport) = (wide?.first ?? 0, wide?.last ?? 0)
-                    #expect(scroll <= viewport, "\(page.name) at \(size.name): \(scroll) px wide in \(viewport)")
-                    for control in try await browser.elements("button, a, input, select, textarea") {
-                        guard try await browser.isDisplayed(control) else { continue }
-                        let name = try await browser.accessibleName(control)
-                        // An empty name may be a control the page has just drawn again (the element gone stale): the
-                        // page as it is now is asked which controls have nothing to be named by.
-                        if name.trimmingCharacters(in: .whitespaces).isEmpty,
-                            let unnamed = try await browser.script(Self.unnamed) as? [String], !unnamed.isEmpty
-                        {
-                            Issue.record("\(page.name) at \(size.name): controls with no name: \(unnamed)")
-                        }
-                    }
-                    let low = try await browser.script(Self.contrast) as? [String] ?? ["the script failed"]
-                    #expect(low.isEmpty, "\(page.name) at \(size.name): \(low)")
+                    try await Self.check(browser, "\(page.name) at \(size.name)")
                     if let folder {
                         let file = URL(fileURLWithPath: folder).appendingPathComponent("\(page.name)-\(size.name).png")
                         try await browser.screenshot().write(to: file)
@@ -147,6 +130,45 @@ extension InChromium {
                 as? String
             #expect(banner?.contains("kitchen leak: leak · kitchen, since ") == true, "\(banner ?? "")")
             #expect(banner?.contains("front door open · hall, since ") == true, "\(banner ?? "")")
+            // Installable as an app (a phone's "Add to Home screen"): Chromium's own check of the manifest and its
+            // icon finds nothing missing.
+            let installability = try await browser.devTools("Page.getInstallabilityErrors")
+            let errors = installability["installabilityErrors"] as? [[String: Any]]
+            #expect(errors?.isEmpty == true, "\(installability)")
+            let manifest = try await browser.devTools("Page.getAppManifest")
+            #expect((manifest["url"] as? String)?.hasSuffix("/manifest.webmanifest") == true, "\(manifest)")
+            #expect((manifest["errors"] as? [Any])?.isEmpty == true, "\(manifest)")
+        }
+
+        /// The page as it is now: it does not scroll sideways, every visible control has a name in Chromium's
+        /// accessibility tree, and every text keeps a contrast of at least 4.5:1.
+        static func check(_ browser: WebDriver, _ what: String) async throws {
+            let wide =
+                try await browser.script("return [document.documentElement.scrollWidth, window.innerWidth]") as? [Int]
+            let (scroll, viewport) = (wide?.first ?? 0, wide?.last ?? 0)
+            if scroll > viewport {
+                // What sticks out: the deepest elements whose right edge is past the window's.
+                let out = try await browser.script(
+                    """
+                    const past = e => e.getBoundingClientRect().right > window.innerWidth + 0.5;
+                    return [...document.querySelectorAll('body *')].filter(e => past(e) && ![...e.children].some(past))
+                      .slice(0, 5).map(e => e.outerHTML.slice(0, 120));
+                    """)
+                Issue.record("\(what): \(scroll) px wide in \(viewport): \(out ?? [])")
+            }
+            for control in try await browser.elements("button, a, input, select, textarea") {
+                guard try await browser.isDisplayed(control) else { continue }
+                let name = try await browser.accessibleName(control)
+                // An empty name may be a control the page has just drawn again (the element gone stale): the page as it
+                // is now is asked which controls have nothing to be named by.
+                if name.trimmingCharacters(in: .whitespaces).isEmpty,
+                    let unnamed = try await browser.script(Self.unnamed) as? [String], !unnamed.isEmpty
+                {
+                    Issue.record("\(what): controls with no name: \(unnamed)")
+                }
+            }
+            let low = try await browser.script(Self.contrast) as? [String] ?? ["the script failed"]
+            #expect(low.isEmpty, "\(what): \(low)")
         }
 
         /// The visible controls with nothing a screen reader could name them by: what to look at when one has no name.

@@ -184,6 +184,7 @@ extension HubAPI {
     /// The pages a person moves between, in the top bar.
     static let places: [(path: String, name: String)] = [
         ("/", "Home"), ("/events", "Events"), ("/alerts", "Alerts"), ("/sessions", "Sessions"),
+        ("/route", "Route"),
     ]
 
     /// The bar at the top of every page once logged in: the places, who is logged in, and logging out.

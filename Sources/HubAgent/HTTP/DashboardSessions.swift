@@ -47,13 +47,23 @@ extension HubAPI {
         html += Self.figures(summary, statistics)
         html += "<h2>Track</h2>\n<div class=\"map\">\n"
         let map = SessionMap(points)
-        if let svg = map.svg(title: "Track of \(summary.sensor), \(Self.dateTime(summary.started))") {
+        if let svg = map.svg(
+            title: "Track of \(summary.sensor), \(Self.dateTime(summary.started))", tiles: mapTiles)
+        {
             html += svg
         } else {
             html += "<p class=\"no-positions\">No reading of this session has a position: there is no track to draw."
             html += " A mobile sensor's payload gives one as <code>lat</code> and <code>lon</code>.</p>\n"
         }
         let unit = (try? await readStore().sensor(named: summary.sensor))?.format.unit
+        let positioned = points.compactMap { $0.position?.point }
+        if let first = positioned.first, let last = positioned.last, Geodesy.distance(first, last) >= 50 {
+            let ends =
+                "from=\(GeoPoint.degrees(first.latitude)),\(GeoPoint.degrees(first.longitude))"
+                + "&to=\(GeoPoint.degrees(last.latitude)),\(GeoPoint.degrees(last.longitude))"
+            html += "<p><a href=\"/route?\(escape(ends))\">The least-polluted way from this session's start to its "
+            html += "end</a></p>\n"
+        }
         html += "</div>\n<h2>Over time</h2>\n<div class=\"charts\">\n"
         html += Self.sessionChart(summary, points, unit: unit) + "</div>\n"
         let track = "/api/v1/sessions/" + WebText.percentEncoded(summary.id) + "/track?format="
@@ -66,13 +76,17 @@ extension HubAPI {
             of: summary.sensor, since: Timestamp(millisecondsSince1970: 0), limit: 20)
         html += "<h2>Recent sessions of \(escape(summary.sensor))</h2>\n"
         html += Self.sessionTable(others ?? [], showSensor: false, current: summary.id)
-        return Self.page(html)
+        return Self.page(html, tiles: mapTiles != nil)
     }
 
-    static func page(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
+    /// A page; with `tiles`, one whose map shows tiles from another server, which is told the hub's origin (the
+    /// Referer OpenStreetMap's tile policy asks for), never a path.
+    static func page(_ html: String, status: HTTPResponse.Status = .ok, tiles: Bool = false) -> Response {
+        var response = Response(
             status: status, headers: [.contentType: "text/html; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(string: html + "</main></body></html>\n")))
+        if tiles { response.headers[.referrerPolicy] = "strict-origin-when-cross-origin" }
+        return response
     }
 
     /// The sessions as a table, each linking to its page.

@@ -19,7 +19,7 @@ extension HubAPI {
 
     /// The query's parameters, checked: a bad one is a 400 that names it.
     func routeRequest(_ request: Request) async throws -> (
-        RouteRequest, since: Timestamp, sensors: [String]?, gpx: Bool
+        RouteRequest, since: Timestamp, sensors: [String]?, gpx: Bool, shortest: Bool
     ) {
         let query = request.uri.queryParameters
         func point(_ key: String) throws -> GeoPoint {
@@ -74,14 +74,36 @@ extension HubAPI {
             throw Self.httpError(error)
         }
         let since = try sinceParameter(request, default: .seconds(30 * 86_400))
-        return (route, since, sensors, format == "gpx")
+        let shortest = query.get("shortest") ?? "false"
+        guard ["true", "false"].contains(shortest) else {
+            throw HTTPError(.badRequest, message: "shortest is true or false, not '\(shortest)'")
+        }
+        return (route, since, sensors, format == "gpx", shortest == "true")
+    }
+
+    /// `GET /api/v1/route`: the plan as GeoJSON (a Feature, or with `shortest=true` a FeatureCollection of the
+    /// route and the shortest path) or GPX.
+    func route(_ request: Request) async throws -> Response {
+        let (route, since, sensors, gpx, shortest) = try await routeRequest(request)
+        let (plan, _) = try await plan(route, since: since, sensors: sensors)
+        if gpx {
+            return Response(
+                status: .ok, headers: [.contentType: "application/gpx+xml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: plan.route.gpx(shortest: shortest))))
+        }
+        let body = shortest ? plan.route.geoJSONWithShortest(readings: plan.readings) : plan.geoJSON()
+        return Response(
+            status: .ok, headers: [.contentType: "application/geo+json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
     /// Plans on a thread of Dispatch's: reading the area's readings from SQLite and A* over a grid take from
     /// milliseconds to seconds, and Swift's cooperative pool has only as many threads as cores. At most
-    /// `maximumRoutesPlanning` at once; one more is a 503.
-    func route(_ request: Request) async throws -> Response {
-        let (route, since, sensors, gpx) = try await routeRequest(request)
+    /// `maximumRoutesPlanning` at once; one more is a 503. The API's and the route page's one way to plan; with the
+    /// readings it was planned on, for the page's map.
+    func plan(_ route: RouteRequest, since: Timestamp, sensors: [String]?) async throws -> (
+        RoutePlan, readings: [PollutionReading]
+    ) {
         let admitted = routesPlanning.withLock { planning in
             guard planning < maximumRoutesPlanning else { return false }
             planning += 1
@@ -108,15 +130,7 @@ extension HubAPI {
                 }
             }
         }
-        let plan = try planned.get()
-        if gpx {
-            return Response(
-                status: .ok, headers: [.contentType: "application/gpx+xml; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: plan.route.gpx())))
-        }
-        return Response(
-            status: .ok, headers: [.contentType: "application/geo+json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(string: plan.geoJSON())))
+        return (try planned.get(), found.readings)
     }
 
     /// A route's refusal as the status that fits it: the request's fault (400), nothing to plan on (404), or roads

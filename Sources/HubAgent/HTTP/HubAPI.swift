@@ -31,6 +31,8 @@ struct HubAPI: Sendable {
     /// The roads `/api/v1/route` follows (`route.roads` in hubd.yaml, read once at start); `nil` routes across the
     /// pollution grid.
     let roads: RoadNetwork?
+    /// The tiles under the maps (`http.map_tiles`); nil draws them on a plain ground.
+    let mapTiles: MapTiles?
     /// How many routes may be planned at once (one a core): each holds a Dispatch thread and up to 70 MB.
     let maximumRoutesPlanning: Int
     /// Routes being planned now.
@@ -60,7 +62,7 @@ struct HubAPI: Sendable {
     init(
         snapshot: @escaping HubSnapshot.Source, store: any RegistryStore, stateDirectory: String, access: HTTPAccess,
         metrics: MetricsExporter, logger: Logger, webPushKey: @escaping @Sendable () -> String? = { nil },
-        roads: RoadNetwork? = nil, maximumRoutesPlanning: Int = 2,
+        roads: RoadNetwork? = nil, mapTiles: MapTiles? = nil, maximumRoutesPlanning: Int = 2,
         session: (@Sendable (SessionAction, _ sensor: String) async throws -> SensorTracker.Outcome)? = nil,
         history: HistorySource? = nil, actionKey: @escaping @Sendable () -> SymmetricKey? = { nil },
         alerts: (any AlertPlace)? = nil, pushoverCallback: @escaping @Sendable (String) -> Bool = { _ in false },
@@ -87,6 +89,7 @@ struct HubAPI: Sendable {
         self.logger = logger
         self.webPushKey = webPushKey
         self.roads = roads
+        self.mapTiles = mapTiles
         self.maximumRoutesPlanning = maximumRoutesPlanning
         self.session = session
     }
@@ -170,8 +173,7 @@ struct HubAPI: Sendable {
     /// A JSON object body of at most 64 KiB with only `allowed` keys, sent as `application/json`: no other page can
     /// send that without the browser asking first (a CORS preflight, which the hub refuses), so a form or a
     /// `text/plain` POST from another site never gets this far.
-    func object(_ request: Request, _ context: HubRequestContext, allowed: Set<String>) async throws -> [String: Any]
-    {
+    func object(_ request: Request, _ context: HubRequestContext, allowed: Set<String>) async throws -> [String: Any] {
         let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
         guard type?.lowercased() == "application/json" else {
             throw HTTPError(

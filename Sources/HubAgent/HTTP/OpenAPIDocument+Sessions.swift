@@ -88,10 +88,25 @@ extension OpenAPIDocument {
             get:
               summary: >-
                 The dashboard's page of a session (HTML): its figures, its track as an SVG map coloured by PM2.5 band
-                (no tiles: it works offline), its chart over time and its downloads
+                (over http.map_tiles' tiles, drawn on a plain ground without them), its chart over time, its
+                downloads, and a link to the least-polluted way between its ends
               responses:
                 "200": {description: HTML}
                 "404": {description: No such session (HTML)}
+          /route:
+            get:
+              summary: >-
+                The dashboard's route page (HTML): with from and to (and the other parameters of /api/v1/route), the
+                least-polluted way beside the shortest on one map, with their lengths, mean PM2.5 and exposure
+              parameters:
+                - {name: from, in: query, schema: {type: string, example: "52.0907,5.1214"}}
+                - {name: to, in: query, schema: {type: string, example: "52.0860,5.1400"}}
+                - {name: since, in: query, schema: {type: string, default: 30d}}
+              responses:
+                "200": {description: HTML}
+                "400": {description: A bad parameter, said on the page (HTML)}
+                "404": {description: No PM2.5 readings in the area (HTML)}
+                "503": {description: Routes being planned already (HTML)}
 
         """
 

@@ -238,12 +238,15 @@ enum OpenAPIDocument {
                 - {name: default, in: query, schema: {type: number, default: 15}, description: µg/m³ for cells with no reading}
                 - {name: sensors, in: query, schema: {type: string}, description: "only these sensors' readings (names separated by commas)"}
                 - {name: format, in: query, schema: {type: string, enum: [geojson, gpx], default: geojson}}
+                - {name: shortest, in: query, schema: {type: boolean, default: false}, description: "the shortest path's line too"}
               responses:
                 "200":
                   description: >-
-                    A GeoJSON Feature (LineString of [longitude, latitude]) with properties length_m, exposure
-                    (µg/m³·m), shortest_length_m, shortest_exposure, defaulted_cells, default_pm25 and readings; or a
-                    GPX 1.1 track with format=gpx
+                    A GeoJSON Feature (LineString of [longitude, latitude]) with properties route
+                    (least-polluted), length_m, exposure (µg/m³·m), mean_pm25, shortest_length_m, shortest_exposure,
+                    defaulted_cells, default_pm25 and readings; or a GPX 1.1 track with format=gpx. With
+                    shortest=true, a FeatureCollection of that Feature and the shortest path's (route: shortest,
+                    length_m, exposure, mean_pm25), or two GPX tracks
                   content:
                     application/geo+json:
                       schema:
@@ -254,8 +257,10 @@ enum OpenAPIDocument {
                           properties:
                             type: object
                             properties:
+                              route: {type: string, enum: [least-polluted, shortest]}
                               length_m: {type: number}
                               exposure: {type: number}
+                              mean_pm25: {type: number}
                               shortest_length_m: {type: number}
                               shortest_exposure: {type: number}
                               defaulted_cells: {type: integer}

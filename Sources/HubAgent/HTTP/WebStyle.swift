@@ -92,7 +92,7 @@ enum WebStyle {
         #push input,#push button{margin:.2rem .4rem .2rem 0}
         #push-status[data-state=error]{color:#b42318} #push-status[data-state=done]{color:#067647}
         .map svg{width:100%;max-width:40rem;background:#fff;border-radius:8px;display:block}
-        dl.figures{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0 0 1rem}
+        dl.figures{display:grid;grid-template-columns:fit-content(55%) minmax(0,1fr);gap:.2rem 1rem;margin:0 0 1rem}
         dl.figures dt{color:var(--muted)} dl.figures dd{margin:0;font-weight:600}
         main.login,main.narrow{max-width:26rem;margin:2rem auto}
         main.login label{display:block;margin:.6rem 0}

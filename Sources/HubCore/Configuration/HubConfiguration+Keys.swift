@@ -139,7 +139,8 @@ extension HubConfiguration {
         ConfigKey(
             "public", "list of paths",
             "Reads opened to anyone without a login, for what really wants them open: `[/metrics]` for a "
-                + "Prometheus on the LAN. Only GET routes that read (never a write); each is named in the log at start."),
+                + "Prometheus on the LAN. Only GET routes that read (never a write); each is named in the log at start."
+        ),
         ConfigKey(
             "hosts", "list of host names",
             "Names the hub answers to besides its IP addresses, localhost, this machine's name and "
@@ -156,6 +157,13 @@ extension HubConfiguration {
             "tls_certificate", "file path",
             "Serve HTTPS: the certificate chain (PEM), read again on SIGHUP (a renewed certificate needs no restart)."),
         ConfigKey("tls_key", "file path", "The certificate's private key (PEM), with tls_certificate."),
+        ConfigKey(
+            "map_tiles", "URL with {z}, {x} and {y}, or off", default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+            "The map tiles under sessions' tracks and routes, fetched by the browser (not by hubd) from this server; "
+                + "without them, or off the network, the maps are drawn on a plain ground."),
+        ConfigKey(
+            "map_attribution", "text", default: "\"© OpenStreetMap contributors\"",
+            "What the maps credit for their tiles, as the tile server's licence asks."),
     ]
 
     static let routeKeys: [ConfigKey] = [

@@ -6,7 +6,8 @@ public struct Route: Sendable, Equatable {
     public var length: Double
     /// Σ length × PM2.5 along the route, µg/m³·m: divided by a walking speed, the dose a person breathes.
     public var exposure: Double
-    /// The shortest path's length (k = 0) between the same cells or nodes.
+    /// The shortest path (k = 0) between the same cells or nodes: its points, length and exposure.
+    public var shortestPoints: [GeoPoint]
     public var shortestLength: Double
     public var shortestExposure: Double
     /// Cells of the field that had no reading within the search radius and were counted at the default.
@@ -80,7 +81,8 @@ public struct RoutePlanner: Sendable {
         else { throw .unreachable(start, end) }
         return Route(
             points: cleanest.nodes.map(point), length: cleanest.length, exposure: cleanest.exposure,
-            shortestLength: shortest.length, shortestExposure: shortest.exposure,
+            shortestPoints: shortest.nodes.map(point), shortestLength: shortest.length,
+            shortestExposure: shortest.exposure,
             defaultedCells: field.defaultedCells, defaultValue: field.defaultValue)
     }
 }

@@ -18,12 +18,21 @@ import Logging
 struct EdgeMiddleware: RouterMiddleware {
     typealias Context = HubRequestContext
     let access: HTTPAccess
+    let contentSecurityPolicy: String
+
+    init(access: HTTPAccess) {
+        self.access = access
+        contentSecurityPolicy = Self.contentSecurityPolicy(imageOrigins: access.settings.imageOrigins)
+    }
 
     /// Scripts and styles from the hub only (styles may be inline: the pages' one `<style>` and SVG attributes; no
-    /// script is), images from the hub and `data:`, no plugins, no `<base>`, forms only to the hub, no framing.
-    static let contentSecurityPolicy =
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-        + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    /// script is), images from the hub, `data:` and the map tiles' server, no plugins, no `<base>`, forms only to the
+    /// hub, no framing.
+    static func contentSecurityPolicy(imageOrigins: [String]) -> String {
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+            + imageOrigins.map { " " + $0 }.joined() + "; "
+            + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -76,10 +85,14 @@ struct EdgeMiddleware: RouterMiddleware {
     /// The response with the security headers every answer carries.
     func secured(_ response: Response, _ request: Request) -> Response {
         var response = response
-        response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
-        response.headers[.referrerPolicy] = request.uri.path.hasPrefix("/a/") ? "no-referrer" : "same-origin"
+        // A page with a map over tiles says which (`strict-origin-when-cross-origin`: the tile server is told the
+        // hub's origin, never a path, as OpenStreetMap's policy asks); the rest tell nothing outside.
+        if request.uri.path.hasPrefix("/a/") || response.headers[.referrerPolicy] == nil {
+            response.headers[.referrerPolicy] = request.uri.path.hasPrefix("/a/") ? "no-referrer" : "same-origin"
+        }
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
     }

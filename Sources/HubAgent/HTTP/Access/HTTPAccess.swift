@@ -27,6 +27,8 @@ struct HTTPAccess: Sendable {
         var hosts: Set<String>? = []
         /// Other sites whose pages may call the API with a token (`http.cors_origins`).
         var corsOrigins: Set<String> = []
+        /// Other origins the pages may show images from: the map tiles' server (`http.map_tiles`).
+        var imageOrigins: [String] = []
         /// Reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (`http.trusted_proxies`).
         var trustedProxies: Set<String> = []
         /// Served over TLS by hubd itself: cookies are `Secure`.
