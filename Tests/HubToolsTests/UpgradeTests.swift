@@ -1,0 +1,120 @@
+import Foundation
+import HubCore
+import HubTestKit
+import Testing
+
+/// A new hubd started on a state directory an older hubd left when it was SIGKILLed in the middle of its work —
+/// every status of a burst taken (journaled and acknowledged to the broker), its notifications pending because the
+/// webhook was down — delivers every change exactly once, under the ids the old hub gave them (issue 54: whatever
+/// the pipeline's logs become, they must read what today's wrote).
+///
+/// The state directory is a fixture kept in Tests/Fixtures (`upgrade-<date>`), made by `UpgradeFixture` with the
+/// hubd of that day (`HUB_MAKE_UPGRADE_FIXTURE=DIR swift test --filter UpgradeFixture`); its `expected.txt` lists the
+/// changes published, one `sensor=status` a line.
+@Suite(.timeLimit(.minutes(2))) struct UpgradeTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures")
+
+    /// The hooks' configuration, the same in the old hub and the new (the outbox names its backend).
+    static func configuration(_ url: String) -> String {
+        """
+        notifiers:
+          backends:
+            hook: { type: webhook, url: "\(url)/events" }
+          rules:
+            all: { backends: [hook] }
+        """
+    }
+
+    static var fixtureNames: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: fixtures.path)) ?? [])
+            .filter { $0.hasPrefix("upgrade-") }.sorted()
+    }
+
+    @Test(arguments: fixtureNames)
+    func aStateDirectoryAnOlderHubLeftIsDeliveredExactlyOnce(_ name: String) async throws {
+        let fixture = Self.fixtures.appendingPathComponent(name)
+        let expected = try String(contentsOf: fixture.appendingPathComponent("expected.txt"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        #expect(expected.count == 60)
+        try await withBroker { broker in
+            let server = try await TestHTTPServer.start()
+            defer { Task { await server.stop() } }
+            let hub = try RunningHub(configuration: Self.configuration(server.url))
+            let state = fixture.appendingPathComponent("state")
+            for file in try FileManager.default.contentsOfDirectory(atPath: state.path) {
+                let target = hub.hubctl.state.file(file)
+                try? FileManager.default.removeItem(atPath: target)
+                try FileManager.default.copyItem(atPath: state.appendingPathComponent(file).path, toPath: target)
+            }
+            try await hub.use(broker)
+            try await hub.startAndWaitUntilReady()
+            var delivered: [String: Set<String>] = [:]
+            var perID: [String: Int] = [:]
+            try await eventually("every change of the old hub delivered", within: .seconds(60)) {
+                delivered = [:]
+                perID = [:]
+                for request in server.requests where request.path == "/events" {
+                    guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                        let sensor = body["sensor"] as? String, let status = body["status"] as? String,
+                        let id = body["id"] as? String
+                    else { continue }
+                    delivered["\(sensor)=\(status)", default: []].insert(id)
+                    perID[id, default: 0] += 1
+                }
+                return Set(expected).isSubset(of: delivered.keys)
+            }
+            // A moment more for anything sent twice to show.
+            try await Task.sleep(for: .seconds(2))
+            await hub.stop()
+            #expect(Set(expected).subtracting(delivered.keys).isEmpty)
+            #expect(
+                delivered.filter { $0.value.count > 1 }.isEmpty,
+                "under two ids: \(delivered.filter { $0.value.count > 1 })")
+            #expect(perID.filter { $0.value > 1 }.isEmpty, "sent again: \(perID.filter { $0.value > 1 })")
+            #expect(Set(delivered.keys) == Set(expected), "unexpected: \(Set(delivered.keys).subtracting(expected))")
+        }
+    }
+}
+
+/// Makes the fixture `UpgradeTests` reads, with the hubd built now: three sensors, a burst of 60 QoS 1 changes,
+/// the webhook's port closed so that every notification waits, and hubd SIGKILLed as soon as it has taken the
+/// last status (it acknowledges a status once its journal has it). Only with `HUB_MAKE_UPGRADE_FIXTURE=DIR`.
+@Suite struct UpgradeFixture {
+    static let folder = ProcessInfo.processInfo.environment["HUB_MAKE_UPGRADE_FIXTURE"]
+
+    @Test(.enabled(if: folder != nil)) func makeTheFixture() async throws {
+        let folder = URL(fileURLWithPath: try #require(Self.folder))
+        try await withBroker { broker in
+            let closed = try freeLoopbackPort()
+            let hub = try RunningHub(configuration: UpgradeTests.configuration("http://127.0.0.1:\(closed)"))
+            let sensors = ["a", "b", "c"]
+            try await hub.prepare(broker, sensors: sensors)
+            try await hub.startAndWaitUntilReady()
+            let client = try await publisher(broker, id: "upgrade-fixture")
+            var published: [String] = []
+            for index in 0..<60 {
+                let sensor = sensors[index % sensors.count]
+                let status = "v\(index / sensors.count + 1)"
+                try await client.publish(topic: sensor, payload: status, qos: .atLeastOnce, retain: true)
+                published.append("\(sensor)=\(status)")
+            }
+            await client.disconnect()
+            // Taken when the retained statuses are the last ones: hubd's registry follows its journal.
+            try await eventually("the burst taken", within: .seconds(20)) {
+                let registry = try? hub.registry()
+                return sensors.allSatisfy { registry?.sensor(named: $0)?.status == "v20" }
+            }
+            _ = await hub.stop(SIGKILL)
+            let state = folder.appendingPathComponent("state")
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            for file in try FileManager.default.contentsOfDirectory(atPath: hub.hubctl.state.path)
+            where !["hubd.yaml", "hubd.lock"].contains(file) && !file.hasSuffix(".sock") {
+                try FileManager.default.copyItem(
+                    atPath: hub.hubctl.state.file(file), toPath: state.appendingPathComponent(file).path)
+            }
+            try (published.joined(separator: "\n") + "\n").write(
+                to: folder.appendingPathComponent("expected.txt"), atomically: true, encoding: .utf8)
+        }
+    }
+}
