@@ -166,11 +166,14 @@ extension NotificationRouter {
         }
     }
 
-    /// When the alert book next has something to send, on the router's clock.
+    /// When the alert book next has something to send, or alert messages held for its save may go, on the router's
+    /// clock.
     func alertDeadline(now: Timestamp = .now) -> ContinuousClock.Instant? {
+        let held = heldAlertMessagesDeadline()
         let setup = self.setup.withLock { $0.alerts }
-        guard !setup.isEmpty, let next = alerts.update({ $0.nextDeadline(setup, now: now) }) else { return nil }
-        return .now + .milliseconds(max(0, next.millisecondsSince1970 - now.millisecondsSince1970))
+        guard !setup.isEmpty, let next = alerts.update({ $0.nextDeadline(setup, now: now) }) else { return held }
+        let book = ContinuousClock.now + .milliseconds(max(0, next.millisecondsSince1970 - now.millisecondsSince1970))
+        return held.map { min($0, book) } ?? book
     }
 
     /// Whether an event a plain rule (one without alerting) would send is held by a silence: counted and logged.

@@ -1,7 +1,7 @@
 import HubCore
 
-/// How the router tells the journal which events it has routed (`progress`): only once their notifications are on
-/// disk. The outbox's adds are written without `fsync` (`Outbox.append(_:durable: false)`); a second after the
+/// How the router tells the journal which events it has routed (`progress`): only once their notifications and the
+/// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.append(_:durable: false)`); a second after the
 /// first routed batch, one `fsync` of the outbox covers every batch since, and then the position they reach is
 /// reported. Until then the journal keeps the events, and a crash (or a power cut) replays them into the same
 /// notifications, with the same ids. So a burst pays one `fsync` per batch, the journal's, plus one a second for
@@ -30,21 +30,28 @@ extension NotificationRouter {
         }
     }
 
-    /// Flushes the outbox, then reports the position routed before the flush began. A flush that fails reports
-    /// nothing (the journal keeps the events) and is tried again a second later.
-    func syncRouted() async {
-        guard
-            let through = routedPosition.withLock({ position in
-                defer { position = nil }; return position
-            })
-        else {
-            return
+    /// Flushes the outbox, saves the alert book, then reports the position routed before the flush began. The book
+    /// after the outbox: a crash between them makes the book again from the journal's events, into messages with
+    /// the same keys, which the outbox has already. A flush or a save that fails reports nothing (the journal keeps
+    /// the events) and is tried again a second later.
+    /// The book is saved only when its gap allows (`saveBookIfDue`), unless `force` (hubd stopping); until then the
+    /// position waits, and the flush is tried again a second later.
+    func syncRouted(force: Bool = false) async {
+        let through = routedPosition.withLock { position in
+            defer { position = nil }
+            return position
         }
         do {
-            try await outbox.sync()
-            progress?(through)
+            if through != nil { try await outbox.sync() }
+            guard saveBookIfDue(force: force) else {
+                // Not due yet, or failed (logged and counted by the ledger).
+                if let through { routedPosition.withLock { $0 = max($0 ?? 0, through) } }
+                outboxSyncBell.ring()
+                return
+            }
+            if let through { progress?(through) }
         } catch {
-            routedPosition.withLock { $0 = max($0 ?? 0, through) }
+            if let through { routedPosition.withLock { $0 = max($0 ?? 0, through) } }
             outboxSyncBell.ring()
             inbox.withLock { $0.counters.outboxErrors += 1 }
             logger.error(

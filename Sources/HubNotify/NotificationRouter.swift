@@ -32,6 +32,8 @@ public final class NotificationRouter: Service, Sendable {
     let outboxSyncBell = Doorbell()
     /// The alerts, their groups and silences (`AlertBook`), kept in `alerts.json`.
     let alerts: AlertLedger
+    /// Alert messages in the outbox that wait for the book's next save before they go (`NotificationRouter+Saving`).
+    let bookSaving = Locked(BookSaving())
     /// What people ask of the alerts (`hubctl alerts ack`, `hubctl silences add`), on its way to the book.
     let requests: AlertRequests
     /// Set when the requests file changed (and at start): the next routing takes them.
@@ -264,7 +266,7 @@ public final class NotificationRouter: Service, Sendable {
         }
         // Whatever arrived but was not routed yet waits in the outbox for the next start.
         await route(durableOnly: true)
-        await syncRouted()
+        await syncRouted(force: true)
         await outbox.close()
     }
 
@@ -347,6 +349,7 @@ public final class NotificationRouter: Service, Sendable {
             }
             guard !events.isEmpty || (!asked && shared == nil) else {
                 if let through { routed(through: through) }
+                if !durableOnly { await dispatchHeldAlertMessages() }
                 return
             }
             var notifications = await self.notifications(for: events)
@@ -363,20 +366,21 @@ public final class NotificationRouter: Service, Sendable {
             // then they only wait in the outbox for the next start.
             let dispatch = { @Sendable (notifications: [Notification]) async in
                 guard !durableOnly else { return }
-                var byBackend: [String: [Notification]] = [:]
-                for notification in notifications { byBackend[notification.backend, default: []].append(notification) }
-                for (backend, notifications) in byBackend { await queues[backend]?.enqueue(notifications) }
+                await Self.enqueue(notifications, on: queues)
             }
             do {
                 // An event the journal handed over again (after a crash) that is in the outbox already stays out.
                 let fresh = try await outbox.append(notifications, durable: durableOnly) { fresh in
                     await dispatch(alerting.isEmpty ? fresh : fresh.filter { $0.alert == nil })
                 }
-                // The book after the outbox (a crash between them resends, never loses); once per drained burst
-                // (ten batches wrote it ten times), or before alert messages go: a tap must find their links on disk.
-                let saved = (drained || !alerting.isEmpty) && alerts.save()
-                if drained, saved, let through { routed(through: through) }
-                if !alerting.isEmpty { await dispatch(fresh.filter { $0.alert != nil }) }
+                // Alert messages go once the book holding their links is on disk (a tap must find them), saved
+                // at most every `bookSaveGap` (`NotificationRouter+Saving`); the rest of the book is saved with the
+                // outbox's flush (`syncRouted`), the journal keeping the events until then.
+                let ready = saveBookForAlertMessages(fresh.filter { $0.alert != nil })
+                if drained {
+                    if let through { routed(through: through) } else { outboxSyncBell.ring() }
+                }
+                if !ready.isEmpty { await dispatch(ready) }
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(

@@ -20,6 +20,8 @@ final class AlertLedger: Sendable {
         var errors = 0
         /// Whether the mark has been checked since this book was begun.
         var marked = false
+        /// How long the last save that wrote took, encoding and writing (the router spaces saves by it).
+        var lastWrite = Duration.zero
     }
 
     init(directory: String, logger: Logger) {
@@ -42,7 +44,9 @@ final class AlertLedger: Sendable {
     /// (`AlertBook.epoch`), so no later message is taken for one already sent and no used link works again, and
     /// the reset is logged as an error and kept in the book (`hubctl status`, /metrics, the dashboard).
     func open(now: Timestamp = .now) {
-        let mark = (FileManager.default.contents(atPath: markPath)).flatMap { try? JSONDecoder().decode(Mark.self, from: $0) }
+        let mark = (FileManager.default.contents(atPath: markPath)).flatMap {
+            try? JSONDecoder().decode(Mark.self, from: $0)
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             if let mark {
                 // It was begun, and is gone.
@@ -121,6 +125,9 @@ final class AlertLedger: Sendable {
 
     var errors: Int { state.withLock { $0.errors } }
 
+    /// How long the last save that wrote the file took.
+    var lastWrite: Duration { state.withLock { $0.lastWrite } }
+
     /// Writes the book when it changed; false (logged and counted) when it could not be.
     @discardableResult
     func save() -> Bool {
@@ -131,6 +138,7 @@ final class AlertLedger: Sendable {
     private let writing = Locked(())
 
     private func saveNow() -> Bool {
+        let started = ContinuousClock.now
         // Keys unsorted: sorting them was a third of the encoding (bench/alerts.sh, perf).
         let encoder = JSONEncoder()
         let (bytes, unchanged, revision) = state.withLock { state -> ([UInt8], Bool, Int) in
@@ -151,12 +159,15 @@ final class AlertLedger: Sendable {
                 defer { state.marked = true }
                 state.saved = bytes
                 state.savedRevision = revision
+                state.lastWrite = .now - started
                 return (state.book.epoch, state.book.reset?.count ?? 0, !state.marked)
             }
             if first {
                 // Once a book is on disk, its loss is noticed.
                 let mark = Mark(epoch: epoch, resets: resets)
-                if (FileManager.default.contents(atPath: markPath)).flatMap({ try? JSONDecoder().decode(Mark.self, from: $0) }) != mark {
+                if (FileManager.default.contents(atPath: markPath)).flatMap({
+                    try? JSONDecoder().decode(Mark.self, from: $0)
+                }) != mark {
                     note(mark)
                 }
             }
