@@ -122,7 +122,8 @@ extension AlertBook {
         }
         if !alert.told.isEmpty { return outage.map { "firing, told as part of \($0)" } ?? "firing" }
         if let silence = silences.first(where: { $0.silences(alert.fields, at: now) }) {
-            return "silenced by \(silence.id) (\(Self.spoken(silence.matchers))) until \(Self.clock(silence.endsAt, now: now))"
+            return
+                "silenced by \(silence.id) (\(Self.spoken(silence.matchers))) until \(Self.clock(silence.endsAt, now: now))"
         }
         if let setup, let rule = setup.rules[alert.rule], let policy = rule.alerting, rule.priority < 5 {
             for name in policy.quietHours {

@@ -101,7 +101,8 @@ extension AlertBook {
         if changed.count > 1 { return true }
         guard !changed.isEmpty else { return false }
         return groups.contains { key, group in
-            !changed.contains(key) && group.outage == nil && group.members.contains { alerts[$0]?.waitsToBeSent == true }
+            !changed.contains(key) && group.outage == nil
+                && group.members.contains { alerts[$0]?.waitsToBeSent == true }
         }
     }
 

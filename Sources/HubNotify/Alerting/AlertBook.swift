@@ -2,7 +2,7 @@ import HubCore
 import HubSupport
 
 /// The hub's alerts and what to send about them, as a value with no I/O: events and the clock go in, messages come
-/// out (`AlertBook+Sending.swift`), and the whole of it is saved as it is (`AlertLedger`).
+/// out (`AlertBook+Pipeline.swift`, a file per stage), and the whole of it is saved as it is (`AlertLedger`).
 ///
 /// The stages, in the order a message meets them (as Alertmanager's `notify/` pipeline): dependencies (a child's
 /// offline alert waits while its parent is offline) → quiet hours → silences → grouping (wait, interval, storm

@@ -56,7 +56,8 @@ public struct Silence: Sendable, Hashable, Codable {
             throw AlertInputError("a silence has 1 to \(Limits.matchers) matchers, not \(matchers.count)")
         }
         for matcher in matchers where matcher.value.count > Limits.value || matcher.name.count > Limits.value {
-            throw AlertInputError("the matcher '\(matcher.description.prefix(40))…' is longer than \(Limits.value) characters")
+            throw AlertInputError(
+                "the matcher '\(matcher.description.prefix(40))…' is longer than \(Limits.value) characters")
         }
         guard comment.count <= Limits.comment else {
             throw AlertInputError("the comment has \(comment.count) characters; at most \(Limits.comment)")
