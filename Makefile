@@ -54,7 +54,8 @@ deb-check:
 
 ## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
 ## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra; an authenticated GET beside an
-## unauthenticated one; the dashboard's pages and what open dashboards cost a quiet hub (write bench/results/).
+## unauthenticated one; the dashboard's pages and what open dashboards cost a quiet hub; what a home's hub writes to
+## its disk, by file (write bench/results/).
 bench:
 	bench/receive.sh
 	bench/store.sh
@@ -67,6 +68,7 @@ bench:
 	bench/alerts-ab.sh
 	bench/auth.sh
 	bench/dashboard.sh
+	bench/home.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

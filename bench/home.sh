@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# What a home's hub writes to its disk (issues 54 and 55: an SD card wears out): a release hubd with hubd's defaults
+# (history on) and HOME_SENSORS (20) sensors publishing 4 messages a second between them, each every 5 s — half doors
+# whose every message is a change (open, closed, …: the worst a home does), half thermometers (JSON, a value each
+# time) — with one alerting rule on the doors to a file backend and a webhook (a local receiver answering 200).
+# Over SECS (60) seconds, measured on the running process:
+# - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
+#   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
+# - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
+# then a day of it (× 86,400 / SECS) and per notification.
+# Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
+# state directory lives (a disk, not tmpfs, or write_bytes reads 0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HOME_SENSORS=${HOME_SENSORS:-20}
+SECS=${SECS:-60}
+RATE=${RATE:-4}
+OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
+
+scripts/install-deps
+command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
+swift build -c release --product hubd >&2
+bin=$(swift build -c release --show-bin-path)
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_work
+export TMPDIR=${BENCH_TMPDIR:-/var/tmp}
+disk=$(mktemp -d)
+shm=$disk  # removed at exit with $work
+
+start_broker
+state=$disk/hub
+mkdir -p "$state"
+doors=$((HOME_SENSORS / 2))
+awk -v n="$HOME_SENSORS" -v doors="$doors" -v port="$port" -v id="bench-home-$$" 'BEGIN {
+    print "{\n  \"schemaVersion\": 1,\n  \"broker\": {\"host\": \"127.0.0.1\", \"port\": " port ", \"clientId\": \"" id "\"},\n  \"sensors\": ["
+    for (i = 0; i < n; i++) {
+        if (i < doors) printf "    {\"name\": \"door%d\", \"topic\": \"home/door%d\", \"status\": \"Waiting\", \"added\": \"2026-12-06T10:00:00.000Z\", \"kind\": \"status\"}", i, i
+        else printf "    {\"name\": \"temp%d\", \"topic\": \"home/temp%d\", \"status\": \"Waiting\", \"added\": \"2026-12-06T10:00:00.000Z\", \"kind\": \"numeric\", \"value\": \"temperature\", \"unit\": \"°C\"}", i, i
+        printf "%s\n", (i < n - 1) ? "," : ""
+    }
+    print "  ]\n}"
+}' >"$state/defaults.json"
+
+# The webhook's receiver: 200 to every POST.
+hook=$(free_port)
+python3 - "$hook" >/dev/null 2>&1 <<'PY' &
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Hook(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *args): pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
+PY
+pids+=($!)
+
+start_hubd "$state" "$(cat <<YAML
+notifiers:
+  backends:
+    log: { type: file, path: $state/delivered.jsonl }
+    hook: { type: webhook, url: "http://127.0.0.1:$hook/hook" }
+  rules:
+    doors:
+      sensors: ["door*"]
+      events: [changed]
+      statuses: [open]
+      backends: [log, hook]
+      group_by: [sensor]
+      group_wait: 0s
+YAML
+)"
+
+# The publisher: RATE messages a second in turn over the sensors, QoS 1 and retained as firmware publishes, for
+# SECS seconds plus the warm-up; it prints when the measured window begins and ends.
+publisher_log=$work/publisher.log
+python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" "$SECS" >"$publisher_log" <<'PY' &
+import socket, struct, sys, time
+port, count, doors, rate, secs = (int(a) for a in sys.argv[1:6])
+def packet(kind, body):
+    n, length = len(body), b""
+    while True:
+        byte, n = n % 128, n // 128
+        length += bytes([byte | (128 if n else 0)])
+        if not n: break
+    return bytes([kind]) + length + body
+def text(s): b = s.encode(); return struct.pack(">H", len(b)) + b
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(packet(0x10, text("MQTT") + bytes([4, 2]) + struct.pack(">H", 60) + text("bench-home")))
+s.recv(4)
+s.setblocking(False)
+warm = 5
+start, i, packet_id = time.monotonic(), 0, 1
+print("begin", time.time() + warm, flush=True)
+while time.monotonic() - start < secs + warm:
+    sensor = i % count
+    if sensor < doors:
+        topic, payload = f"home/door{sensor}", (b"open" if (i // count) % 2 == 0 else b"closed")
+    else:
+        topic, payload = f"home/temp{sensor}", ('{"temperature": %.1f}' % (20 + (i % 17) / 10)).encode()
+    s.sendall(packet(0x33, text(topic) + struct.pack(">H", packet_id) + payload))
+    packet_id = packet_id % 65535 + 1
+    try:
+        while s.recv(4096): pass
+    except BlockingIOError: pass
+    i += 1
+    time.sleep(max(0, start + i / rate - time.monotonic()))
+print("end", time.time(), i, flush=True)
+s.setblocking(True)
+s.sendall(bytes([0xe0, 0]))
+PY
+publisher=$!
+pids+=("$publisher")
+until grep -q '^begin' "$publisher_log"; do sleep 0.1; done
+begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
+sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
+
+# The window: strace on every thread of hubd, its io counters before and after.
+io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
+bytes0=$(io write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
+messages0=$(metric sensorhub_messages_total | cut -d. -f1)
+delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
+strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o "$work/strace" &
+tracer=$!
+pids+=("$tracer")
+sleep "$SECS"
+kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
+bytes1=$(io write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
+messages1=$(metric sensorhub_messages_total | cut -d. -f1)
+delivered1=$(wc -l <"$state/delivered.jsonl")
+wait "$publisher" || true
+stop_hubd
+
+messages=$((messages1 - messages0))
+notifications=$((delivered1 - delivered0))
+# Bytes and fsyncs by file: `write(7</var/tmp/…/journal.jsonl>, "…", 312) = 312`; a temporary name
+# (`alerts.json.tmp-…`, `.tmp`) counts as the file it becomes; sockets and pipes are left out (they are not disk).
+by_file=$(python3 - "$work/strace" "$state" <<'PY'
+import re, sys
+call = re.compile(r"^(\d+) +(write|pwrite64|writev|fsync|fdatasync)\(\d+<([^>]*)>.*?(?:= (-?\d+))?$")
+resumed = re.compile(r"^(\d+) +<\.\.\. (write|pwrite64|writev|fsync|fdatasync) resumed>.*= (-?\d+)")
+files, pending = {}, {}
+
+def name_of(path):
+    if path == sys.argv[2]:
+        return "(the state directory, after a rename)"
+    name = path.rsplit("/", 1)[-1]
+    # A file replaced atomically is written as `.alerts.json.<pid>.<random>.tmp` and renamed.
+    name = re.sub(r"\.tmp$", "", name)
+    return re.sub(r"^\.(.*)\.\d+\.\d+$", r"\1", name)
+
+def count(kind, name, result):
+    entry = files.setdefault(name, [0, 0, 0])
+    if kind in ("fsync", "fdatasync"):
+        entry[2] += 1
+    elif result is not None and int(result) > 0:
+        entry[0] += int(result)
+        entry[1] += 1
+
+for line in open(sys.argv[1], errors="replace"):
+    line = line.rstrip("\n")
+    m = call.match(line)
+    if m:
+        pid, kind, path, result = m.groups()
+        if re.match(r"^(socket|pipe|anon_inode|TCP|UDP|UNIX):", path) or path.startswith("/dev/"):
+            continue
+        if line.endswith("<unfinished ...>"):
+            pending[pid] = (kind, name_of(path))
+            if kind in ("fsync", "fdatasync"):
+                count(kind, pending.pop(pid)[1], None)
+            continue
+        count(kind, name_of(path), result)
+        continue
+    m = resumed.match(line)
+    if m and m.group(1) in pending:
+        kind, name = pending.pop(m.group(1))
+        count(kind, name, m.group(3))
+for name, (written, calls, syncs) in sorted(files.items(), key=lambda item: -item[1][0]):
+    print(name.replace(" ", "\u00a0"), written, calls, syncs)
+PY
+)
+
+day=$(echo "86400 / $SECS" | bc -l)
+mb() { awk -v b="$1" -v d="$day" 'BEGIN { printf "%.1f", b * d / 1e6 }'; }
+perday() { awk -v n="$1" -v d="$day" 'BEGIN { printf "%.0f", n * d }'; }
+each() { awk -v n="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", n / m; else printf "–" }'; }
+asked=0; syncs=0
+{
+    echo "# A home's writes, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    echo "\`bench/home.sh\` (release hubd at $(git rev-parse --short HEAD), state on $(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
+    echo "$HOME_SENSORS sensors ($doors doors whose every message is a change, $((HOME_SENSORS - doors)) thermometers), $RATE messages a"
+    echo "second, QoS 1 retained; history on (hubd's default); one alerting rule on the doors to a file and a webhook."
+    echo "Measured over $SECS s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
+    echo
+    echo "| file | bytes asked to write | a day | writes | fsyncs | fsyncs a day |"
+    echo "|---|---|---|---|---|---|"
+    while read -r name b c s; do
+        [ -n "$name" ] || continue
+        echo "| $name | $b | $(mb "$b") MB | $c | $s | $(perday "$s") |"
+    done <<<"$by_file"
+    asked=$(awk '{ n += $2 } END { print n + 0 }' <<<"$by_file")
+    syncs=$(awk '{ n += $4 } END { print n + 0 }' <<<"$by_file")
+    echo "| **all** | $asked | **$(mb "$asked") MB** | | $syncs | $(perday "$syncs") |"
+    echo
+    echo "- Reached the block layer (write_bytes, whole pages): $((bytes1 - bytes0)) bytes, **$(mb $((bytes1 - bytes0))) MB a day**;"
+    echo "  asked of the kernel in all (wchar, sockets included): $((wchar1 - wchar0)) bytes."
+    echo "- Per message: $(each "$asked" "$messages") bytes asked, $(each $((bytes1 - bytes0)) "$messages") bytes to the disk,"
+    echo "  $(each "$syncs" "$messages") fsyncs; per notification: $(each "$syncs" "$notifications") fsyncs."
+    echo "- hubd's CPU: $(seconds_of_ticks $((cpu1 - cpu0))) s in $SECS s ($(awk -v t=$((cpu1 - cpu0)) -v hz="$TICK" -v s="$SECS" 'BEGIN { printf "%.2f", t / hz / s * 100 }') % of a core, strace attached)."
+    echo "- Goals (issue 55): ≤ 300 MB a day by default, ≤ 30 MB a day in a low-wear setting."
+    echo
+    echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
+    echo "$(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r); $(swift --version 2>&1 | head -1)."
+} | tee "$OUT"
