@@ -4,9 +4,10 @@ import HubTestKit
 import Testing
 
 /// A new hubd started on a state directory an older hubd left when it was SIGKILLed in the middle of its work —
-/// every status of a burst taken (journaled and acknowledged to the broker), its notifications pending because the
-/// webhook was down — delivers every change exactly once, under the ids the old hub gave them (issue 54: whatever
-/// the pipeline's logs become, they must read what today's wrote).
+/// every status of a burst taken (journaled and acknowledged to the broker), its notifications and an alert's outage
+/// message pending because the webhooks were down — delivers every change exactly once, under the ids the old hub
+/// gave them, and tells each alert once (issue 54: whatever the pipeline's logs become, they must read what today's
+/// wrote, the alert book included).
 ///
 /// The state directory is a fixture kept in Tests/Fixtures (`upgrade-<date>`), made by `UpgradeFixture` with the
 /// hubd of that day (`HUB_MAKE_UPGRADE_FIXTURE=DIR swift test --filter UpgradeFixture`); its `expected.txt` lists the
@@ -15,16 +16,23 @@ import Testing
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures")
 
-    /// The hooks' configuration, the same in the old hub and the new (the outbox names its backend).
+    /// The hooks' configuration, the same in the old hub and the new (the outbox names its backend): every change
+    /// to one, and an alert on each sensor's last status (`v20`) to the other, so that the alert book is in the
+    /// state directory too.
     static func configuration(_ url: String) -> String {
         """
         notifiers:
           backends:
             hook: { type: webhook, url: "\(url)/events" }
+            page: { type: webhook, url: "\(url)/alerts" }
           rules:
             all: { backends: [hook] }
+            last: { events: [changed], statuses: [v20], backends: [page], group_by: [sensor], group_wait: 0s }
         """
     }
+
+    /// The alerts the old hub fired, one a sensor (told in one outage message: three groups changed at once).
+    static let alerts: Set<String> = ["last/a/status", "last/b/status", "last/c/status"]
 
     static var fixtureNames: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: fixtures.path)) ?? [])
@@ -51,18 +59,34 @@ import Testing
             try await hub.startAndWaitUntilReady()
             var delivered: [String: Set<String>] = [:]
             var perID: [String: Int] = [:]
-            try await eventually("every change of the old hub delivered", within: .seconds(60)) {
-                delivered = [:]
-                perID = [:]
-                for request in server.requests where request.path == "/events" {
-                    guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
-                        let sensor = body["sensor"] as? String, let status = body["status"] as? String,
-                        let id = body["id"] as? String
-                    else { continue }
-                    delivered["\(sensor)=\(status)", default: []].insert(id)
-                    perID[id, default: 0] += 1
+            var told: [String: Int] = [:]
+            // What arrived, judged again at each look; what is missing after the wait is lost.
+            do {
+                try await eventually("every change and alert of the old hub delivered", within: .seconds(30)) {
+                    delivered = [:]
+                    perID = [:]
+                    told = [:]
+                    for request in server.requests where request.path == "/alerts" {
+                        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                            let id = body["id"] as? String,
+                            ["firing", "outage"].contains(body["reason"] as? String ?? "")
+                        else { continue }
+                        perID[id, default: 0] += 1
+                        for alert in body["alerts"] as? [String] ?? [] { told[alert, default: 0] += 1 }
+                    }
+                    for request in server.requests where request.path == "/events" {
+                        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                            let sensor = body["sensor"] as? String, let status = body["status"] as? String,
+                            let id = body["id"] as? String
+                        else { continue }
+                        delivered["\(sensor)=\(status)", default: []].insert(id)
+                        perID[id, default: 0] += 1
+                    }
+                    return Set(expected).isSubset(of: delivered.keys) && Self.alerts.isSubset(of: told.keys)
                 }
-                return Set(expected).isSubset(of: delivered.keys)
+            } catch {
+                let alerts = server.requests.filter { $0.path == "/alerts" }.map(\.text)
+                Issue.record("\(error): alerts told \(told); the alert requests: \(alerts)")
             }
             // A moment more for anything sent twice to show.
             try await Task.sleep(for: .seconds(2))
@@ -73,6 +97,8 @@ import Testing
                 "under two ids: \(delivered.filter { $0.value.count > 1 })")
             #expect(perID.filter { $0.value > 1 }.isEmpty, "sent again: \(perID.filter { $0.value > 1 })")
             #expect(Set(delivered.keys) == Set(expected), "unexpected: \(Set(delivered.keys).subtracting(expected))")
+            // Each alert told once, in one message.
+            #expect(told == Dictionary(uniqueKeysWithValues: Self.alerts.map { ($0, 1) }), "\(told)")
         }
     }
 }
