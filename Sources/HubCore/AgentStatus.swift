@@ -243,28 +243,10 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     /// Writes the status next to the store: a temporary file renamed over the old one, so readers never see
     /// half of it. No fsync: it describes the running process and is worthless after a crash.
     /// (Foundation's `Data.write(to:)` flushed it to disk all the same: 85,000 fsyncs a day at a home's rate,
-    /// `bench/home.sh`; so it is written here with `write(2)` alone.)
+    /// `bench/home.sh`.) Owner only, whatever the umask: it names the broker and the sensors (issue 51).
     public func write(to directory: String) throws {
-        let path = directory + "/" + Self.fileName
-        let temporary = path + ".tmp"
-        let bytes = Array(try Self.encoder.encode(self))
-        // Owner only, whatever the umask: it names the broker and the sensors (issue 51).
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary]) }
-        fchmod(fd, 0o600)
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                close(fd)
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
-            }
-            offset += count
-        }
-        guard close(fd) == 0, rename(temporary, path) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        try replaceFileAtomically(
+            at: directory + "/" + Self.fileName, with: Array(try Self.encoder.encode(self)), sync: false)
     }
 
     /// The status hubd last wrote in `directory`, if any.

@@ -7,8 +7,11 @@ import Foundation
 /// died, which only a lock holder may consider abandoned. An `fsync` failure fails the write, because Linux
 /// reports a writeback error only once. `beforeRename` is given the new file's status once it is on disk, before
 /// it takes the old one's place: its inode, size and modification time stay what they are through the rename.
+///
+/// `sync: false`, for a file worth nothing after a crash (the status file, rewritten every second): no `fsync`,
+/// of the file or of the directory; readers still see the old file or the new one whole.
 package func replaceFileAtomically(
-    at path: String, with bytes: [UInt8], beforeRename: (stat) -> Void = { _ in }
+    at path: String, with bytes: [UInt8], sync: Bool = true, beforeRename: (stat) -> Void = { _ in }
 ) throws(StoreError) {
     let directory = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
@@ -39,7 +42,7 @@ package func replaceFileAtomically(
         }
         offset += count
     }
-    guard fsync(fd) == 0 else { throw .system(path: temporary, action: "flush to disk", errno: errno) }
+    if sync, fsync(fd) != 0 { throw .system(path: temporary, action: "flush to disk", errno: errno) }
     var status = stat()
     guard fstat(fd, &status) == 0 else { throw .system(path: temporary, action: "write", errno: errno) }
     beforeRename(status)
@@ -47,6 +50,7 @@ package func replaceFileAtomically(
     guard close(fd) == 0 else { throw .system(path: temporary, action: "write", errno: errno) }
     guard rename(temporary, path) == 0 else { throw .system(path: path, action: "replace", errno: errno) }
     renamed = true
+    guard sync else { return }
     let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard directoryFD >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
     defer { close(directoryFD) }
