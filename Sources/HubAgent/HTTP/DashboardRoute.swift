@@ -106,17 +106,19 @@ struct RouteMap {
             + HubAPI.distance(route.shortestLength)
         var svg = frame.open(
             title: title, height: MapFrame.mapHeight + Self.legendHeight, tiles: tiles, className: "route-map")
-        let inside = readings.filter { reading in
+        // Each reading placed on the picture once; those off it left out.
+        let inside = readings.compactMap { reading -> (x: Double, y: Double, pm25: Double)? in
             let (x, y) = frame.projection.project(reading.point)
-            return (0...MapFrame.width).contains(frame.px(x)) && (0...MapFrame.mapHeight).contains(frame.py(y))
+            let (px, py) = (frame.px(x), frame.py(y))
+            guard (0...MapFrame.width).contains(px), (0...MapFrame.mapHeight).contains(py) else { return nil }
+            return (px, py, reading.pm25)
         }
         let stride = max(1, (inside.count + Self.maximumDots - 1) / Self.maximumDots)
         svg += "<g class=\"readings\" fill-opacity=\".75\">\n"
         for index in Swift.stride(from: 0, to: inside.count, by: stride) {
-            let reading = inside[index]
-            let (x, y) = frame.projection.project(reading.point)
-            svg += "<circle cx=\"\(frame.sx(x))\" cy=\"\(frame.sy(y))\" r=\"3\" "
-            svg += "fill=\"\(AQI.category(pm25: reading.pm25).hex)\"/>\n"
+            let dot = inside[index]
+            svg += "<circle cx=\"\(MapFrame.format(dot.x))\" cy=\"\(MapFrame.format(dot.y))\" r=\"3\" "
+            svg += "fill=\"\(AQI.category(pm25: dot.pm25).hex)\"/>\n"
         }
         svg += "</g>\n"
         let shortest = route.shortestPoints.map(frame.pair).joined(separator: " ")

@@ -21,11 +21,13 @@ extension HubAPI {
             }
             seconds = number
         }
-        guard discovery.withLock({ state in
-            if state.listening { return false }
-            state.listening = true
-            return true
-        }) else {
+        guard
+            discovery.withLock({ state in
+                if state.listening { return false }
+                state.listening = true
+                return true
+            })
+        else {
             throw HTTPError(.conflict, message: "a discovery is under way; try again when it ends")
         }
         defer { discovery.withLock { $0.listening = false } }
@@ -71,20 +73,13 @@ extension HubAPI {
             metadata: [
                 "sensors": "\(added.map(\.name).joined(separator: ", "))", "by": "\(context.identity?.who ?? "api")",
             ])
-        var writer = JSONWriter(compact: true)
-        writer.raw("[")
-        for (index, sensor) in added.enumerated() {
-            if index > 0 { writer.raw(",") }
-            var first = true
-            writer.raw("{")
-            writer.key("name", first: &first)
-            writer.string(sensor.name)
-            writer.key("topic", first: &first)
-            writer.string(sensor.topic)
-            writer.raw("}")
-        }
-        writer.raw("]")
-        return json(writer, status: .created)
+        return json(added.map { AddedSensor(name: $0.name, topic: $0.topic) }, status: .created)
+    }
+
+    /// A sensor discovery added: `{"name", "topic"}`.
+    struct AddedSensor: Encodable {
+        var name: String
+        var topic: String
     }
 }
 

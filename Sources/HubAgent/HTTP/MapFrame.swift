@@ -25,9 +25,8 @@ struct MapFrame {
     /// Fitted around `places`; `nil` for none.
     init?(around places: [GeoPoint]) {
         guard let box = GeoBoundingBox(around: places) else { return nil }
-        self.init(
-            projection: LocalProjection(origin: box.centre),
-            projected: places.map(LocalProjection(origin: box.centre).project))
+        let projection = LocalProjection(origin: box.centre)
+        self.init(projection: projection, projected: places.map(projection.project))
     }
 
     /// Fitted around points already projected with `projection`.

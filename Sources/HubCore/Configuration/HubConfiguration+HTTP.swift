@@ -49,17 +49,14 @@ extension HubConfiguration {
             }
         }
         let attribution = try http["map_attribution"].string() ?? MapTiles.openStreetMap.attribution
-        if let template = try http["map_tiles"].string() {
-            if template == "off" {
-                result.httpMapTiles = nil
-            } else {
-                guard let tiles = MapTiles(checking: template, attribution: attribution) else {
-                    throw http["map_tiles"].invalidValue(template, MapTiles.expected)
-                }
-                result.httpMapTiles = tiles
+        let template = try http["map_tiles"].string() ?? MapTiles.openStreetMap.template
+        if template == "off" {
+            result.httpMapTiles = nil
+        } else {
+            guard let tiles = MapTiles(checking: template, attribution: attribution) else {
+                throw http["map_tiles"].invalidValue(template, MapTiles.expected)
             }
-        } else if let tiles = result.httpMapTiles {
-            result.httpMapTiles = MapTiles(checking: tiles.template, attribution: attribution)
+            result.httpMapTiles = tiles
         }
         let certificate = try http["tls_certificate"].filePath()
         let key = try http["tls_key"].filePath()

@@ -8,7 +8,7 @@ extension Route {
     /// when given, is the number of readings the pollution grid was made from.
     public func geoJSON(name: String? = nil, readings: Int? = nil) -> String {
         var json = JSONWriter(compact: true)
-        feature(&json, linePoints, name: name, readings: readings, shortest: false)
+        feature(&json, Self.line(points), name: name, readings: readings, shortest: false)
         return String(decoding: json.bytes, as: UTF8.self)
     }
 
@@ -18,11 +18,9 @@ extension Route {
     public func geoJSONWithShortest(readings: Int? = nil) -> String {
         var json = JSONWriter(compact: true)
         json.raw("{\"type\":\"FeatureCollection\",\"features\":[")
-        feature(&json, linePoints, name: nil, readings: readings, shortest: false)
+        feature(&json, Self.line(points), name: nil, readings: readings, shortest: false)
         json.raw(",")
-        feature(
-            &json, shortestPoints.count == 1 ? shortestPoints + shortestPoints : shortestPoints, name: nil,
-            readings: nil, shortest: true)
+        feature(&json, Self.line(shortestPoints), name: nil, readings: nil, shortest: true)
         json.raw("]}")
         return String(decoding: json.bytes, as: UTF8.self)
     }
@@ -114,7 +112,8 @@ extension Route {
         return text
     }
 
-    private var linePoints: [GeoPoint] { points.count == 1 ? points + points : points }
+    /// A LineString's positions: a route of one point repeats it, since a LineString needs two.
+    private static func line(_ points: [GeoPoint]) -> [GeoPoint] { points.count == 1 ? points + points : points }
 
     private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 }

@@ -90,8 +90,10 @@ struct EdgeMiddleware: RouterMiddleware {
         response.headers[.xFrameOptions] = "DENY"
         // A page with a map over tiles says which (`strict-origin-when-cross-origin`: the tile server is told the
         // hub's origin, never a path, as OpenStreetMap's policy asks); the rest tell nothing outside.
-        if request.uri.path.hasPrefix("/a/") || response.headers[.referrerPolicy] == nil {
-            response.headers[.referrerPolicy] = request.uri.path.hasPrefix("/a/") ? "no-referrer" : "same-origin"
+        if request.uri.path.hasPrefix("/a/") {
+            response.headers[.referrerPolicy] = "no-referrer"
+        } else if response.headers[.referrerPolicy] == nil {
+            response.headers[.referrerPolicy] = "same-origin"
         }
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
