@@ -29,9 +29,12 @@ extension NotificationRouter {
         func forMessages(_ messages: Bool) -> ContinuousClock.Instant? { messages ? lastForMessages : lastSave }
     }
 
+    /// The time between two saves when the last took `write`.
+    static func saveGap(afterWrite write: Duration) -> Duration { max(bookSaveGap, write * bookSaveShare) }
+
     /// When the book may be saved next: for the outbox's flush, or to let alert messages go.
     func nextBookSave(forMessages: Bool = false) -> ContinuousClock.Instant? {
-        let gap = max(Self.bookSaveGap, alerts.lastWrite * Self.bookSaveShare)
+        let gap = Self.saveGap(afterWrite: alerts.lastWrite)
         return bookSaving.withLock { ($0.forMessages(forMessages)).map { $0 + gap } }
     }
 
