@@ -19,11 +19,9 @@ ROUNDS=${ROUNDS:-2}
 TIMES=${TIMES:-20}
 OUT=${OUT:-bench/results/dashboard-$(date +%Y-%m-%d).md}
 
-scripts/install-deps
-for product in hubd hubctl; do swift build -c release --product "$product" >&2; done
-bin=$(swift build -c release --show-bin-path)
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+release_build hubd hubctl
 bench_work
 
 start_broker

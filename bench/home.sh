@@ -18,12 +18,10 @@ SECS=${SECS:-60}
 RATE=${RATE:-4}
 OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
 
-scripts/install-deps
-command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
-swift build -c release --product hubd >&2
-bin=$(swift build -c release --show-bin-path)
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+release_build hubd
+command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
 bench_work
 export TMPDIR=${BENCH_TMPDIR:-/var/tmp}
 disk=$(mktemp -d)

@@ -204,6 +204,16 @@ wait_lines() { # file, count
     done
 }
 
+# --- what the bench runs --------------------------------------------------------------------------------------------
+# release_build PRODUCT…: what the benches need installed (scripts/install-deps), then each product's release build;
+# sets $bin to where they are.
+release_build() {
+    scripts/install-deps
+    local product
+    for product in "$@"; do swift build -c release --product "$product" >&2; done
+    bin=$(swift build -c release --show-bin-path)
+}
+
 # --- the bench's own folder ------------------------------------------------------------------------------------------
 # Makes $work (a temporary folder), $pids (processes to stop at the end) and the files goals, warnings and quiet in it;
 # at exit every process in $pids is stopped and $work (and $shm, when a bench set one) is removed.
