@@ -162,16 +162,20 @@ func readPasswordFile(_ passwordFile: String, prompt: String, confirm: Bool = fa
 }
 
 /// Reads a line from standard input; on a terminal, prompts and keeps it from being echoed.
+///
+/// Echo goes off before the prompt shows, as getpass(3) does: a person (or a paste) answering the moment the prompt
+/// appears must never see the password on the screen. Whatever was typed before the prompt is dropped
+/// (`TCSAFLUSH`); echo comes back with `TCSANOW`, so a line typed after the answer is kept rather than discarded.
 func readSecretLine(prompt: String) -> String? {
     guard isatty(STDIN_FILENO) == 1 else { return readLine(strippingNewline: true) }
-    FileHandle.standardError.write(Data(prompt.utf8))
     var original = termios()
     tcgetattr(STDIN_FILENO, &original)
     var silent = original
     silent.c_lflag &= ~tcflag_t(ECHO)
     tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+    FileHandle.standardError.write(Data(prompt.utf8))
     defer {
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+        tcsetattr(STDIN_FILENO, TCSANOW, &original)
         FileHandle.standardError.write(Data("\n".utf8))
     }
     return readLine(strippingNewline: true)
