@@ -219,8 +219,9 @@ public struct Hub: Sendable {
                 // Each alerting rule an entity, from the hub's book or the cluster's.
                 alerts: .init(
                     place: router.alertPlace,
-                    changes: { [path = state.path + "/alerts.json"] in
-                        alertBook?.committed() ?? RegistryWatcher.changes(of: path, logger: logger)
+                    changes: { [book = state.path + "/alerts.json", log = state.path + "/alerts.changes"] in
+                        alertBook?.committed()
+                            ?? RegistryWatcher.changes(of: book, appended: [log], logger: logger)
                     },
                     rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
                 logger: logger)

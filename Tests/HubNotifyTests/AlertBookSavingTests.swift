@@ -19,7 +19,6 @@ import Testing
     @Test func messagesWaitForTheBooksSaveAndFindTheirLinksOnDisk() async throws {
         let directory = try TemporaryDirectory()
         let out = directory.file("out.jsonl")
-        let book = directory.file("alerts.json")
         let yaml = """
             notifiers:
               backends:
@@ -41,8 +40,7 @@ import Testing
                 let delivered = AlertBookResetTests.delivered(out)
                 for key in delivered where !seen.contains(key) {
                     // The book on disk when the message is in the backend's file: it holds the message's link.
-                    let saved = try JSONDecoder().decode(
-                        AlertBook.self, from: Data(contentsOf: URL(fileURLWithPath: book)))
+                    let saved = try SavedAlerts(directory: directory.path).book
                     #expect(saved.links[ActionToken.handle(of: key)] != nil, "\(key): its link is not on disk")
                     seen.append(key)
                 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HubCore
+import HubNotify
 import HubTestKit
 import NIOCore
 import NIOHTTP1
@@ -80,9 +81,7 @@ import Testing
             }
             // Nothing more: the book is empty once the resolved message went.
             try await eventually("no open alert left") {
-                let book = try? JSONSerialization.jsonObject(
-                    with: Data(contentsOf: URL(fileURLWithPath: hub.hubctl.state.file("alerts.json"))))
-                return ((book as? [String: Any])?["alerts"] as? [String: Any])?.isEmpty == true
+                (try? SavedAlerts(directory: hub.hubctl.state.path).book.alerts.isEmpty) == true
             }
             // Each message under one id on both backends, and no other: said in full when it fails.
             let ids = webhookIds()

@@ -23,7 +23,7 @@ final class ChangeFeed: Sendable {
 
     init(stateDirectory: String, lifetime: Int = ChangeFeed.lifetime) {
         self.lifetime = lifetime
-        files = ["defaults.json", "defaults.statuses", "alerts.json", "alert-requests.jsonl"].map {
+        files = ["defaults.json", "defaults.statuses", "alerts.json", "alerts.changes", "alert-requests.jsonl"].map {
             "\(stateDirectory)/\($0)"
         }
     }

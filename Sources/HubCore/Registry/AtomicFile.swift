@@ -51,10 +51,15 @@ package func replaceFileAtomically(
     guard rename(temporary, path) == 0 else { throw .system(path: path, action: "replace", errno: errno) }
     renamed = true
     guard sync else { return }
-    let directoryFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    guard directoryFD >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
-    defer { close(directoryFD) }
-    guard fsync(directoryFD) == 0 else { throw .system(path: directory, action: "flush to disk", errno: errno) }
+    try syncDirectory(directory)
+}
+
+/// Flushes `directory`'s entries to disk: a file created or renamed in it is there after a crash.
+package func syncDirectory(_ directory: String) throws(StoreError) {
+    let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw .system(path: directory, action: "flush to disk", errno: errno) }
 }
 
 /// Run as root (`sudo hubctl …` against the store of hubd's own user), gives a new file the state directory's

@@ -51,7 +51,7 @@ extension DefaultsStore {
         guard fd >= 0 else { throw .system(path: statusLogPath, action: "open", errno: errno) }
         defer { close(fd) }
         takeDirectoryOwner(fd, directory)
-        if created { try syncDirectory() }
+        if created { try syncDirectory(directory) }
         // A line torn by a crash is cut off, not ended: ended, it would be a damaged line every reader stops at. Its
         // update was never acknowledged to the journal, which hands it over again.
         let end = try completeLinesEnd(fd)
@@ -96,12 +96,5 @@ extension DefaultsStore {
     /// reaches the disk) leaves updates to be replayed again, which changes nothing; the next fold removes it.
     func removeStatusLog() {
         unlink(statusLogPath)
-    }
-
-    private func syncDirectory() throws(StoreError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(path: directory, action: "open", errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .system(path: directory, action: "flush to disk", errno: errno) }
     }
 }

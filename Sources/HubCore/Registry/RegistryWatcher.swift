@@ -6,24 +6,26 @@ import Logging
 /// so the directory is what to watch), or a stat() every second where inotify is not available.
 package enum RegistryWatcher {
     /// A signal for every change; bursts collapse into one pending signal. Ends when its consumer goes away.
-    package static func changes(of store: String, logger: Logger) -> AsyncStream<Void> {
+    /// `appended`: files beside the store that a writer keeps open and appends to (the alert book's log), watched for
+    /// each write.
+    package static func changes(of store: String, appended: [String] = [], logger: Logger) -> AsyncStream<Void> {
         let directory = (store as NSString).deletingLastPathComponent
-        let name = (store as NSString).lastPathComponent
+        let names = Set(([store] + appended).map { ($0 as NSString).lastPathComponent })
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_CREATE)
+        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_CREATE | (appended.isEmpty ? 0 : IN_MODIFY))
         guard fd >= 0, inotify_add_watch(fd, directory, mask) >= 0 else {
             if fd >= 0 { close(fd) }
             logger.warning(
                 "inotify is not available; checking the registry every second",
                 metadata: ["error": "\(String(cString: strerror(errno)))"])
-            let poller = Task { await poll(store, continuation) }
+            let poller = Task { await poll([store] + appended, continuation) }
             continuation.onTermination = { _ in poller.cancel() }
             return stream
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "registry-watcher"))
         source.setEventHandler {
-            if readEvents(fd).contains(name) { continuation.yield() }
+            if !readEvents(fd).isDisjoint(with: names) { continuation.yield() }
         }
         source.setCancelHandler { close(fd) }
         source.resume()
@@ -57,12 +59,14 @@ package enum RegistryWatcher {
         }
     }
 
-    /// The fallback: compares the file's inode, size and modification time every second.
-    private static func poll(_ path: String, _ continuation: AsyncStream<Void>.Continuation) async {
+    /// The fallback: compares the files' inodes, sizes and modification times every second.
+    private static func poll(_ paths: [String], _ continuation: AsyncStream<Void>.Continuation) async {
         func signature() -> [Int] {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return [] }
-            return [Int(status.st_ino), Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+            paths.flatMap { path -> [Int] in
+                var status = stat()
+                guard stat(path, &status) == 0 else { return [-1] }
+                return [Int(status.st_ino), Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+            }
         }
         var last = signature()
         while !Task.isCancelled {

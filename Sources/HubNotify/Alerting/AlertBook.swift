@@ -2,7 +2,8 @@ import HubCore
 import HubSupport
 
 /// The hub's alerts and what to send about them, as a value with no I/O: events and the clock go in, messages come
-/// out (`AlertBook+Pipeline.swift`, a file per stage), and the whole of it is saved as it is (`AlertLedger`).
+/// out (`AlertBook+Pipeline.swift`, a file per stage), and it is saved as it is, by what changed (`AlertBook+Change`,
+/// `AlertLedger`).
 ///
 /// The stages, in the order a message meets them (as Alertmanager's `notify/` pipeline): dependencies (a child's
 /// offline alert waits while its parent is offline) → quiet hours → silences → grouping (wait, interval, storm
@@ -42,11 +43,6 @@ public struct AlertBook: Sendable, Codable {
     /// When this book was begun in place of one lost or unreadable, and what became of that one.
     public internal(set) var reset: Reset?
 
-    private enum CodingKeys: String, CodingKey {
-        case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset,
-            announcements, recent
-    }
-
     /// A new book, with an epoch of its own.
     public init(epoch: String = AlertBook.newEpoch()) {
         self.epoch = epoch
@@ -76,24 +72,6 @@ public struct AlertBook: Sendable, Codable {
     public mutating func markReset(_ reset: Reset) {
         self.reset = reset
         revision += 1
-    }
-
-    /// Reads a book written by this version or an earlier one (a part it did not have yet is empty).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        epoch = try container.decodeIfPresent(String.self, forKey: .epoch) ?? ""
-        reset = try container.decodeIfPresent(Reset.self, forKey: .reset)
-        alerts = try container.decodeIfPresent([String: Alert].self, forKey: .alerts) ?? [:]
-        groups = try container.decodeIfPresent([String: Group].self, forKey: .groups) ?? [:]
-        silences = try container.decodeIfPresent([Silence].self, forKey: .silences) ?? []
-        offline = try container.decodeIfPresent(Set<String>.self, forKey: .offline) ?? []
-        quiet = try container.decodeIfPresent([String: QuietSpell].self, forKey: .quiet) ?? [:]
-        quietBackends = try container.decodeIfPresent([String: MissedSpell].self, forKey: .quietBackends) ?? [:]
-        taken = try container.decodeIfPresent([String: Taken].self, forKey: .taken) ?? [:]
-        links = try container.decodeIfPresent([String: Link].self, forKey: .links) ?? [:]
-        counters = try container.decodeIfPresent(Counters.self, forKey: .counters) ?? Counters()
-        announcements = try container.decodeIfPresent([Announcement].self, forKey: .announcements) ?? []
-        recent = try container.decodeIfPresent([Int64: Int].self, forKey: .recent) ?? [:]
     }
 
     /// The alerts a message's buttons act on, until the token expires; a token is used once.

@@ -175,20 +175,17 @@ public struct SavedAlerts: Sendable {
         (self.book, self.pending) = (book, pending)
     }
 
-    /// Reads `alerts.json` and `alert-requests.jsonl` in `directory`; no book yet is an empty one.
+    /// Reads the book (`alerts.json` with `alerts.changes`) and `alert-requests.jsonl` in `directory`; no book yet
+    /// is an empty one.
     public init(directory: String) throws(AlertInputError) {
-        let path = "\(directory)/alerts.json"
         // The requests first, then the book: hubd saves the book before it empties the requests' file, so a request
         // taken between the two reads is in the book read after. Read the other way round, a request could be in
         // neither (the API then counted 100 silences as 99 and answered 201 to a 101st that the book refused).
         let waiting = AlertRequests(directory: directory).pending().requests
-        book = AlertBook()
-        if let data = FileManager.default.contents(atPath: path) {
-            do {
-                book = try JSONDecoder().decode(AlertBook.self, from: data)
-            } catch {
-                throw AlertInputError("\(path) cannot be read: \(error)")
-            }
+        do {
+            book = try AlertLedger.read(directory: directory)?.book ?? AlertBook()
+        } catch {
+            throw AlertInputError("\(directory)/\(AlertLedger.bookName) cannot be read: \(error)")
         }
         pending = waiting
     }

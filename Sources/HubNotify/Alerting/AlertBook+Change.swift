@@ -1,0 +1,133 @@
+import HubCore
+
+/// What a book is saved as: the change from one book to another. Its maps give only the entries that differ
+/// (`nil`: removed); its small parts are given whole when they differ and left out when not. The book's own file
+/// (`alerts.json`) is the change from an empty book, and each line of `alerts.changes` the change since the last
+/// save (`AlertLedger`), so the parts of a book that are kept are listed here, once.
+extension AlertBook {
+    public struct Change: Sendable, Hashable, Codable {
+        var alerts: [String: Alert?] = [:]
+        var groups: [String: Group?] = [:]
+        var quiet: [String: QuietSpell?] = [:]
+        var quietBackends: [String: MissedSpell?] = [:]
+        var taken: [String: Taken?] = [:]
+        var links: [String: Link?] = [:]
+        var recent: [Int64: Int?] = [:]
+        var silences: [Silence]?
+        var offline: Set<String>?
+        var announcements: [Announcement]?
+        var counters: Counters?
+        var epoch: String?
+        var reset: Reset?
+
+        private enum CodingKeys: String, CodingKey {
+            case alerts, groups, silences, offline, quiet, quietBackends, taken, links, counters, epoch, reset,
+                announcements, recent
+        }
+
+        /// What turns `old` into `new`.
+        init(from old: AlertBook, to new: AlertBook) {
+            alerts = Self.difference(old.alerts, new.alerts)
+            groups = Self.difference(old.groups, new.groups)
+            quiet = Self.difference(old.quiet, new.quiet)
+            quietBackends = Self.difference(old.quietBackends, new.quietBackends)
+            taken = Self.difference(old.taken, new.taken)
+            links = Self.difference(old.links, new.links)
+            recent = Self.difference(old.recent, new.recent)
+            silences = Self.whole(old.silences, new.silences)
+            offline = Self.whole(old.offline, new.offline)
+            announcements = Self.whole(old.announcements, new.announcements)
+            counters = Self.whole(old.counters, new.counters)
+            epoch = Self.whole(old.epoch, new.epoch)
+            reset = old.reset == new.reset ? nil : new.reset
+        }
+
+        /// Whether it changes nothing.
+        public var isEmpty: Bool { self == Change() }
+
+        init() {}
+
+        /// The entries of `new` that are not in `old` as they are, and `nil` for those `new` no longer has.
+        private static func difference<Key, Value: Equatable>(_ old: [Key: Value], _ new: [Key: Value]) -> [Key: Value?]
+        {
+            var changed: [Key: Value?] = [:]
+            for (key, value) in new where old[key] != value { changed[key] = .some(value) }
+            for key in old.keys where new[key] == nil { changed[key] = .some(nil) }
+            return changed
+        }
+
+        private static func whole<Value: Equatable>(_ old: Value, _ new: Value) -> Value? { old == new ? nil : new }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func map<Key, Value>(_ key: CodingKeys) throws -> [Key: Value?] where Key: Decodable, Value: Decodable {
+                try container.decodeIfPresent([Key: Value?].self, forKey: key) ?? [:]
+            }
+            alerts = try map(.alerts)
+            groups = try map(.groups)
+            quiet = try map(.quiet)
+            quietBackends = try map(.quietBackends)
+            taken = try map(.taken)
+            links = try map(.links)
+            recent = try map(.recent)
+            silences = try container.decodeIfPresent([Silence].self, forKey: .silences)
+            offline = try container.decodeIfPresent(Set<String>.self, forKey: .offline)
+            announcements = try container.decodeIfPresent([Announcement].self, forKey: .announcements)
+            counters = try container.decodeIfPresent(Counters.self, forKey: .counters)
+            epoch = try container.decodeIfPresent(String.self, forKey: .epoch)
+            reset = try container.decodeIfPresent(Reset.self, forKey: .reset)
+        }
+
+        /// Leaves out what does not change: a line of the log holds only what is new.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            func map<Key, Value>(_ map: [Key: Value?], _ key: CodingKeys) throws where Key: Encodable, Value: Encodable {
+                if !map.isEmpty { try container.encode(map, forKey: key) }
+            }
+            try map(alerts, .alerts)
+            try map(groups, .groups)
+            try map(quiet, .quiet)
+            try map(quietBackends, .quietBackends)
+            try map(taken, .taken)
+            try map(links, .links)
+            try map(recent, .recent)
+            try container.encodeIfPresent(silences, forKey: .silences)
+            try container.encodeIfPresent(offline, forKey: .offline)
+            try container.encodeIfPresent(announcements, forKey: .announcements)
+            try container.encodeIfPresent(counters, forKey: .counters)
+            try container.encodeIfPresent(epoch, forKey: .epoch)
+            try container.encodeIfPresent(reset, forKey: .reset)
+        }
+    }
+
+    /// The book with `change` made to it. The revision is not kept in a file: it is left as it is.
+    mutating func apply(_ change: Change) {
+        func apply<Key, Value>(_ changed: [Key: Value?], to map: inout [Key: Value]) {
+            for (key, value) in changed { map[key] = value }
+        }
+        apply(change.alerts, to: &alerts)
+        apply(change.groups, to: &groups)
+        apply(change.quiet, to: &quiet)
+        apply(change.quietBackends, to: &quietBackends)
+        apply(change.taken, to: &taken)
+        apply(change.links, to: &links)
+        apply(change.recent, to: &recent)
+        if let silences = change.silences { self.silences = silences }
+        if let offline = change.offline { self.offline = offline }
+        if let announcements = change.announcements { self.announcements = announcements }
+        if let counters = change.counters { self.counters = counters }
+        if let epoch = change.epoch { self.epoch = epoch }
+        if let reset = change.reset { self.reset = reset }
+    }
+
+    /// Written as the change from an empty book (whose epoch is empty, as a book an early version began).
+    public func encode(to encoder: any Encoder) throws {
+        try Change(from: AlertBook(epoch: ""), to: self).encode(to: encoder)
+    }
+
+    /// Reads a book written by this version or an earlier one (a part it did not have yet is empty).
+    public init(from decoder: any Decoder) throws {
+        self.init(epoch: "")
+        apply(try Change(from: decoder))
+    }
+}
