@@ -9,7 +9,8 @@
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
 # then a day of it (× 86,400 / SECS) and per notification.
 # Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
-# state directory lives (a disk, not tmpfs, or write_bytes reads 0).
+# state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
+# there at the end, to see what each file holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -130,6 +131,7 @@ messages1=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered1=$(wc -l <"$state/delivered.jsonl")
 wait "$publisher" || true
 stop_hubd
+[ -z "${KEEP_STATE:-}" ] || { mkdir -p "$KEEP_STATE" && cp -r "$state"/. "$KEEP_STATE"/; }
 
 messages=$((messages1 - messages0))
 notifications=$((delivered1 - delivered0))
