@@ -14,7 +14,8 @@ import Testing
     static func event(_ sensor: String, _ sequence: Int, _ status: String) -> SensorEvent {
         SensorEvent(
             id: SensorEvent.id(sensor: sensor, sequence: sequence), kind: .changed, sensor: sensor, topic: sensor,
-            oldStatus: "closed", newStatus: status, time: Timestamp(millisecondsSince1970: Int64(1_800_000_000 + sequence) * 1000))
+            oldStatus: "closed", newStatus: status,
+            time: Timestamp(millisecondsSince1970: Int64(1_800_000_000 + sequence) * 1000))
     }
 
     static func alert(_ sensor: String, _ sequence: Int) -> AlertBook.Alert {
@@ -30,11 +31,14 @@ import Testing
         switch Int.random(in: 0..<8, using: &random) {
         case 0, 1: book.alerts["door/\(sensor)/open"] = alert(sensor, step)
         case 2: book.alerts["door/\(sensor)/open"] = nil
-        case 3: book.taken[sensor] = .init(sequence: step, at: Timestamp(millisecondsSince1970: Int64(1_800_000_000 + step) * 1000))
+        case 3:
+            book.taken[sensor] = .init(
+                sequence: step, at: Timestamp(millisecondsSince1970: Int64(1_800_000_000 + step) * 1000))
         case 4: book.recent[Int64(1_800_000_000 + step % 120)] = step
         case 5:
             book.links["h\(step % 50)"] = .init(
-                alerts: ["door/\(sensor)/open"], expires: Timestamp(millisecondsSince1970: Int64(1_800_086_400) * 1000), used: nil)
+                alerts: ["door/\(sensor)/open"], expires: Timestamp(millisecondsSince1970: Int64(1_800_086_400) * 1000),
+                used: nil)
         case 6:
             if book.offline.contains(sensor) { book.offline.remove(sensor) } else { book.offline.insert(sensor) }
         default: book.counters.messages += 1

@@ -13,7 +13,8 @@ package enum RegistryWatcher {
         let names = Set(([store] + appended).map { ($0 as NSString).lastPathComponent })
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_CREATE | (appended.isEmpty ? 0 : IN_MODIFY))
+        let mask = UInt32(
+            IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_CREATE | (appended.isEmpty ? 0 : IN_MODIFY))
         guard fd >= 0, inotify_add_watch(fd, directory, mask) >= 0 else {
             if fd >= 0 { close(fd) }
             logger.warning(

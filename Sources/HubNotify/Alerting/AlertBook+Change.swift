@@ -81,7 +81,8 @@ extension AlertBook {
         /// Leaves out what does not change: a line of the log holds only what is new.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            func map<Key, Value>(_ map: [Key: Value?], _ key: CodingKeys) throws where Key: Encodable, Value: Encodable {
+            func map<Key, Value>(_ map: [Key: Value?], _ key: CodingKeys) throws
+            where Key: Encodable, Value: Encodable {
                 if !map.isEmpty { try container.encode(map, forKey: key) }
             }
             try map(alerts, .alerts)

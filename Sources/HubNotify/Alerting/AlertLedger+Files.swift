@@ -39,7 +39,8 @@ extension AlertLedger {
             } catch {
                 throw Unreadable(description: "\(error)")
             }
-            var saved = Saved(book: snapshot.book, generation: snapshot.generation, bookBytes: data.count, lines: 0, damaged: 0)
+            var saved = Saved(
+                book: snapshot.book, generation: snapshot.generation, bookBytes: data.count, lines: 0, damaged: 0)
             let decoder = JSONDecoder()
             for line in AppendFile.lines(log) {
                 guard let logged = try? decoder.decode(Logged.self, from: line) else {
@@ -85,7 +86,8 @@ extension AlertLedger {
 
         init(from decoder: any Decoder) throws {
             book = try AlertBook(from: decoder)
-            generation = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int.self, forKey: .generation) ?? 0
+            generation =
+                try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int.self, forKey: .generation) ?? 0
         }
 
         func encode(to encoder: any Encoder) throws {

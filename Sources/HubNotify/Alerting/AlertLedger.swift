@@ -197,7 +197,8 @@ final class AlertLedger: Sendable {
                     state.savedRevision = book.revision
                     return nil
                 }
-                var line = (try? encoder.encode(Logged(change: change, generation: state.generation))).map(Array.init) ?? []
+                var line =
+                    (try? encoder.encode(Logged(change: change, generation: state.generation))).map(Array.init) ?? []
                 line.append(UInt8(ascii: "\n"))
                 if state.logBytes + line.count <= max(logLimit, state.bookBytes) { return (.line(line), book) }
             }
