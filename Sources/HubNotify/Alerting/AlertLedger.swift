@@ -128,6 +128,9 @@ final class AlertLedger: Sendable {
             $0.savedRevision = 0
             $0.mustFold = true
         }
+        // The log's lines extend the book that was lost: emptied first, so that none can be taken for a line of the
+        // new book, whose generation number may be theirs.
+        truncate(logPath, 0)
         save()
     }
 
