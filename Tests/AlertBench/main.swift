@@ -108,19 +108,20 @@ let elsewhere = Silence(
     startsAt: .now, endsAt: later, createdBy: "bench", comment: "matches no sensor")
 let batches = events(sensors: sensors, rounds: rounds, statuses: ["open", "closed"])
 
-/// `ONLY=storm` runs the storm's rows alone (what a profile of the alert stage under a power cut wants).
+/// `ONLY=storm` runs the storm's rows alone (what a profile of the alert stage under a power cut wants);
+/// `ONLY=storm-guard` only those with the storm guard (hubd's default), to profile that case alone.
 let only = ProcessInfo.processInfo.environment["ONLY"]
 
 var rows: [(String, [Run])] = [
     ("plain rule (no alert features)", []), ("plain rule, a silence in force", []), ("alerting rule", []),
 ]
-for _ in 0..<(only == "storm" ? 0 : runs) {
+for _ in 0..<(only?.hasPrefix("storm") == true ? 0 : runs) {
     rows[0].1.append(try await run(plain, batches: batches, expected: total))
     rows[1].1.append(try await run(plain, silence: elsewhere, batches: batches, expected: total))
     // The alerting rule sends per group and interval: timed until every event is in the book on disk.
     rows[2].1.append(try await run(alerting, batches: batches, expected: 0))
 }
-if only != "storm" {
+if only?.hasPrefix("storm") != true {
     print("## The alert stage per event\n")
     print(
         "\(total) events (\(sensors) sensors × \(rounds) statuses, open/closed), in batches of 1,000 as the journal hands them; median of \(runs) runs.\n"
@@ -238,7 +239,8 @@ print(
 )
 print("| | arriving | messages | first message | every alert told | CPU seconds |")
 print("|---|---|---|---|---|---|")
-for (name, guardLimit) in [("storm guard (storm: 20)", 20), ("no storm guard", 1_000_000)] {
+let guards = [("storm guard (storm: 20)", 20), ("no storm guard", 1_000_000)]
+for (name, guardLimit) in only == "storm-guard" ? Array(guards.prefix(1)) : guards {
     for (arriving, spread) in [("at once", 0.0), ("over 10 s", 10.0)] {
         var results: [StormRun] = []
         for _ in 0..<runs { results.append(try await storm(stormYAML(guardLimit), spread: spread)) }
