@@ -28,7 +28,8 @@ import Testing
     /// A change to the book of every kind it keeps, made at random.
     static func change(_ book: inout AlertBook, step: Int, using random: inout some RandomNumberGenerator) {
         let sensor = "s\(Int.random(in: 0..<40, using: &random))"
-        switch Int.random(in: 0..<8, using: &random) {
+        let group = "g\(Int.random(in: 0..<5, using: &random))"
+        switch Int.random(in: 0..<12, using: &random) {
         case 0, 1: book.alerts["door/\(sensor)/open"] = alert(sensor, step)
         case 2: book.alerts["door/\(sensor)/open"] = nil
         case 3:
@@ -41,6 +42,14 @@ import Testing
                 used: nil)
         case 6:
             if book.offline.contains(sensor) { book.offline.remove(sensor) } else { book.offline.insert(sensor) }
+        case 8, 9:
+            // A member joins at the end (as an outage's wills do: saved as the members that joined).
+            book.groups[group, default: AlertBook.Group(key: group, rule: "door")].members.append("door/\(sensor)/open")
+        case 10:
+            // One leaves from the front, or the group's time moves: saved whole.
+            if book.groups[group]?.members.isEmpty == false { book.groups[group]?.members.removeFirst() }
+            book.groups[group]?.due = Timestamp(millisecondsSince1970: Int64(1_800_000_000 + step) * 1000)
+        case 11: book.groups[group] = nil
         default: book.counters.messages += 1
         }
         book.revision += 1
