@@ -32,7 +32,8 @@ final class AlertLedger: Sendable {
         var logBytes = 0
         /// How long `alerts.json` is: the log is folded in when it would grow longer.
         var bookBytes = 0
-        /// Set when an append failed: what the log holds is not known, so the next save writes the book whole.
+        /// The next save writes the book whole, changed or not: an append failed (what the log holds is not known),
+        /// or the log read at start is to be folded in (no line is ever appended after one a crash tore).
         var mustFold = false
         var errors = 0
         /// Whether the mark has been checked since this book was begun.
@@ -67,9 +68,7 @@ final class AlertLedger: Sendable {
     /// (`AlertBook.epoch`), so no later message is taken for one already sent and no used link works again, and
     /// the reset is logged as an error and kept in the book (`hubctl status`, /metrics, the dashboard).
     func open(now: Timestamp = .now) {
-        let mark = (FileManager.default.contents(atPath: markPath)).flatMap {
-            try? JSONDecoder().decode(Mark.self, from: $0)
-        }
+        let mark = readMark()
         let saved: Saved?
         do {
             saved = try Self.read(directory: directory)
@@ -107,10 +106,9 @@ final class AlertLedger: Sendable {
             $0.saved = saved.book
             $0.generation = saved.generation
             $0.bookBytes = saved.bookBytes
-            // What the log holds is folded into the book at the first save: no line follows one a crash tore.
             $0.mustFold = saved.lines + saved.damaged > 0
         }
-        if saved.lines + saved.damaged > 0 { save(force: true) }
+        if saved.lines + saved.damaged > 0 { save() }
         if mark == nil || mark?.epoch != saved.book.epoch {
             note(Mark(epoch: saved.book.epoch, resets: mark?.resets ?? saved.book.reset?.count ?? 0))
         }
@@ -126,7 +124,6 @@ final class AlertLedger: Sendable {
             $0.book = book
             $0.saved = nil
             $0.savedRevision = 0
-            $0.mustFold = true
         }
         // The log's lines extend the book that was lost: emptied first, so that none can be taken for a line of the
         // new book, whose generation number may be theirs.
@@ -145,6 +142,10 @@ final class AlertLedger: Sendable {
         }
         guard rename(path, aside) == 0 else { return nil }
         return aside
+    }
+
+    private func readMark() -> Mark? {
+        FileManager.default.contents(atPath: markPath).flatMap { try? JSONDecoder().decode(Mark.self, from: $0) }
     }
 
     private func note(_ mark: Mark) {
@@ -168,14 +169,20 @@ final class AlertLedger: Sendable {
     var lastWrite: Duration { state.withLock { $0.lastWrite } }
 
     /// Writes what changed in the book since the last save; false (logged and counted) when it could not be.
-    /// `force`: even when the revision did not change (the log to be folded in at start).
     @discardableResult
-    func save(force: Bool = false) -> Bool {
+    func save() -> Bool {
         // One save at a time (the router's and a button's): an older book must not land after a newer one.
-        writing.withLock { _ in saveNow(force: force) }
+        writing.withLock { _ in saveNow() }
     }
 
     private let writing = Locked(())
+
+    /// What the files hold, as a save plans what to write.
+    private struct Files {
+        var generation: Int
+        var logBytes: Int
+        var bookBytes: Int
+    }
 
     /// What a save writes: a line for the log, or the book whole.
     private enum Write {
@@ -183,32 +190,34 @@ final class AlertLedger: Sendable {
         case book([UInt8], generation: Int)
     }
 
-    private func saveNow(force: Bool) -> Bool {
+    private func saveNow() -> Bool {
         let started = ContinuousClock.now
-        // Keys unsorted: sorting them was a third of the encoding (bench/alerts.sh, perf).
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        let planned = state.withLock { state -> (write: Write, book: AlertBook)? in
+        // What the save starts from, taken under the lock; the comparing and the encoding are done outside it, so
+        // the router's next event does not wait for them (a storm's whole book is 150 ms of JSON). Only a save
+        // (one at a time, `writing`) changes `saved`, the generation and the sizes.
+        let taken = state.withLock { state -> (book: AlertBook, saved: AlertBook?, Files)? in
             // A hub that never alerted writes no file (and spends nothing on it per event); an unchanged book is not
-            // even compared.
+            // even compared, unless what the files hold must be written again (`mustFold`).
             if state.saved == nil && state.book.isEmpty && state.book.reset == nil { return nil }
-            if !force, state.book.revision == state.savedRevision, state.saved != nil { return nil }
-            let book = state.book
-            if let saved = state.saved, !state.mustFold {
-                let change = AlertBook.Change(from: saved, to: book)
-                if change.isEmpty {
-                    state.savedRevision = book.revision
-                    return nil
-                }
-                var line =
-                    (try? encoder.encode(Logged(change: change, generation: state.generation))).map(Array.init) ?? []
-                line.append(UInt8(ascii: "\n"))
-                if state.logBytes + line.count <= max(logLimit, state.bookBytes) { return (.line(line), book) }
-            }
-            let whole = (try? encoder.encode(Snapshot(book: book, generation: state.generation + 1))).map(Array.init)
-            return (.book(whole ?? [], generation: state.generation + 1), book)
+            if !state.mustFold, state.book.revision == state.savedRevision, state.saved != nil { return nil }
+            return (
+                state.book, state.mustFold ? nil : state.saved,
+                Files(generation: state.generation, logBytes: state.logBytes, bookBytes: state.bookBytes)
+            )
         }
-        guard let (write, book) = planned else { return true }
+        guard let (book, saved, files) = taken else { return true }
+        let write: Write?
+        do {
+            write = try plan(book, from: saved, files)
+        } catch {
+            state.withLock { $0.errors += 1 }
+            logger.error("cannot encode the alert book", metadata: ["path": "\(path)", "error": "\(error)"])
+            return false
+        }
+        guard let write else {
+            state.withLock { $0.savedRevision = book.revision }
+            return true
+        }
         do {
             switch write {
             case .line(let line):
@@ -246,13 +255,25 @@ final class AlertLedger: Sendable {
         if first {
             // Once a book is on disk, its loss is noticed.
             let mark = Mark(epoch: epoch, resets: resets)
-            if (FileManager.default.contents(atPath: markPath)).flatMap({
-                try? JSONDecoder().decode(Mark.self, from: $0)
-            }) != mark {
-                note(mark)
-            }
+            if readMark() != mark { note(mark) }
         }
         return true
+    }
+
+    /// What saving `book` writes: the change from `saved` as a line, when there is one and the log has room for it,
+    /// else the book whole as the next generation; nil when nothing changed.
+    private func plan(_ book: AlertBook, from saved: AlertBook?, _ files: Files) throws -> Write? {
+        // Keys unsorted: sorting them was a third of the encoding (bench/alerts.sh, perf).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        if let saved {
+            let change = AlertBook.Change(from: saved, to: book)
+            if change.isEmpty { return nil }
+            let line = Array(try encoder.encode(Logged(change: change, generation: files.generation))) + [0x0A]
+            if files.logBytes + line.count <= max(logLimit, files.bookBytes) { return .line(line) }
+        }
+        let whole = try encoder.encode(Snapshot(book: book, generation: files.generation + 1))
+        return .book(Array(whole), generation: files.generation + 1)
     }
 
     var logPath: String { "\(directory)/\(Self.logName)" }
