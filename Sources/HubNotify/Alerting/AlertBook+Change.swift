@@ -34,11 +34,12 @@ extension AlertBook {
             alerts = Self.difference(old.alerts, new.alerts)
             groups = Self.difference(old.groups, new.groups)
             for (key, group) in groups {
-                guard let group, let before = old.groups[key]?.members, group.members.count > before.count,
+                guard var group, let before = old.groups[key]?.members, group.members.count > before.count,
                     group.members.starts(with: before)
                 else { continue }
                 joined[key] = Array(group.members[before.count...])
-                groups[key] = .some(Group(group, members: []))
+                group.members = []
+                groups[key] = .some(group)
             }
             quiet = Self.difference(old.quiet, new.quiet)
             quietBackends = Self.difference(old.quietBackends, new.quietBackends)
@@ -151,13 +152,5 @@ extension AlertBook {
     public init(from decoder: any Decoder) throws {
         self.init(epoch: "")
         apply(try Change(from: decoder))
-    }
-}
-
-extension AlertBook.Group {
-    /// `group` with other members.
-    init(_ group: AlertBook.Group, members: [String]) {
-        self = group
-        self.members = members
     }
 }
