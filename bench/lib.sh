@@ -20,6 +20,20 @@ anon_kib() { awk '/RssAnon/ { print $2 }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # Context switches so far, voluntary and not, summed over the process's threads.
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
+# The same by thread: "tid name switches" a line (a thread's name is what it set, or its process's).
+switches_by_thread() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        awk -v tid="${task##*/}" -v name="$(tr ' ' _ <"$task/comm" 2>/dev/null)" \
+            '/voluntary_ctxt_switches/ { n += $2 } END { print tid, name, n + 0 }' "$task/status" 2>/dev/null || true
+    done
+}
+# What switches_by_thread said before ($1) and after ($2), summed by thread name, per notification ($3): where the
+# hand-offs are.
+switches_by_name() {
+    awk -v n="$3" 'FNR == NR { before[$1] = $3; next } { by[$2] += $3 - before[$1] }
+        END { for (k in by) if (by[k] > 0) printf "  %-24s %8.2f\n", k, (n > 0 ? by[k] / n : 0) }' "$1" "$2" | sort -k2 -gr
+}
 TICK=$(getconf CLK_TCK)
 seconds_of_ticks() { awk -v t="$1" -v hz="$TICK" 'BEGIN { printf "%.2f", t / hz }'; }
 ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }

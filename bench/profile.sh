@@ -27,6 +27,7 @@ start_hubd "$work/state" "notifiers:
 sleep 1
 before=$(cpu_ticks "$hub_pid")
 switched=$(switches "$hub_pid")
+switches_by_thread "$hub_pid" >"$work/threads.before"
 "$work/pubgen" 127.0.0.1 "$port" "bench/s%d" 1000 $((RATE * SECS)) 1 0 "$RATE" >"$work/pub.log" &
 publisher=$!
 perf record -F 999 -g -p "$hub_pid" -o "$work/perf.data" -- sleep "$SECS" 2>"$work/perf.err"
@@ -34,6 +35,7 @@ wait "$publisher"
 sleep 1
 after=$(cpu_ticks "$hub_pid")
 switched=$(($(switches "$hub_pid") - switched))
+switches_by_thread "$hub_pid" >"$work/threads.after"
 sent=$(wc -l <"$work/audit.jsonl")
 cpu=$(seconds_of_ticks $((after - before)))
 echo "hubd at $RATE msg/s for $SECS s: $cpu s CPU, $sent notifications, $(us_each "$cpu" "$sent") µs each"
@@ -44,6 +46,8 @@ gcc -O2 -pthread -o "$work/switchcost" bench/switchcost.c
 idle_cost=$("$work/switchcost" 0 | sed -n 's/.*cpu\/hand-off \([0-9.]*\) us.*/\1/p')
 busy_cost=$("$work/switchcost" 1 | sed -n 's/.*cpu\/hand-off \([0-9.]*\) us.*/\1/p')
 awk -v s="$switched" -v n="$sent" -v i="$idle_cost" -v b="$busy_cost" 'BEGIN { if (n > 0) printf "-- hand-offs: %.1f context switches a notification; one costs %.1f µs of CPU from idle, %.1f back to back: %.0f–%.0f µs a notification\n", s / n, i, b, s / n * (i < b ? i : b), s / n * (i < b ? b : i) }'
+echo "-- context switches a notification, by thread"
+switches_by_name "$work/threads.before" "$work/threads.after" "$sent"
 set +o pipefail # head closes perf report's pipe early
 report() { perf report -i "$work/perf.data" --no-children --stdio -g none "$@" 2>/dev/null | grep '%' | cut -c1-120; }
 echo "-- by library"; report --sort dso | head -8

@@ -57,9 +57,12 @@ public struct Hub: Sendable {
             logger.critical("cannot read the registry", metadata: ["error": "\(error)"])
             throw error
         }
+        // One executor for the journal's commits and the router's passes: a batch is written, routed and its
+        // notifications queued on one thread (in a cluster the router takes nothing from the journal).
+        let pipeline = DispatchQueue(label: "sensorhub.pipeline")
         // What the last run applied and had not written everywhere before it stopped (a crash, a power cut): its
         // statuses are the hub's statuses from the start, its events go to the consumers that lack them.
-        let journal = Journal(directory: state.path, logger: logger)
+        let journal = Journal(directory: state.path, logger: logger, executor: pipeline)
         let replay: Journal.Replay
         do {
             replay = try journal.open()
@@ -151,7 +154,7 @@ public struct Hub: Sendable {
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,
-            sharedAlerts: alertBook, moved: countersMoved)
+            sharedAlerts: alertBook, moved: countersMoved, executor: pipeline)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(

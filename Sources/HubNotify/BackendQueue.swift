@@ -93,8 +93,9 @@ final class BackendQueue: Sendable {
         }
     }
 
-    /// Queues `notifications` (already in the outbox); a full queue applies the overflow policy.
-    func enqueue(_ notifications: [Notification]) async {
+    /// Queues `notifications` (already in the outbox); a full queue applies the overflow policy. Returns at once (the
+    /// router calls it on the pipeline's executor).
+    func enqueue(_ notifications: [Notification]) {
         var dropped: [Notification] = []
         let now = ContinuousClock.now
         let logDrops = state.withLock { state -> Int? in
@@ -124,7 +125,7 @@ final class BackendQueue: Sendable {
                     "example": "\(dropped.last.map { "\($0.event.sensor): \($0.title)" } ?? "")",
                 ])
         }
-        await outbox.markDone(dropped.map(\.key))
+        for notification in dropped { outbox.markDoneLater(notification.key) }
         doorbell.ring()
         moved?.note()
     }

@@ -210,8 +210,9 @@ public protocol Notifier: Sendable {
     /// One attempt for several notifications, a result for each, in order.
     func send(batch: [Notification]) async -> [DeliveryResult]
     /// The copies of one notification this backend needs: one per device that chose the event for push (none when
-    /// no device did; `NoRecipients` when there is no device at all), else just the one.
-    func expand(_ notification: Notification) async throws -> [Notification]
+    /// no device did; `NoRecipients` when there is no device at all), else just the one. The router calls it on the
+    /// pipeline's executor: it reads what it needs (the devices' file) and does not wait on the network.
+    func expand(_ notification: Notification) throws -> [Notification]
     /// Releases what the backend holds (HTTP connections).
     func shutdown() async
     /// True when `send` itself gives up at the policy's timeout (an HTTP client's deadline); the queue then runs
@@ -220,7 +221,7 @@ public protocol Notifier: Sendable {
 }
 
 extension Notifier {
-    public func expand(_ notification: Notification) async throws -> [Notification] { [notification] }
+    public func expand(_ notification: Notification) throws -> [Notification] { [notification] }
     public var batchSize: Int { 1 }
     public func send(batch: [Notification]) async -> [DeliveryResult] {
         var results: [DeliveryResult] = []

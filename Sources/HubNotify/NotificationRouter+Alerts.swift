@@ -7,7 +7,7 @@ import HubSupport
 extension NotificationRouter {
     /// Takes `events` into the book and returns what is due now, as notifications for each backend (and device).
     /// Nothing, at no cost, when no rule makes alerts.
-    func alertNotifications(for events: [SensorEvent], now: Timestamp = .now) async -> [Notification] {
+    func alertNotifications(for events: [SensorEvent], now: Timestamp = .now) -> [Notification] {
         let (setup, queues) = self.setup.withLock { ($0.alerts, $0.queues) }
         guard !setup.isEmpty else { return [] }
         let messages = alerts.update { book in
@@ -52,7 +52,7 @@ extension NotificationRouter {
                         group: message.group, reason: message.reason, alerts: message.alerts, actions: actions,
                         handle: key.map { Notification.AlertContext.handle(of: message.group, key: $0) }))
                 do {
-                    notifications += try await queue.notifier.expand(notification)
+                    notifications += try queue.notifier.expand(notification)
                 } catch {
                     queue.noRecipients(notification, reason: "\(error)")
                 }
@@ -127,7 +127,7 @@ extension NotificationRouter {
         if outcome.hasPrefix("queued") { return "Taken: the hub acts on it in a moment." }
         if sharedAlerts == nil {
             alerts.save()
-            doorbell.ring()
+            wantPass()
         }
         return outcome.hasPrefix("acknowledged") ? "Acknowledged." : "Snoozed for an hour."
     }

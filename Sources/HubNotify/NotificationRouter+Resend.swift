@@ -18,7 +18,7 @@ extension NotificationRouter {
             for notification in pending { byBackend[notification.backend, default: []].append(notification) }
             for (backend, notifications) in byBackend {
                 if let queue = queues[backend] {
-                    await queue.enqueue(notifications)
+                    queue.enqueue(notifications)
                 } else {
                     logger.warning(
                         "dropping notifications for a backend that is no longer configured",

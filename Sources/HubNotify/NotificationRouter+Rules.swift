@@ -3,11 +3,17 @@ import HubCore
 // What events make: the rules that match each, their rate limits, and a notification per backend (and device).
 extension NotificationRouter {
     /// What `events` make: the rules that match each, their rate limits (suppressed ones logged and counted), the
-    /// rendered text, and a notification per backend (and device) the rule names.
-    public func notifications(for events: [SensorEvent]) async -> [Notification] {
-        await notifications(for: events) { rule, event in
-            self.inbox.withLock { $0.limiter.allow(rule: rule, sensor: event.sensor, event: event.id) }
+    /// rendered text, and a notification per backend (and device) the rule names. Synchronous: the router runs it on
+    /// the pipeline's executor.
+    public func notifications(for events: [SensorEvent]) -> [Notification] {
+        let matched = matches(for: events)
+        let allowed = inbox.withLock { inbox in
+            matched.map { rule, event in
+                event.kind == .test || rule.rateLimit == nil
+                    || inbox.limiter.allow(rule: rule, sensor: event.sensor, event: event.id)
+            }
         }
+        return render(matched, allowed: allowed)
     }
 
     /// `notifications(for:)` with the rate limits kept elsewhere: `allow` says whether a rule with a `rate_limit`
@@ -15,22 +21,38 @@ extension NotificationRouter {
     public func notifications(
         for events: [SensorEvent], allow: (NotificationRule, SensorEvent) async throws -> Bool
     ) async rethrows -> [Notification] {
-        let (configuration, queues, alertSetup) = setup.withLock { ($0.configuration, $0.queues, $0.alerts) }
-        var batch: [(NotificationRule, SensorEvent)] = []
-        var suppressed: [(NotificationRule, SensorEvent)] = []
+        let matched = matches(for: events)
+        var allowed: [Bool] = []
+        allowed.reserveCapacity(matched.count)
+        for (rule, event) in matched {
+            allowed.append(event.kind == .test || rule.rateLimit == nil ? true : try await allow(rule, event))
+        }
+        return render(matched, allowed: allowed)
+    }
+
+    /// The rules without alerting that each of `events` matches and no silence holds back, in order (a rule with
+    /// alerting sends through the alert book: `alertNotifications`, in a cluster its keeper's).
+    private func matches(for events: [SensorEvent]) -> [(NotificationRule, SensorEvent)] {
+        let (configuration, alertSetup) = setup.withLock { ($0.configuration, $0.alerts) }
         let now = Timestamp.now
         let silences = alerts.update { $0.silences }
+        var matched: [(NotificationRule, SensorEvent)] = []
         for event in events {
-            // A rule with alerting sends through the alert book (`alertNotifications`; in a cluster its keeper's).
             for rule in configuration.rules where rule.matches(event) && rule.alerting == nil {
                 if event.kind != .test, isSilenced(event, rule: rule, silences: silences, setup: alertSetup, now: now) {
                     continue
                 }
-                var allowed = true
-                if event.kind != .test && rule.rateLimit != nil { allowed = try await allow(rule, event) }
-                if allowed { batch.append((rule, event)) } else { suppressed.append((rule, event)) }
+                matched.append((rule, event))
             }
         }
+        return matched
+    }
+
+    /// A notification per backend (and device) for each of `matched` its rate limit allowed; those it held back are
+    /// logged and counted.
+    private func render(_ matched: [(NotificationRule, SensorEvent)], allowed: [Bool]) -> [Notification] {
+        let queues = setup.withLock { $0.queues }
+        let suppressed = zip(matched, allowed).filter { !$0.1 }.map(\.0)
         if !suppressed.isEmpty { inbox.withLock { $0.counters.suppressed += suppressed.count } }
         for (rule, event) in suppressed {
             logger.info(
@@ -43,7 +65,7 @@ extension NotificationRouter {
         var notifications: [Notification] = []
         var routed = Set<String>()
         var ids: [SensorEvent: String] = [:]
-        for (rule, event) in batch {
+        for ((rule, event), allowed) in zip(matched, allowed) where allowed {
             let id = ids[event] ?? (event.id.isEmpty ? SensorEvent.randomID() : event.id)
             ids[event] = id
             let (title, body) = rule.render(event, id: id)
@@ -55,7 +77,7 @@ extension NotificationRouter {
                 // Two rules sending one event to one backend: once is enough.
                 guard routed.insert(notification.key).inserted else { continue }
                 do {
-                    let copies = try await queue.notifier.expand(notification)
+                    let copies = try queue.notifier.expand(notification)
                     if copies.isEmpty {
                         logger.debug(
                             "no device chose the event",

@@ -69,17 +69,17 @@ extension NotificationRouter {
     }
 
     /// Sends what waited for the book's save, once it is due.
-    func dispatchHeldAlertMessages() async {
+    func dispatchHeldAlertMessages() {
         let ready = saveBookForAlertMessages([])
         guard !ready.isEmpty else { return }
-        await Self.enqueue(ready, on: queues)
+        Self.enqueue(ready, on: queues)
     }
 
     /// Each notification to its backend's queue, a batch a backend.
-    static func enqueue(_ notifications: [Notification], on queues: [String: BackendQueue]) async {
+    static func enqueue(_ notifications: [Notification], on queues: [String: BackendQueue]) {
         var byBackend: [String: [Notification]] = [:]
         for notification in notifications { byBackend[notification.backend, default: []].append(notification) }
-        for (backend, notifications) in byBackend { await queues[backend]?.enqueue(notifications) }
+        for (backend, notifications) in byBackend { queues[backend]?.enqueue(notifications) }
     }
 
     /// When held alert messages may go; nil when none wait.

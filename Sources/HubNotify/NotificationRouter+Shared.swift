@@ -55,7 +55,7 @@ extension NotificationRouter {
         }
         // What was submitted but not routed yet (a test notification) goes to the cluster's outbox, as in one hub
         // it goes to the file.
-        await route(durableOnly: true)
+        await routePass(durableOnly: true)
         await shared.release()
     }
 
@@ -94,7 +94,7 @@ extension NotificationRouter {
                 do {
                     let notifications = try await shared.claim(limit: room, backend: name)
                     claimed += notifications.count
-                    if !notifications.isEmpty { await queue.enqueue(notifications) }
+                    if !notifications.isEmpty { queue.enqueue(notifications) }
                 } catch {
                     if let count = failures.note() {
                         logger.error(

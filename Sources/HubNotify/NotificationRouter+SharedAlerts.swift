@@ -118,7 +118,7 @@ extension NotificationRouter {
                     "events queued for the alert book dropped: no rule of this agent makes alerts",
                     metadata: ["events": "\(step.events.count)"])
             }
-            let notifications = await self.alertNotifications(for: step.events, now: now)
+            let notifications = self.alertNotifications(for: step.events, now: now)
             return SharedAlertStep.Result(book: self.alerts.book, notifications: notifications, outcomes: outcomes)
         }
         // The messages are in the cluster's outbox: claimed at once.

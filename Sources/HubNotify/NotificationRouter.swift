@@ -9,7 +9,8 @@ import ServiceLifecycle
 /// Fans events out to the backends: rules pick the backends and render the text, rate limits hold back repeats,
 /// the outbox makes each notification durable before its first attempt, and every backend has its own queue.
 ///
-/// `submit` never blocks and never waits for a backend: the MQTT ingest calls it.
+/// `submit` never waits for a backend. The journal calls it on the pipeline's executor, where it routes the batch
+/// before returning (`NotificationRouter+Routing.swift`).
 public final class NotificationRouter: Service, Sendable {
     let outbox: Outbox
     /// In a cluster: where notifications are kept instead of `outbox` (`NotificationRouter+Shared.swift`).
@@ -23,8 +24,18 @@ public final class NotificationRouter: Service, Sendable {
     /// Told when a backend's counters move.
     private let moved: ChangeSignal?
     let setup: Locked<Setup>
+    /// Rung for the routing loop: a pass is wanted (`passWanted`), or the alert book's next deadline may have moved.
     let doorbell = Doorbell()
+    let passWanted = Locked(false)
     let inbox = Locked(Inbox())
+    /// The pipeline's executor: every routing pass runs on it, one at a time. In a hub on its own the journal commits
+    /// on it too, and a batch it hands over is routed right there, on the thread that wrote it (`submit`).
+    let executor: DispatchQueue
+    /// Names `executor`, so that `submit` knows when it runs there.
+    private let executorTag = UInt64.random(in: 1...UInt64.max)
+    private static let executorKey = DispatchSpecificKey<UInt64>()
+    /// Set while the routing loop runs without a cluster: batches submitted on the executor are routed at once.
+    let routesInline = Locked(false)
     /// Told the journal position up to which every submitted event is in the outbox (or needed none).
     let progress: (@Sendable (Int) -> Void)?
     /// Routed up to here, written to the outbox but not yet flushed (`NotificationRouter+Progress.swift`).
@@ -110,11 +121,14 @@ public final class NotificationRouter: Service, Sendable {
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
     ///   - moved: told when a backend's counters move (`hubctl status` shows them).
+    ///   - executor: the pipeline's executor, shared with the journal (`Journal(executor:)`); one of its own when nil.
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil,
-        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil
+        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil, executor: DispatchQueue? = nil
     ) throws(ConfigurationError) {
+        self.executor = executor ?? DispatchQueue(label: "sensorhub.pipeline")
+        self.executor.setSpecific(key: Self.executorKey, value: executorTag)
         self.moved = moved
         self.progress = progress
         self.sharedAlerts = sharedAlerts
@@ -218,7 +232,7 @@ public final class NotificationRouter: Service, Sendable {
         result.added.sort()
         result.changed.sort()
         result.removed.sort()
-        doorbell.ring()
+        wantPass()
         return result
     }
 
@@ -227,8 +241,9 @@ public final class NotificationRouter: Service, Sendable {
         submit([event], through: nil)
     }
 
-    /// Hands events to the router, returning at once; `position` is the journal position they come from, reported
-    /// to `progress` once they are in the outbox.
+    /// Hands events to the router; `position` is the journal position they come from, reported to `progress` once
+    /// they are in the outbox. On the pipeline's executor (the journal's commit) they are routed before it returns;
+    /// elsewhere it returns at once and the routing loop takes them.
     public func submit(_ events: [SensorEvent], through position: Int?) {
         let dropped = inbox.withLock { inbox -> [SensorEvent] in
             inbox.counters.events += events.count
@@ -238,12 +253,23 @@ public final class NotificationRouter: Service, Sendable {
             inbox.counters.overflowed += max(0, events.count - room)
             return Array(events.dropFirst(room))
         }
-        doorbell.ring()
         for event in dropped {
             logger.error(
                 "notification router overloaded: event dropped",
                 metadata: ["event": "\(event.sensor): \(event.newStatus)", "id": "\(event.id)"])
         }
+        guard DispatchQueue.getSpecific(key: Self.executorKey) == executorTag, routesInline.withLock({ $0 }) else {
+            return wantPass()
+        }
+        routeLocal(durableOnly: false)
+        // The loop waits for the alert book's next deadline, which this pass may have moved.
+        if !setup.withLock({ $0.alerts.isEmpty }) { doorbell.ring() }
+    }
+
+    /// Asks the routing loop for a pass.
+    func wantPass() {
+        passWanted.withLock { $0 = true }
+        doorbell.ring()
     }
 
     /// Delivers until graceful shutdown or cancellation: first what the outbox still holds from before, then new
@@ -265,7 +291,7 @@ public final class NotificationRouter: Service, Sendable {
             group.cancelAll()
         }
         // Whatever arrived but was not routed yet waits in the outbox for the next start.
-        await route(durableOnly: true)
+        await routePass(durableOnly: true)
         await syncRouted(force: true)
         await outbox.close()
     }
@@ -273,8 +299,10 @@ public final class NotificationRouter: Service, Sendable {
     /// Routes what is submitted, and starts the queues a reload makes, until cancelled.
     func routeUntilCancelled() async {
         // The first pass runs at once, event or not (a request written while hubd was down, a silence that ended
-        // meanwhile).
-        doorbell.ring()
+        // meanwhile). From then on a batch the journal hands over on the executor is routed there.
+        wantPass()
+        if shared == nil { routesInline.withLock { $0 = true } }
+        defer { routesInline.withLock { $0 = false } }
         await withTaskGroup(of: Void.self) { group in
             // Without a cluster: the outbox flushed and the routed position reported, and people's requests taken.
             // Their file is watched from here, before the first pass takes what it holds (a request written in
@@ -285,12 +313,18 @@ public final class NotificationRouter: Service, Sendable {
                 group.addTask {
                     for await _ in requestChanges {
                         self.requestsWaiting.withLock { $0 = true }
-                        self.doorbell.ring()
+                        self.wantPass()
                     }
                 }
             }
             while !Task.isCancelled {
-                await doorbell.wait(until: shared == nil ? alertDeadline() : nil)
+                let deadline = shared == nil ? alertDeadline() : nil
+                await doorbell.wait(until: deadline)
+                // Not for a ring that only says the deadline may have moved: the wait starts again with the new one.
+                let wanted = passWanted.withLock { wanted in
+                    defer { wanted = false }
+                    return wanted || deadline.map { $0 <= .now } ?? false
+                }
                 let (unstarted, retired) = setup.withLock { setup in
                     defer { (setup.unstarted, setup.retired) = ([], []) }
                     return (setup.unstarted, setup.retired)
@@ -301,7 +335,7 @@ public final class NotificationRouter: Service, Sendable {
                 for queue in retired {
                     group.addTask { await self.retire(queue) }
                 }
-                await route(durableOnly: false)
+                if wanted { await routePass(durableOnly: false) }
             }
             group.cancelAll()
         }
@@ -330,64 +364,5 @@ public final class NotificationRouter: Service, Sendable {
         logger.warning(
             "a reload removed a backend that still had notifications; they stay in the outbox, unsent",
             metadata: ["backend": "\(queue.name)", "count": "\(left)", "outbox": "\(outbox.path)"])
-    }
-
-    /// Routes every waiting event: rules, rate limits, rendering, one outbox write, then the queues.
-    func route(durableOnly: Bool) async {
-        // The alert book is asked at least once per call: its timers (a group's wait, a reminder) end without events.
-        var asked = false
-        while true {
-            // Under the lock only what must be: taking the events and the rate limits' bookkeeping. `submit`
-            // (the MQTT ingest) waits for this lock.
-            let (events, through, drained) = inbox.withLock { inbox -> ([SensorEvent], Int?, Bool) in
-                let events = Array(inbox.events.prefix(1000))
-                inbox.events.removeFirst(events.count)
-                // Everything submitted up to the last position is in this batch, or was routed before it.
-                guard inbox.events.isEmpty else { return (events, nil, false) }
-                defer { inbox.position = nil }
-                return (events, inbox.position, true)
-            }
-            guard !events.isEmpty || (!asked && shared == nil) else {
-                if let through { routed(through: through) }
-                if !durableOnly { await dispatchHeldAlertMessages() }
-                return
-            }
-            var notifications = await self.notifications(for: events)
-            if let shared {
-                await add(notifications, to: shared, through: through)
-                continue
-            }
-            if !asked { takeRequests() }
-            asked = true
-            let alerting = await alertNotifications(for: events)
-            notifications += alerting
-            let queues = self.queues
-            // Queued while the outbox flushes them (see `Outbox.append(_:meanwhile:)`), unless hubd is stopping:
-            // then they only wait in the outbox for the next start.
-            let dispatch = { @Sendable (notifications: [Notification]) async in
-                guard !durableOnly else { return }
-                await Self.enqueue(notifications, on: queues)
-            }
-            do {
-                // An event the journal handed over again (after a crash) that is in the outbox already stays out.
-                let fresh = try await outbox.append(notifications, durable: durableOnly) { fresh in
-                    await dispatch(alerting.isEmpty ? fresh : fresh.filter { $0.alert == nil })
-                }
-                // Alert messages go once the book holding their links is on disk (a tap must find them), saved
-                // at most every `bookSaveGap` (`NotificationRouter+Saving`); the rest of the book is saved with the
-                // outbox's flush (`syncRouted`), the journal keeping the events until then.
-                let ready = saveBookForAlertMessages(fresh.filter { $0.alert != nil })
-                if drained {
-                    if let through { routed(through: through) } else { outboxSyncBell.ring() }
-                }
-                if !ready.isEmpty { await dispatch(ready) }
-            } catch {
-                inbox.withLock { $0.counters.outboxErrors += 1 }
-                logger.error(
-                    "cannot write the outbox; sending without it",
-                    metadata: ["error": "\(error)", "count": "\(notifications.count)"])
-                if !alerting.isEmpty { await dispatch(alerting) }
-            }
-        }
     }
 }

@@ -36,7 +36,7 @@ public enum NotificationTest {
                     var results: [(target: String?, result: DeliveryResult)] = []
                     var copies: [Notification] = []
                     do {
-                        copies = try await notifier.expand(notification)
+                        copies = try notifier.expand(notification)
                     } catch {
                         results.append((nil, .failed(reason: "\(error)")))
                     }
@@ -61,7 +61,9 @@ extension NotificationRouter {
     /// One direct attempt through `backend` as configured now (the dashboard's "send a test"), as `hubctl notify
     /// test` makes: nothing queued, retried or written to the outbox; the mqtt backend publishes on hubd's own
     /// connection.
-    public func test(_ backend: String, event: SensorEvent) async throws(ConfigurationError) -> [NotificationTest.Outcome] {
+    public func test(_ backend: String, event: SensorEvent) async throws(ConfigurationError) -> [NotificationTest
+        .Outcome]
+    {
         try await NotificationTest.run(
             configuration: configuration, backends: [backend], event: event, stateDirectory: stateDirectory,
             logger: logger, publish: publish)

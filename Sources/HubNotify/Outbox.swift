@@ -14,7 +14,8 @@ import Logging
 /// (temporary file, `fsync`, `rename`). A torn last line (a crash mid-write) or any line that can't be read is
 /// skipped, logged and counted, never fatal.
 ///
-/// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads.
+/// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads; adds are written on the
+/// pipeline's executor, holding that queue (`append`).
 public final class Outbox: Sendable {
     public static let fileName = "outbox.jsonl"
 
@@ -111,18 +112,12 @@ public final class Outbox: Sendable {
         return pendingOrder.compactMap { adds[$0]?.0 }
     }
 
-    /// Writes `notifications` and flushes them to disk; returns once they are durable, with those that were new.
-    /// One the outbox already holds (pending, or in the file when it was opened) is left out: the journal hands
-    /// events over again after a crash, and the same event must not be queued twice.
-    @discardableResult
-    public func append(_ notifications: [Notification]) async throws(StoreError) -> [Notification] {
-        try await append(notifications) { _ in }
-    }
-
-    /// `append`, running `meanwhile` with the new notifications once their write is queued, while it is written.
+    /// Writes `notifications`, flushed to disk unless `durable` is false; returns those that were new. One the outbox
+    /// already holds (pending, or in the file when it was opened) is left out: the journal hands events over again
+    /// after a crash, and the same event must not be queued twice.
     ///
-    /// The router hands them to their backends' queues there, so a first attempt does not wait for the write. A done
-    /// mark made by a delivery that beats it is written after the add: the file's queue is serial.
+    /// Synchronous, on the caller's thread (the pipeline's executor): the file's queue is taken for the write, so a
+    /// done mark made by a delivery of these notifications is written after their add.
     ///
     /// - Parameter durable: false to leave the `fsync` to a later `sync()`. The router does so, and reports the
     ///   journal position as routed only after that `sync()`: until then the journal keeps the events, and a crash
@@ -130,12 +125,8 @@ public final class Outbox: Sendable {
     ///   the outbox is flushed once a second at most (issue 38: the outbox's own `fsync` per batch was half of a
     ///   notification's disk time).
     @discardableResult
-    public func append(
-        _ notifications: [Notification], durable: Bool = true, meanwhile: ([Notification]) async -> Void
-    ) async throws(StoreError) -> [Notification] {
-        let fresh = state.withLock { state in
-            notifications.filter { state.pending[$0.key] == nil && !state.seenAtOpen.contains($0.key) }
-        }
+    public func append(_ notifications: [Notification], durable: Bool = true) throws(StoreError) -> [Notification] {
+        let fresh = self.fresh(notifications)
         guard !fresh.isEmpty else { return [] }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(fresh.count * 400)
@@ -148,28 +139,30 @@ public final class Outbox: Sendable {
             buffer.append(UInt8(ascii: "\n"))
             encoded.append((notification.key, line))
         }
-        let bytes = buffer
-        let lines = encoded
-        let (written, result) = AsyncStream.makeStream(of: Result<Void, StoreError>.self)
-        queue.async {
+        let outcome = queue.sync { () -> Result<Void, StoreError> in
             do throws(StoreError) {
-                try self.write(bytes, sync: durable)
-                self.state.withLock { state in
+                try write(buffer, sync: durable)
+                state.withLock { state in
                     if durable { state.syncs += 1 } else { state.unsynced = true }
-                    for (key, line) in lines {
+                    for (key, line) in encoded {
                         if state.pending.updateValue(line, forKey: key) == nil { state.order.append(key) }
                     }
                 }
-                result.yield(.success(()))
+                return .success(())
             } catch {
-                self.state.withLock { $0.rewriteWanted = true }
-                result.yield(.failure(error))
+                state.withLock { $0.rewriteWanted = true }
+                return .failure(error)
             }
-            result.finish()
         }
-        await meanwhile(fresh)
-        for await outcome in written { try outcome.get() }
+        try outcome.get()
         return fresh
+    }
+
+    /// Those of `notifications` the outbox does not hold (pending, or in the file when it was opened).
+    public func fresh(_ notifications: [Notification]) -> [Notification] {
+        state.withLock { state in
+            notifications.filter { state.pending[$0.key] == nil && !state.seenAtOpen.contains($0.key) }
+        }
     }
 
     /// Flushes to disk the adds written without it (`append(_:durable: false)`); returns once they are durable.

@@ -34,7 +34,9 @@ public final class Journal: Sendable {
     public let path: String
     private let directory: String
     let logger: Logger
-    private let queue = DispatchQueue(label: "sensorhub.journal")
+    /// Where commits run: the pipeline's executor, which the router shares in a hub on its own, so a batch is routed
+    /// on the thread that wrote it.
+    private let queue: DispatchQueue
     /// Internal for its extensions in other files (`Journal+Deliveries.swift`).
     let state = Locked(State())
     private let failures = Locked(LogThrottle())
@@ -78,7 +80,9 @@ public final class Journal: Sendable {
         var closed = false
     }
 
-    public init(directory: String, logger: Logger) {
+    /// - Parameter executor: the pipeline's executor (`NotificationRouter(executor:)`); one of its own when nil.
+    public init(directory: String, logger: Logger, executor: DispatchQueue? = nil) {
+        self.queue = executor ?? DispatchQueue(label: "sensorhub.journal")
         self.directory = directory
         self.path = directory + "/" + Self.fileName
         self.logger = logger

@@ -15,7 +15,7 @@ protocol DevicePushBackend: HTTPBacked {
 }
 
 extension DevicePushBackend {
-    func expand(_ notification: Notification) async throws -> [Notification] {
+    func expand(_ notification: Notification) throws -> [Notification] {
         let mine = try devices.devices().filter { Self.address(of: $0) != nil }
         guard !mine.isEmpty else { throw NoRecipients(Self.noDevices) }
         return mine.filter { $0.choice.wants(notification.event) }.map { device in
