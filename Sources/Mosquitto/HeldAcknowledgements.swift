@@ -18,6 +18,7 @@ final class AcknowledgementGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var confirmed = 0
     private var released = false
+    private var nudged = false
 
     /// Messages up to `number` (their `MQTTMessage.number`) are kept.
     func confirm(through number: Int) {
@@ -36,14 +37,31 @@ final class AcknowledgementGate: @unchecked Sendable {
         return confirmed
     }
 
-    /// Waits until messages up to `number` are confirmed; false when `deadline` came first.
-    func wait(for number: Int, until deadline: Date) -> Bool {
+    /// Waits until messages up to `number` are confirmed; false when `deadline` came first. A `nudge` meanwhile runs
+    /// `flush` (outside the lock) and waits on.
+    func wait(for number: Int, until deadline: Date, flush: () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while confirmed < number && !released {
+            if nudged {
+                nudged = false
+                condition.unlock()
+                flush()
+                condition.lock()
+                continue
+            }
             if !condition.wait(until: deadline) { return confirmed >= number || released }
         }
         return true
+    }
+
+    /// Has a wait hand over what is pending again: a consumer on the network thread has just registered, and the
+    /// messages the thread waits on are still in the buffer.
+    func nudge() {
+        condition.lock()
+        nudged = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Stops every wait: the client is stopping.
@@ -99,7 +117,7 @@ extension ClientCore {
             // The acknowledgements wait for the next pass.
             if connackArrived.load(ordering: .acquiring) { return MOSQ_ERR_SUCCESS.rawValue }
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
-            if !gate.wait(for: last, until: deadline) { noteUnconfirmed(last) }
+            if !gate.wait(for: last, until: deadline, flush: messageBuffer.flush) { noteUnconfirmed(last) }
             // Released by a stop: what was not confirmed stays unacknowledged, for the session's next connection.
             if configuration.leavesUnconfirmedOnStop && stopRequested.load(ordering: .acquiring)
                 && gate.confirmedNumber < last

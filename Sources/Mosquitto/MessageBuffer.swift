@@ -14,6 +14,10 @@ final class MessageBuffer: Sendable {
         var pending = Deque<MQTTMessage>()
         var waiter: CheckedContinuation<Deque<MQTTMessage>?, Never>?
         var finished = false
+        /// The consumer that takes each batch on the network thread (`consumeOnNetworkThread`), and what waits for
+        /// the end.
+        var direct: (@Sendable (Deque<MQTTMessage>) -> Void)?
+        var directEnd: CheckedContinuation<Void, Never>?
     }
 
     private let state = Locked(State())
@@ -40,6 +44,9 @@ final class MessageBuffer: Sendable {
                 kept = false
             }
             state.pending.append(message)
+            // A consumer on the network thread takes the burst where the thread flushes, outside libmosquitto's
+            // callback.
+            if state.direct != nil { wakeDue.store(true, ordering: .relaxed) }
             guard state.waiter != nil else { return nil }
             guard state.pending.count >= Self.wakeBatch else {
                 wakeDue.store(true, ordering: .relaxed)
@@ -51,13 +58,43 @@ final class MessageBuffer: Sendable {
         return kept
     }
 
-    /// Wakes a waiting consumer with what is pending.
+    /// Wakes a waiting consumer with what is pending; on the network thread, a consumer there takes it now.
     func flush() {
+        var direct: (@Sendable (Deque<MQTTMessage>) -> Void)?
+        var batch = Deque<MQTTMessage>()
         let handOff = state.withLock { state -> HandOff? in
-            guard state.waiter != nil, !state.pending.isEmpty else { return nil }
+            guard !state.pending.isEmpty else { return nil }
+            if let consumer = state.direct {
+                direct = consumer
+                swap(&batch, &state.pending)
+                return nil
+            }
+            guard state.waiter != nil else { return nil }
             return Self.handOff(&state)
         }
         if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
+        direct?(batch)
+    }
+
+    /// Hands every batch to `consumer` on the network thread, from now until the client closes; returns then.
+    /// Whether messages wait already: the network thread is to be woken for them.
+    func consumeOnNetworkThread(
+        _ consumer: @escaping @Sendable (Deque<MQTTMessage>) -> Void, registered: @Sendable (Bool) -> Void
+    ) async {
+        await withCheckedContinuation { (end: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state -> Bool? in
+                guard !state.finished else { return nil }
+                precondition(
+                    state.waiter == nil && state.direct == nil, "MQTTMessages has one consumer; it is being taken twice"
+                )
+                state.direct = consumer
+                state.directEnd = end
+                if !state.pending.isEmpty { wakeDue.store(true, ordering: .relaxed) }
+                return !state.pending.isEmpty
+            }
+            guard let waiting else { return end.resume() }
+            registered(waiting)
+        }
     }
 
     private static func handOff(_ state: inout State) -> HandOff {
@@ -69,15 +106,28 @@ final class MessageBuffer: Sendable {
 
     /// No more messages: the consumer gets what is pending, then the end.
     func finish() {
+        var direct: (consumer: @Sendable (Deque<MQTTMessage>) -> Void, end: CheckedContinuation<Void, Never>?)?
+        var batch = Deque<MQTTMessage>()
         let handOff = state.withLock {
             state -> (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>?)? in
             state.finished = true
+            if let consumer = state.direct {
+                direct = (consumer, state.directEnd)
+                swap(&batch, &state.pending)
+                state.direct = nil
+                state.directEnd = nil
+                return nil
+            }
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             defer { state.pending = [] }
             return (waiter, state.pending.isEmpty ? nil : state.pending)
         }
         if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
+        if let direct {
+            if !batch.isEmpty { direct.consumer(batch) }
+            direct.end?.resume()
+        }
     }
 
     /// Everything pending, waiting for at least one message; `nil` at the end or when the task is cancelled.
@@ -90,7 +140,9 @@ final class MessageBuffer: Sendable {
                         return .some(state.pending)
                     }
                     if state.finished || Task.isCancelled { return .some(nil) }
-                    precondition(state.waiter == nil, "MQTTMessages has one consumer; it is being iterated twice")
+                    precondition(
+                        state.waiter == nil && state.direct == nil,
+                        "MQTTMessages has one consumer; it is being iterated twice")
                     state.waiter = continuation
                     wakeDue.store(false, ordering: .relaxed)
                     return .none

@@ -132,6 +132,23 @@ public final class MosquittoClient: Sendable {
         core.gate.confirm(through: number)
     }
 
+    /// Takes the client's messages on its network thread, instead of iterating `messages`: `consumer` gets each
+    /// burst the thread read, in arrival order, before the thread writes their acknowledgements. A consumer that
+    /// keeps them at once and calls `confirm(through:)` before it returns lets them be acknowledged in the same pass,
+    /// without waking the network thread again: no hand-off between threads at all. `consumer` must not wait for
+    /// anything this client's network thread does (a publish's or a subscription's answer). Returns once the client
+    /// has closed and `consumer` has had every message.
+    public func consumeOnNetworkThread(_ consumer: @escaping @Sendable ([MQTTMessage]) -> Void) async {
+        let core = self.core
+        await core.messageBuffer.consumeOnNetworkThread({ consumer(Array($0)) }) { waiting in
+            // Messages that arrived before: the thread hands them over, waiting for their confirmation (held ones)
+            // or at its next pass.
+            guard waiting else { return }
+            core.gate.nudge()
+            core.wake.signal()
+        }
+    }
+
     /// The subscription set: what the client restores after every reconnect.
     public var subscriptions: [String: MQTTQoS] { core.subscriptions }
 

@@ -2,6 +2,19 @@ import HubCore
 import ServiceLifecycle
 
 extension Journal {
+    /// What the journal did since start, as the status file and `/metrics` show it.
+    public var statistics: AgentStatus.JournalCounters {
+        state.withLock { state in
+            var statistics = state.statistics
+            // Consumer names are unique: acknowledgements are kept by name.
+            statistics.unacknowledged = Dictionary(
+                uniqueKeysWithValues: state.consumers.map {
+                    ($0.name, max(0, state.durable - (state.acknowledged[$0.name] ?? 0)))
+                })
+            return statistics
+        }
+    }
+
     /// What the journal held at start.
     public struct Replay: Sendable {
         /// Every record in the file, oldest first.

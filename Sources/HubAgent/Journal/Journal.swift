@@ -17,11 +17,11 @@ import ServiceLifecycle
 /// (`{"delivered":[812,813],"digests":["9f…","2c…"]}`, `"anew":true` when the broker's session was new): a message
 /// the broker sends again after a crash is known by them and not applied twice (`RecentDeliveries`).
 ///
-/// **Group commit.** `append` returns at once; one `write` and one `fsync` take everything appended meanwhile,
-/// on the journal's own serial queue (never a cooperative thread). While one batch is being flushed the next one
-/// gathers, so the delay before a record is durable is about one `fsync`, however high the rate; the longest wait
-/// is measured (`AgentStatus.JournalCounters.longestWait`). Acknowledgements are written without `fsync`: losing one only makes a
-/// replay hand over records again, which every consumer recognises.
+/// **Group commit.** One `write` and one `fsync` take everything appended since the last commit, on the pipeline's
+/// executor (a serial queue, never a cooperative thread): MQTT ingest commits each burst it read on the network
+/// thread (`commitNow`), other producers' appends schedule a commit. While one batch is flushed the next gathers,
+/// so a record waits about one `fsync`, however high the rate (`AgentStatus.JournalCounters.longestWait`).
+/// Acknowledgements are written without `fsync`: losing one only makes a replay hand records over again.
 ///
 /// **Compaction.** Once the file is larger than `compactionThreshold`, it is emptied when every consumer has
 /// acknowledged everything, and otherwise rewritten (temporary file, `fsync`, `rename`) with only the records some
@@ -86,19 +86,6 @@ public final class Journal: Sendable {
         self.directory = directory
         self.path = directory + "/" + Self.fileName
         self.logger = logger
-    }
-
-    /// What the journal did since start, as the status file and `/metrics` show it.
-    public var statistics: AgentStatus.JournalCounters {
-        state.withLock { state in
-            var statistics = state.statistics
-            // Consumer names are unique: acknowledgements are kept by name.
-            statistics.unacknowledged = Dictionary(
-                uniqueKeysWithValues: state.consumers.map {
-                    ($0.name, max(0, state.durable - (state.acknowledged[$0.name] ?? 0)))
-                })
-            return statistics
-        }
     }
 
     /// The position of the last record appended.
@@ -169,8 +156,9 @@ public final class Journal: Sendable {
 
     /// Takes `records` for the next commit and returns at once; their positions are given here. `delivery`: the
     /// message they came from, kept with them so that the broker sending it again is known (`wasApplied`); a message
-    /// that changed nothing is kept too (it may come again after a newer one).
-    public func append(_ records: [JournalRecord], delivery: Delivery? = nil) {
+    /// that changed nothing is kept too (it may come again after a newer one). `scheduling` false: the caller commits
+    /// them itself (`commitNow`) once its batch is appended.
+    public func append(_ records: [JournalRecord], delivery: Delivery? = nil, scheduling: Bool = true) {
         guard !records.isEmpty || delivery != nil else { return }
         let now = ContinuousClock.now
         let schedule = state.withLock { state -> Bool in
@@ -191,10 +179,17 @@ public final class Journal: Sendable {
             }
             state.appended += 1
             if state.oldestPending == nil { state.oldestPending = now }
+            guard scheduling else { return false }
             defer { state.commitScheduled = true }
             return !state.commitScheduled
         }
         if schedule { queue.async { self.commit() } }
+    }
+
+    /// Commits what is appended on the calling thread, holding the executor: the write, the consumers that take
+    /// written records (routing), the `fsync`, then what waited for it (the burst's confirmation).
+    public func commitNow() {
+        queue.sync { commit() }
     }
 
     /// Runs `action` once everything appended so far is durable: at once when it is, else on the journal's queue

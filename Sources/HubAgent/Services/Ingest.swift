@@ -103,35 +103,43 @@ final class Ingest: Service, Sendable {
             for await message in client.messages { account(.rejected(.unknownTopic), of: message, recorded: nil) }
             return
         }
-        let confirms = client.holdsAcknowledgements
-        for await message in client.messages {
-            if !message.retain {
-                liveMessages.add(1, ordering: .relaxed)
-                liveBell.ring()
-            }
-            // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached
-            // it before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
-            let delivery = !confirms || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
-            if let delivery, journal.wasApplied(delivery) {
-                account(.rejected(.redelivered), of: message, recorded: nil)
-                let number = message.number
-                journal.afterCommit { client.confirm(through: number) }
-                continue
-            }
-            let (outcome, recorded, records) = changeTracker { tracker in
-                let outcome = tracker.ingest(
-                    topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
-                let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
-                return (outcome, recorded, tracker.takeRecords(events: outcome.events))
-            }
-            journal.append(records, delivery: delivery)
-            // The client acknowledges the message to the broker once what it changed (and its id) is durable.
-            if delivery != nil {
-                let number = message.number
-                journal.afterCommit { client.confirm(through: number) }
-            }
-            account(outcome, of: message, recorded: recorded)
+        // On the network thread, each burst as it is read: applied, journaled and committed (routed, then flushed)
+        // there, so that its acknowledgements go out in the same pass. No hand-off between threads on the way.
+        await client.consumeOnNetworkThread { batch in
+            for message in batch { self.apply(message, from: client) }
+            self.journal.commitNow()
         }
+    }
+
+    /// Applies one message to the tracker and appends what it changed to the journal, for the burst's commit.
+    private func apply(_ message: MQTTMessage, from client: MosquittoClient) {
+        if !message.retain {
+            liveMessages.add(1, ordering: .relaxed)
+            liveBell.ring()
+        }
+        // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached it
+        // before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
+        let delivery =
+            !client.holdsAcknowledgements || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
+        if let delivery, journal.wasApplied(delivery) {
+            account(.rejected(.redelivered), of: message, recorded: nil)
+            let number = message.number
+            journal.afterCommit { client.confirm(through: number) }
+            return
+        }
+        let (outcome, recorded, records) = changeTracker { tracker in
+            let outcome = tracker.ingest(
+                topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
+            let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
+            return (outcome, recorded, tracker.takeRecords(events: outcome.events))
+        }
+        journal.append(records, delivery: delivery, scheduling: false)
+        // The client acknowledges the message to the broker once what it changed (and its id) is durable.
+        if delivery != nil {
+            let number = message.number
+            journal.afterCommit { client.confirm(through: number) }
+        }
+        account(outcome, of: message, recorded: recorded)
     }
 
     /// Counts and logs what a message did, hands its reading to the sinks, and offers a message on a topic no sensor

@@ -1,0 +1,106 @@
+import Foundation
+import HubSupport
+import HubTestKit
+import Mosquitto
+import Testing
+
+/// `consumeOnNetworkThread`: the messages handed over on the client's network thread, each burst before its
+/// acknowledgements are written, so a consumer that confirms before it returns is acknowledged in the same pass.
+@Suite struct NetworkThreadConsumerTests {
+    /// What a consumer saw: the payloads in order, and the threads it ran on.
+    final class Seen: Sendable {
+        let payloads = Locked<[String]>([])
+        let threads = Locked<Set<UInt>>([])
+        let calls = Locked(0)
+
+        func take(_ batch: [MQTTMessage]) {
+            payloads.withLock { $0 += batch.map { $0.payloadString ?? "?" } }
+            threads.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+            calls.withLock { $0 += 1 }
+        }
+    }
+
+    /// With a broker that sends one message at a time until it has the PUBACK, 30 statuses arrive in order within
+    /// seconds only if each confirmation inside the consumer lets the same pass acknowledge (the timeout is 30 s);
+    /// every batch on one thread, not the test's.
+    @Test func confirmedInsideTheConsumerEachMessageIsAcknowledgedInTheSamePass() async throws {
+        try await withBroker(.init(extraLines: ["max_inflight_messages 1"])) { broker in
+            let held = MosquittoConfiguration.test(broker) {
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            let client = MosquittoClient(configuration: held, logger: testLogger())
+            try await client.connect()
+            try await client.subscribe("door", qos: .atLeastOnce)
+            let seen = Seen()
+            let consuming = Task {
+                await client.consumeOnNetworkThread { batch in
+                    seen.take(batch)
+                    if let last = batch.last { client.confirm(through: last.number) }
+                }
+            }
+            let statuses = (1...30).map { "s\($0)" }
+            try await withClient(.test(broker)) { sender in
+                for status in statuses {
+                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                }
+            }
+            let started = ContinuousClock.now
+            while seen.payloads.withLock({ $0.count }) < statuses.count && ContinuousClock.now - started < .seconds(10)
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen.payloads.withLock { $0 } == statuses)
+            #expect(ContinuousClock.now - started < .seconds(10))
+            let mine = UInt(bitPattern: Int(bitPattern: pthread_self()))
+            #expect(seen.threads.withLock { $0.count == 1 && !$0.contains(mine) })
+            await client.disconnect()
+            // Returns once the client has closed.
+            await consuming.value
+        }
+    }
+
+    /// A broker sends what it kept for the session right after the CONNACK, before a consumer can register: the
+    /// network thread is then waiting for their confirmation, and a consumer registering hands them over at once,
+    /// not after the confirmation timeout (a restarted hubd's first messages waited it out, and were acknowledged
+    /// unconfirmed).
+    @Test func messagesKeptBeforeTheConsumerRegisteredAreHandedOverAtOnce() async throws {
+        try await withBroker { broker in
+            let held = MosquittoConfiguration.test(broker, clientID: "kept-\(UUID().uuidString.prefix(6))") {
+                $0.cleanSession = false
+                $0.holdsAcknowledgements = true
+                $0.confirmationTimeout = .seconds(30)
+            }
+            try await withClient(held) { try await $0.client.subscribe("door", qos: .atLeastOnce) }
+            try await withClient(.test(broker)) { sender in
+                for status in ["open", "closed"] {
+                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                }
+            }
+            let client = MosquittoClient(configuration: held, logger: testLogger())
+            #expect(try await client.connect())
+            // The kept messages reach the client's buffer while nobody takes them.
+            try await Task.sleep(for: .milliseconds(300))
+            let seen = Seen()
+            let started = ContinuousClock.now
+            let consuming = Task {
+                await client.consumeOnNetworkThread { batch in
+                    seen.take(batch)
+                    if let last = batch.last { client.confirm(through: last.number) }
+                }
+            }
+            while seen.payloads.withLock({ $0.count }) < 2 && ContinuousClock.now - started < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen.payloads.withLock { $0 } == ["open", "closed"])
+            #expect(ContinuousClock.now - started < .seconds(5))
+            await client.disconnect()
+            await consuming.value
+            // Confirmed, so acknowledged: the session has nothing to send again.
+            try await withClient(held) { again in
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(await again.messages.waiting == 0)
+            }
+        }
+    }
+}
