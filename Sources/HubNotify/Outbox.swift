@@ -168,6 +168,8 @@ public final class Outbox: Sendable {
     /// Flushes to disk the adds written without it (`append(_:durable: false)`); returns once they are durable.
     public func sync() async throws(StoreError) {
         try await perform { () throws(StoreError) in
+            // The done marks waiting go with it: the write is one more line in a flush that runs anyway.
+            self.writeDoneBacklog()
             let (unsynced, rewrite) = self.state.withLock { ($0.unsynced, $0.rewriteWanted) }
             guard unsynced || rewrite else { return }
             if rewrite || !self.flushAdds() { try self.compactIfWorthIt(force: true) }
@@ -201,30 +203,39 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Marks `key` done without waiting: marks are collected and written in one go by the outbox's queue (one
-    /// hop and one `write` per batch rather than per delivery).
+    /// How long a done mark may wait to be written with the marks made after it: one hop to the outbox's queue for
+    /// many deliveries, where it was one each (a context switch or two a notification). A kill meanwhile loses the
+    /// marks of at most this long, and those notifications are sent again after the restart, with their ids.
+    static let doneMarkDelay = DispatchTimeInterval.milliseconds(100)
+
+    /// Marks `key` done without waiting: the notification stops pending at once (`pendingCount`), and its mark is
+    /// written with the others made within `doneMarkDelay` (or at the next `sync()`, or `close()`).
     public func markDoneLater(_ key: String) {
-        let schedule = state.withLock { state -> Bool in
+        let (schedule, removed) = state.withLock { state -> (Bool, Bool) in
             state.doneBacklog.append(key)
+            let removed = state.pending.removeValue(forKey: key) != nil
             defer { state.doneFlushScheduled = true }
-            return !state.doneFlushScheduled
+            return (!state.doneFlushScheduled, removed)
         }
+        if removed { moved?.note() }
         guard schedule else { return }
-        queue.async {
-            let keys = self.state.withLock { state -> [String] in
-                defer {
-                    state.doneBacklog = []
-                    state.doneFlushScheduled = false
-                }
-                return state.doneBacklog
+        queue.asyncAfter(deadline: .now() + Self.doneMarkDelay) { self.writeDoneBacklog() }
+    }
+
+    /// On the queue: writes the done marks waiting (`markDoneLater`).
+    private func writeDoneBacklog() {
+        let keys = state.withLock { state -> [String] in
+            defer {
+                state.doneBacklog = []
+                state.doneFlushScheduled = false
             }
-            do throws(StoreError) {
-                try self.writeDone(keys)
-            } catch {
-                self.state.withLock { $0.errors += 1 }
-                self.logger?.error(
-                    "cannot write to the outbox", metadata: ["path": "\(self.path)", "error": "\(error)"])
-            }
+            return state.doneBacklog
+        }
+        do throws(StoreError) {
+            try writeDone(keys)
+        } catch {
+            state.withLock { $0.errors += 1 }
+            logger?.error("cannot write to the outbox", metadata: ["path": "\(path)", "error": "\(error)"])
         }
     }
 
@@ -251,9 +262,8 @@ public final class Outbox: Sendable {
         }
         try write(writer.bytes, sync: false)
         let removed = state.withLock { state -> Bool in
-            let before = state.doneLines
-            for key in keys where state.pending.removeValue(forKey: key) != nil { state.doneLines += 1 }
-            return state.doneLines != before
+            state.doneLines += keys.count
+            return keys.reduce(false) { state.pending.removeValue(forKey: $1) != nil || $0 }
         }
         // The done marks land after the backend's counters moved (on this queue, later): the status file must not
         // keep showing them pending until its next heartbeat.
@@ -261,9 +271,10 @@ public final class Outbox: Sendable {
         try compactIfWorthIt()
     }
 
-    /// Closes the file.
+    /// Writes the done marks waiting, and closes the file.
     public func close() async {
         try? await perform { () throws(StoreError) in
+            self.writeDoneBacklog()
             self.state.withLock {
                 if $0.fd >= 0 { Glibc.close($0.fd) }
                 $0.fd = -1
