@@ -61,17 +61,7 @@ import Testing
     /// (hubd's `connect()` waited the whole confirmation timeout when this pass waited first.)
     @Test func aSessionsKeptMessagesDoNotHoldUpTheConnect() async throws {
         try await withBroker { broker in
-            let held = MosquittoConfiguration.test(broker, clientID: "held-session") {
-                $0.cleanSession = false
-                $0.holdsAcknowledgements = true
-                $0.confirmationTimeout = .seconds(30)
-            }
-            try await withClient(held) { try await $0.client.subscribe("door", qos: .atLeastOnce) }
-            try await withClient(.test(broker)) { sender in
-                for status in ["open", "closed"] {
-                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
-                }
-            }
+            let held = try await keptSession(broker, clientID: "held-session")
             let started = ContinuousClock.now
             try await withClient(held) { receiver in
                 #expect(receiver.sessionPresent)

@@ -66,17 +66,7 @@ import Testing
     /// unconfirmed).
     @Test func messagesKeptBeforeTheConsumerRegisteredAreHandedOverAtOnce() async throws {
         try await withBroker { broker in
-            let held = MosquittoConfiguration.test(broker, clientID: "kept-\(UUID().uuidString.prefix(6))") {
-                $0.cleanSession = false
-                $0.holdsAcknowledgements = true
-                $0.confirmationTimeout = .seconds(30)
-            }
-            try await withClient(held) { try await $0.client.subscribe("door", qos: .atLeastOnce) }
-            try await withClient(.test(broker)) { sender in
-                for status in ["open", "closed"] {
-                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
-                }
-            }
+            let held = try await keptSession(broker, clientID: "kept-\(UUID().uuidString.prefix(6))")
             let client = MosquittoClient(configuration: held, logger: testLogger())
             #expect(try await client.connect())
             // The kept messages reach the client's buffer while nobody takes them.

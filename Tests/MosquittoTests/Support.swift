@@ -71,3 +71,20 @@ extension Array where Element == UInt8 {
         }
     }
 }
+
+/// A held, persistent session at `broker` that has kept `statuses` (QoS 1 on `door`) for its next connection:
+/// subscribed once, then sent them while nobody was connected. Returns the session's configuration.
+func keptSession(
+    _ broker: MosquittoBroker, clientID: String, statuses: [String] = ["open", "closed"]
+) async throws -> MosquittoConfiguration {
+    let held = MosquittoConfiguration.test(broker, clientID: clientID) {
+        $0.cleanSession = false
+        $0.holdsAcknowledgements = true
+        $0.confirmationTimeout = .seconds(30)
+    }
+    try await withClient(held) { try await $0.client.subscribe("door", qos: .atLeastOnce) }
+    try await withClient(.test(broker)) { sender in
+        for status in statuses { try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce) }
+    }
+    return held
+}
