@@ -37,6 +37,8 @@ extension NotificationRouter {
             guard !events.isEmpty || !asked else {
                 if let through { routed(through: through) }
                 if !durableOnly { dispatchHeldAlertMessages() }
+                // The deliveries' done marks since the last pass, in the same thread's next write.
+                outbox.writeWaitingDoneMarks()
                 return
             }
             var notifications = self.notifications(for: events)

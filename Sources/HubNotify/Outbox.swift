@@ -38,9 +38,10 @@ public final class Outbox: Sendable {
         var seenAtOpen = Set<String>()
         var doneLines = 0
         var unreadableLines = 0
-        /// Done marks waiting for the queue.
+        /// Done marks not yet written (`markDoneLater`).
         var doneBacklog: [String] = []
-        var doneFlushScheduled = false
+        /// A timer will write them (`doneMarkDelay`).
+        var doneTimerArmed = false
         /// Writes that failed (logged): done marks that may reappear as duplicates, compactions that did not happen.
         var errors = 0
         /// Adds written without `fsync` since the last one (`append(_:durable: false)`, then `sync()`).
@@ -203,32 +204,41 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// How long a done mark may wait to be written with the marks made after it: one hop to the outbox's queue for
-    /// many deliveries, where it was one each (a context switch or two a notification). A kill meanwhile loses the
-    /// marks of at most this long, and those notifications are sent again after the restart, with their ids.
+    /// How long a done mark may wait when no routing pass comes to write it (`writeWaitingDoneMarks`): a hub
+    /// between bursts. A kill meanwhile loses the marks of at most this long, and those notifications are sent again
+    /// after the restart, with their ids.
     static let doneMarkDelay = DispatchTimeInterval.milliseconds(100)
 
     /// Marks `key` done without waiting: the notification stops pending at once (`pendingCount`), and its mark is
-    /// written with the others made within `doneMarkDelay` (or at the next `sync()`, or `close()`).
+    /// written by the next routing pass (`writeWaitingDoneMarks`), or within `doneMarkDelay`, or at the next
+    /// `sync()` or `close()`. Each delivery took a hop to the outbox's queue before (a context switch or two a
+    /// notification).
     public func markDoneLater(_ key: String) {
-        let (schedule, removed) = state.withLock { state -> (Bool, Bool) in
+        let (arm, removed) = state.withLock { state -> (Bool, Bool) in
             state.doneBacklog.append(key)
             let removed = state.pending.removeValue(forKey: key) != nil
-            defer { state.doneFlushScheduled = true }
-            return (!state.doneFlushScheduled, removed)
+            defer { state.doneTimerArmed = true }
+            return (!state.doneTimerArmed, removed)
         }
         if removed { moved?.note() }
-        guard schedule else { return }
-        queue.asyncAfter(deadline: .now() + Self.doneMarkDelay) { self.writeDoneBacklog() }
+        guard arm else { return }
+        queue.asyncAfter(deadline: .now() + Self.doneMarkDelay) {
+            self.state.withLock { $0.doneTimerArmed = false }
+            self.writeDoneBacklog()
+        }
+    }
+
+    /// Writes the done marks waiting, on the caller's thread (holding the file's queue): the router calls it at
+    /// each pass on the pipeline's executor, so a mark is written with the next burst's adds, without a hop.
+    public func writeWaitingDoneMarks() {
+        guard state.withLock({ !$0.doneBacklog.isEmpty }) else { return }
+        queue.sync { writeDoneBacklog() }
     }
 
     /// On the queue: writes the done marks waiting (`markDoneLater`).
     private func writeDoneBacklog() {
         let keys = state.withLock { state -> [String] in
-            defer {
-                state.doneBacklog = []
-                state.doneFlushScheduled = false
-            }
+            defer { state.doneBacklog = [] }
             return state.doneBacklog
         }
         do throws(StoreError) {
