@@ -187,14 +187,15 @@ public final class Journal: Sendable {
     }
 
     /// Commits what is appended on the calling thread, holding the executor: the write, the consumers that take
-    /// written records (routing), the `fsync`, then what waited for it (the burst's confirmation).
+    /// written records (routing), the `fsync`, then what waited for it. Everything appended before the call is
+    /// committed when it returns (a commit another producer had begun is waited for).
     public func commitNow() {
         queue.sync { commit() }
     }
 
     /// Runs `action` once everything appended so far is durable: at once when it is, else on the journal's queue
-    /// after the commit that makes it so. Ingest confirms messages to the MQTT client this way, which only then
-    /// acknowledges them to the broker.
+    /// after the commit that makes it so. A cluster's ingest confirms messages to its MQTT sessions this way, which
+    /// only then acknowledge them to the broker (a hub on its own confirms each burst after `commitNow`).
     public func afterCommit(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             guard state.appended > state.committed else { return true }

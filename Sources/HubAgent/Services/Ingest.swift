@@ -104,27 +104,29 @@ final class Ingest: Service, Sendable {
             return
         }
         // On the network thread, each burst as it is read: applied, journaled and committed (routed, then flushed)
-        // there, so that its acknowledgements go out in the same pass. No hand-off between threads on the way.
+        // there, and confirmed once committed, so that its acknowledgements go out in the same pass. No hand-off
+        // between threads on the way.
+        let holds = client.holdsAcknowledgements
         await client.consumeOnNetworkThread { batch in
-            for message in batch { self.apply(message, from: client) }
+            for message in batch { self.apply(message, holds: holds) }
             self.journal.commitNow()
+            // What the burst changed (and its messages' ids) is durable: the client acknowledges it to the broker.
+            if let last = batch.last { client.confirm(through: last.number) }
         }
     }
 
     /// Applies one message to the tracker and appends what it changed to the journal, for the burst's commit.
-    private func apply(_ message: MQTTMessage, from client: MosquittoClient) {
+    /// - Parameter holds: whether the client holds acknowledgements until confirmed.
+    private func apply(_ message: MQTTMessage, holds: Bool) {
         if !message.retain {
             liveMessages.add(1, ordering: .relaxed)
             liveBell.ring()
         }
         // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached it
         // before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.
-        let delivery =
-            !client.holdsAcknowledgements || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
+        let delivery = !holds || message.qos == .atMostOnce ? nil : Journal.Delivery(message)
         if let delivery, journal.wasApplied(delivery) {
             account(.rejected(.redelivered), of: message, recorded: nil)
-            let number = message.number
-            journal.afterCommit { client.confirm(through: number) }
             return
         }
         let (outcome, recorded, records) = changeTracker { tracker in
@@ -134,11 +136,6 @@ final class Ingest: Service, Sendable {
             return (outcome, recorded, tracker.takeRecords(events: outcome.events))
         }
         journal.append(records, delivery: delivery, scheduling: false)
-        // The client acknowledges the message to the broker once what it changed (and its id) is durable.
-        if delivery != nil {
-            let number = message.number
-            journal.afterCommit { client.confirm(through: number) }
-        }
         account(outcome, of: message, recorded: recorded)
     }
 
