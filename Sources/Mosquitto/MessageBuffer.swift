@@ -16,8 +16,12 @@ final class MessageBuffer: Sendable {
         var finished = false
         /// The consumer that takes each batch on the network thread (`consumeOnNetworkThread`), and what waits for
         /// the end.
-        var direct: (@Sendable (Deque<MQTTMessage>) -> Void)?
-        var directEnd: CheckedContinuation<Void, Never>?
+        var direct: Direct?
+    }
+
+    private struct Direct {
+        let consumer: @Sendable (Deque<MQTTMessage>) -> Void
+        let end: CheckedContinuation<Void, Never>
     }
 
     private let state = Locked(State())
@@ -64,7 +68,7 @@ final class MessageBuffer: Sendable {
         var batch = Deque<MQTTMessage>()
         let handOff = state.withLock { state -> HandOff? in
             guard !state.pending.isEmpty else { return nil }
-            if let consumer = state.direct {
+            if let consumer = state.direct?.consumer {
                 direct = consumer
                 swap(&batch, &state.pending)
                 return nil
@@ -77,7 +81,8 @@ final class MessageBuffer: Sendable {
     }
 
     /// Hands every batch to `consumer` on the network thread, from now until the client closes; returns then.
-    /// Whether messages wait already: the network thread is to be woken for them.
+    /// `registered` is told, once `consumer` is in place, whether messages wait already (the network thread is to
+    /// be woken for them).
     func consumeOnNetworkThread(
         _ consumer: @escaping @Sendable (Deque<MQTTMessage>) -> Void, registered: @Sendable (Bool) -> Void
     ) async {
@@ -87,8 +92,7 @@ final class MessageBuffer: Sendable {
                 precondition(
                     state.waiter == nil && state.direct == nil, "MQTTMessages has one consumer; it is being taken twice"
                 )
-                state.direct = consumer
-                state.directEnd = end
+                state.direct = Direct(consumer: consumer, end: end)
                 if !state.pending.isEmpty { wakeDue.store(true, ordering: .relaxed) }
                 return !state.pending.isEmpty
             }
@@ -106,16 +110,15 @@ final class MessageBuffer: Sendable {
 
     /// No more messages: the consumer gets what is pending, then the end.
     func finish() {
-        var direct: (consumer: @Sendable (Deque<MQTTMessage>) -> Void, end: CheckedContinuation<Void, Never>?)?
+        var direct: Direct?
         var batch = Deque<MQTTMessage>()
         let handOff = state.withLock {
             state -> (CheckedContinuation<Deque<MQTTMessage>?, Never>, Deque<MQTTMessage>?)? in
             state.finished = true
             if let consumer = state.direct {
-                direct = (consumer, state.directEnd)
+                direct = consumer
                 swap(&batch, &state.pending)
                 state.direct = nil
-                state.directEnd = nil
                 return nil
             }
             guard let waiter = state.waiter else { return nil }
@@ -126,7 +129,7 @@ final class MessageBuffer: Sendable {
         if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
         if let direct {
             if !batch.isEmpty { direct.consumer(batch) }
-            direct.end?.resume()
+            direct.end.resume()
         }
     }
 
