@@ -50,7 +50,7 @@ extension NotificationRouter {
             // An event the journal handed over again (after a crash) that is in the outbox already stays out.
             let fresh = outbox.fresh(notifications)
             do {
-                try outbox.append(fresh, durable: durableOnly)
+                try outbox.add(fresh, durable: durableOnly)
             } catch {
                 inbox.withLock { $0.counters.outboxErrors += 1 }
                 logger.error(

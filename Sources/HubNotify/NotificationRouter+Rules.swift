@@ -9,8 +9,7 @@ extension NotificationRouter {
         let matched = matches(for: events)
         let allowed = inbox.withLock { inbox in
             matched.map { rule, event in
-                event.kind == .test || rule.rateLimit == nil
-                    || inbox.limiter.allow(rule: rule, sensor: event.sensor, event: event.id)
+                !Self.isLimited(rule, event) || inbox.limiter.allow(rule: rule, sensor: event.sensor, event: event.id)
             }
         }
         return render(matched, allowed: allowed)
@@ -25,9 +24,14 @@ extension NotificationRouter {
         var allowed: [Bool] = []
         allowed.reserveCapacity(matched.count)
         for (rule, event) in matched {
-            allowed.append(event.kind == .test || rule.rateLimit == nil ? true : try await allow(rule, event))
+            allowed.append(Self.isLimited(rule, event) ? try await allow(rule, event) : true)
         }
         return render(matched, allowed: allowed)
+    }
+
+    /// Whether `rule`'s rate limit has a say on `event` (a test notification always goes).
+    private static func isLimited(_ rule: NotificationRule, _ event: SensorEvent) -> Bool {
+        event.kind != .test && rule.rateLimit != nil
     }
 
     /// The rules without alerting that each of `events` matches and no silence holds back, in order (a rule with

@@ -128,7 +128,14 @@ public final class Outbox: Sendable {
     @discardableResult
     public func append(_ notifications: [Notification], durable: Bool = true) throws(StoreError) -> [Notification] {
         let fresh = self.fresh(notifications)
-        guard !fresh.isEmpty else { return [] }
+        try add(fresh, durable: durable)
+        return fresh
+    }
+
+    /// `append` for notifications `fresh` has already picked: the router keeps them to send without the outbox when
+    /// the write fails.
+    public func add(_ fresh: [Notification], durable: Bool) throws(StoreError) {
+        guard !fresh.isEmpty else { return }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(fresh.count * 400)
         var encoded: [(String, [UInt8])] = []
@@ -156,7 +163,6 @@ public final class Outbox: Sendable {
             }
         }
         try outcome.get()
-        return fresh
     }
 
     /// Those of `notifications` the outbox does not hold (pending, or in the file when it was opened).
