@@ -121,8 +121,10 @@ final class ClientCore: Sendable {
             throw error
         }
         state.withLock { $0.handle = handle }
-        let thread = Thread { [self] in runNetworkLoop(handle) }
-        thread.name = "mosquitto \(configuration.host)"
+        let thread = Thread { [self] in
+            Thread.current.name = networkThreadName
+            runNetworkLoop(handle)
+        }
         thread.start()
         do {
             return try await completion.value(
