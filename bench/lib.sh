@@ -18,9 +18,8 @@ anon_kib() { awk '/RssAnon/ { print $2 }' "/proc/$1/status"; }
 # utime + stime of every thread of the process, in clock ticks (CLK_TCK a second, 100 on Linux: 10 ms steps, so a
 # burst's CPU is read to ±0.01 s).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# Context switches so far, voluntary and not, summed over the process's threads.
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'; }
-# The same by thread: "tid name switches" a line (a thread's name is what it set, or its process's).
+# Context switches so far, voluntary and not, by thread: "tid name switches" a line (a thread's name is what it set,
+# or else its creator's).
 switches_by_thread() {
     local task
     for task in /proc/"$1"/task/*; do
@@ -28,6 +27,8 @@ switches_by_thread() {
             '/voluntary_ctxt_switches/ { n += $2 } END { print tid, name, n + 0 }' "$task/status" 2>/dev/null || true
     done
 }
+# The same summed over the process's threads.
+switches() { switches_by_thread "$1" | awk '{ n += $3 } END { print n + 0 }'; }
 # What switches_by_thread said before ($1) and after ($2), summed by thread name, per notification ($3): where the
 # hand-offs are.
 switches_by_name() {
