@@ -238,7 +238,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            shared: shared, errors: errors, moved: countersMoved, logger: logger)
+            syncDelay: configuration.syncDelay, shared: shared, errors: errors, moved: countersMoved, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }

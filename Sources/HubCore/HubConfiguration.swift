@@ -23,6 +23,14 @@ public struct HubConfiguration: Sendable, Hashable {
     /// none. On by default; `false` lets libmosquitto acknowledge each message as it arrives (faster in a burst, and
     /// a SIGKILL can lose the few acknowledged before the journal had them: see docs/hubd.md).
     public var acknowledgeWhenJournaled = true
+    /// `sensors.sync_delay`: how long a held QoS 1 status may wait, written to the journal, for the `fsync` that
+    /// makes it durable and lets its acknowledgement go to the broker: one `fsync` covers every burst that came
+    /// meanwhile. Notifications do not wait for it (they go out once the status is written). Zero: an `fsync` for
+    /// every burst.
+    public var syncDelay: Duration = .seconds(1)
+    /// The longest `syncDelay` takes: its acknowledgements hold back every packet of the hub's connection, and a
+    /// PINGREQ must still go out well inside the keepalive.
+    public static let longestSyncDelay = Duration.seconds(10)
     /// `sensors.silence_timeout`: how long a sensor may stay silent before it counts as offline; `nil` is off.
     public var silenceTimeout: Duration?
     /// `sensors.max_status_length`: longer payloads are rejected (and counted), not stored.
@@ -212,6 +220,12 @@ public struct HubConfiguration: Sendable, Hashable {
             result.subscribe = mode
         }
         if let hold = try sensors["acknowledge_when_journaled"].bool() { result.acknowledgeWhenJournaled = hold }
+        if let delay = try sensors["sync_delay"].value(
+            "a duration up to \(longestSyncDelay.components.seconds)s, like 1s or 250ms, or 0",
+            { DurationText.parse($0, allowingZero: true).flatMap { $0 <= longestSyncDelay ? $0 : nil } })
+        {
+            result.syncDelay = delay
+        }
         if let template = try sensors["topic_template"].value("a topic template", { try TopicTemplate($0) }) {
             result.topicTemplate = template
         }

@@ -1,5 +1,4 @@
 import CMosquitto
-import Dispatch
 import Foundation
 import HubSupport
 import Logging
@@ -372,7 +371,8 @@ final class ClientCore: Sendable {
         }
         defer {
             state.withLock { $0.activeCalls -= 1 }
-            // A packet may be queued now: the network thread's poll must write it.
+            // A packet may be queued now: the network thread's poll must write it (confirmations put off are due).
+            gate.packetQueued.store(true, ordering: .relaxed)
             wake.signal()
         }
         return try body(handle)

@@ -1,6 +1,7 @@
 import CMosquitto
 import Foundation
 import Logging
+import Synchronization
 
 /// Acknowledgements held until the application says it has kept the messages.
 ///
@@ -19,6 +20,9 @@ final class AcknowledgementGate: @unchecked Sendable {
     private var confirmed = 0
     private var released = false
     private var nudged = false
+    /// Set when another thread queues a packet: while the consumer puts off confirmations, it is what makes them
+    /// due at once (the packet waits behind their acknowledgements).
+    let packetQueued = Atomic<Bool>(false)
 
     /// Messages up to `number` (their `MQTTMessage.number`) are kept.
     func confirm(through number: Int) {
@@ -85,13 +89,24 @@ extension ClientCore {
     func loopPass(_ m: OpaquePointer) -> Int32 {
         let fd = mosquitto_socket(m)
         guard fd >= 0 else { return MOSQ_ERR_NO_CONN.rawValue }
+        // While the consumer puts off its confirmations, nothing is written: the wait is for reading, until they
+        // are due.
+        var putOff = messageBuffer.confirmationsDue
+        if putOff != nil && gate.confirmedNumber >= deliveredHeld.load(ordering: .relaxed) {
+            // Confirmed meanwhile (or only messages without acknowledgements were put off).
+            messageBuffer.confirmationsAreDue()
+            putOff = nil
+        }
+        // Written in this pass anyway: only a packet queued once confirmations are put off makes them due.
+        if putOff == nil { gate.packetQueued.store(false, ordering: .relaxed) }
+        let writes = putOff == nil && mosquitto_want_write(m)
         var fds = [
-            pollfd(fd: fd, events: Int16(POLLIN) | (mosquitto_want_write(m) ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: fd, events: Int16(POLLIN) | (writes ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
         ]
         // The wake descriptor ends the wait when another thread queues a packet (a publish, a subscribe) or asks
         // the client to stop, as libmosquitto's own socket pair does for `mosquitto_loop`.
-        if poll(&fds, 2, idleWait) < 0 {
+        if poll(&fds, 2, putOff.map(Self.milliseconds(until:)) ?? idleWait) < 0 {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }
@@ -116,6 +131,15 @@ extension ClientCore {
             // take the client's messages (a broker sends what it kept for the session right after the CONNACK).
             // The acknowledgements wait for the next pass.
             if connackArrived.load(ordering: .acquiring) { return MOSQ_ERR_SUCCESS.rawValue }
+            if let due = messageBuffer.confirmationsDue, gate.confirmedNumber < last {
+                // Read on until they are due, unless a packet of another thread's waits behind the acknowledgements,
+                // or the client stops.
+                let queued = gate.packetQueued.exchange(false, ordering: .relaxed)
+                if .now < due && !queued && !stopRequested.load(ordering: .acquiring) {
+                    return mosquitto_loop_misc(m)
+                }
+                messageBuffer.confirmationsAreDue()
+            }
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
             if !gate.wait(for: last, until: deadline, flush: messageBuffer.flush) { noteUnconfirmed(last) }
             // Released by a stop: what was not confirmed stays unacknowledged, for the session's next connection.
@@ -130,6 +154,13 @@ extension ClientCore {
             if rc != MOSQ_ERR_SUCCESS.rawValue { return rc }
         }
         return mosquitto_loop_misc(m)
+    }
+
+    /// Milliseconds from now to `instant`, rounded up (a wait that ends early only goes round once more).
+    static func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
+        let left = ContinuousClock.now.duration(to: instant)
+        guard left > .zero else { return 0 }
+        return Int32(clamping: Int((left.timeInterval * 1000).rounded(.up)))
     }
 
     /// How long the network thread's poll waits with nothing to do, in milliseconds: a quarter of the keepalive in

@@ -17,10 +17,14 @@ final class MessageBuffer: Sendable {
         /// The consumer that takes each batch on the network thread (`consumeOnNetworkThread`), and what waits for
         /// the end.
         var direct: Direct?
+        /// When that consumer is to be told its confirmations are due: the earliest it named and has not been told.
+        var confirmationsDue: ContinuousClock.Instant?
     }
 
     private struct Direct {
-        let consumer: @Sendable (Deque<MQTTMessage>) -> Void
+        let consumer: @Sendable (Deque<MQTTMessage>) -> ContinuousClock.Instant?
+        /// Told that the confirmations it put off are due.
+        let due: @Sendable () -> Void
         let end: CheckedContinuation<Void, Never>
     }
 
@@ -62,9 +66,10 @@ final class MessageBuffer: Sendable {
         return kept
     }
 
-    /// Wakes a waiting consumer with what is pending; on the network thread, a consumer there takes it now.
+    /// Wakes a waiting consumer with what is pending; on the network thread, a consumer there takes it now (and may
+    /// put off confirming it: `confirmationsDue`).
     func flush() {
-        var direct: (@Sendable (Deque<MQTTMessage>) -> Void)?
+        var direct: (@Sendable (Deque<MQTTMessage>) -> ContinuousClock.Instant?)?
         var batch = Deque<MQTTMessage>()
         let handOff = state.withLock { state -> HandOff? in
             guard !state.pending.isEmpty else { return nil }
@@ -77,14 +82,32 @@ final class MessageBuffer: Sendable {
             return Self.handOff(&state)
         }
         if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
-        direct?(batch)
+        guard let due = direct?(batch) else { return }
+        state.withLock { state in state.confirmationsDue = min(state.confirmationsDue ?? due, due) }
+    }
+
+    /// When the consumer on the network thread is to confirm what it put off, at the latest; nil when nothing is put
+    /// off.
+    var confirmationsDue: ContinuousClock.Instant? { state.withLock { $0.confirmationsDue } }
+
+    /// Tells the consumer on the network thread that what it put off confirming is due now (a deadline it named has
+    /// come, or the thread has something else to write, or stops).
+    func confirmationsAreDue() {
+        let due = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.confirmationsDue != nil else { return nil }
+            state.confirmationsDue = nil
+            return state.direct?.due
+        }
+        due?()
     }
 
     /// Hands every batch to `consumer` on the network thread, from now until the client closes; returns then.
-    /// `registered` is told, once `consumer` is in place, whether messages wait already (the network thread is to
-    /// be woken for them).
+    /// `consumer` returns when, at the latest, it will have confirmed the batch (nil: it has); `due` is called then
+    /// if it has not. `registered` is told, once `consumer` is in place, whether messages wait already (the network
+    /// thread is to be woken for them).
     func consumeOnNetworkThread(
-        _ consumer: @escaping @Sendable (Deque<MQTTMessage>) -> Void, registered: @Sendable (Bool) -> Void
+        _ consumer: @escaping @Sendable (Deque<MQTTMessage>) -> ContinuousClock.Instant?,
+        due: @escaping @Sendable () -> Void, registered: @Sendable (Bool) -> Void
     ) async {
         await withCheckedContinuation { (end: CheckedContinuation<Void, Never>) in
             let waiting = state.withLock { state -> Bool? in
@@ -92,7 +115,7 @@ final class MessageBuffer: Sendable {
                 precondition(
                     state.waiter == nil && state.direct == nil, "MQTTMessages has one consumer; it is being taken twice"
                 )
-                state.direct = Direct(consumer: consumer, end: end)
+                state.direct = Direct(consumer: consumer, due: due, end: end)
                 if !state.pending.isEmpty { wakeDue.store(true, ordering: .relaxed) }
                 return !state.pending.isEmpty
             }
@@ -108,7 +131,8 @@ final class MessageBuffer: Sendable {
         return (waiter, state.pending)
     }
 
-    /// No more messages: the consumer gets what is pending, then the end.
+    /// No more messages: the consumer gets what is pending, is told that what it put off confirming is due, then
+    /// gets the end.
     func finish() {
         var direct: Direct?
         var batch = Deque<MQTTMessage>()
@@ -119,6 +143,7 @@ final class MessageBuffer: Sendable {
                 direct = consumer
                 swap(&batch, &state.pending)
                 state.direct = nil
+                state.confirmationsDue = nil
                 return nil
             }
             guard let waiter = state.waiter else { return nil }
@@ -128,7 +153,8 @@ final class MessageBuffer: Sendable {
         }
         if let (waiter, batch) = handOff { waiter.resume(returning: batch) }
         if let direct {
-            if !batch.isEmpty { direct.consumer(batch) }
+            if !batch.isEmpty { _ = direct.consumer(batch) }
+            direct.due()
             direct.end.resume()
         }
     }

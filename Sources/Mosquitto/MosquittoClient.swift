@@ -122,6 +122,14 @@ public final class MosquittoClient: Sendable {
         core.state.withLock { $0.phase == .closing || $0.phase == .closed }
     }
 
+    /// How many QoS 1/2 messages the broker may have sent this client unacknowledged before it waits: the Receive
+    /// Maximum while MQTT 5 is spoken (libmosquitto's 20 when none is configured), else Mosquitto's own default
+    /// `max_inflight_messages`, 20 (a broker configured lower waits sooner). A consumer that puts off confirmations
+    /// confirms well before this many.
+    public var receiveWindow: Int {
+        core.currentVersion == .v5 ? core.configuration.receiveMaximum ?? 20 : 20
+    }
+
     /// Whether the client holds acknowledgements until `confirm(through:)` (`holdsAcknowledgements`).
     public var holdsAcknowledgements: Bool { core.configuration.holdsAcknowledgements }
 
@@ -138,9 +146,20 @@ public final class MosquittoClient: Sendable {
     /// without waking the network thread again: no hand-off between threads at all. `consumer` must not wait for
     /// anything this client's network thread does (a publish's or a subscription's answer). Returns once the client
     /// has closed and `consumer` has had every message.
-    public func consumeOnNetworkThread(_ consumer: @escaping @Sendable ([MQTTMessage]) -> Void) async {
+    ///
+    /// **Confirming later.** `consumer` returns nil when it has confirmed the burst, or the instant by which it will
+    /// have: a consumer that makes messages durable in shared batches (one `fsync` for everything that came within
+    /// some milliseconds) keeps the burst and says when. The thread then reads on, handing over the bursts that
+    /// come meanwhile, and writes nothing (the acknowledgements are queued in order with every other packet): it
+    /// calls `due` on the network thread at the earliest instant named, when another thread queues a packet (a
+    /// publish must not wait), or when the connection drops or the client stops, and `due` confirms. At most the
+    /// confirmation timeout later, and well inside the keepalive: `due` should come within seconds.
+    public func consumeOnNetworkThread(
+        _ consumer: @escaping @Sendable ([MQTTMessage]) -> ContinuousClock.Instant?,
+        due: @escaping @Sendable () -> Void = {}
+    ) async {
         let core = self.core
-        await core.messageBuffer.consumeOnNetworkThread({ consumer(Array($0)) }) { waiting in
+        await core.messageBuffer.consumeOnNetworkThread({ consumer(Array($0)) }, due: due) { waiting in
             // Messages that arrived before: the thread hands them over, waiting for their confirmation (held ones)
             // or at its next pass.
             guard waiting else { return }

@@ -46,6 +46,9 @@ extension ClientCore {
             }
             // The common case, once per received packet.
             if rc == MOSQ_ERR_SUCCESS.rawValue { continue }
+            // What the consumer put off confirming is due before any wait: the acknowledgements are lost with the
+            // connection (the broker sends those messages again), not what they stood for.
+            messageBuffer.confirmationsAreDue()
             if Self.isFatal(rc) {
                 fatal = .library("the MQTT network loop", rc, errno: savedErrno)
                 logger.error("MQTT network loop stopped", metadata: ["broker": "\(endpoint)", "error": "\(fatal!)"])

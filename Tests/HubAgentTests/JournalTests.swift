@@ -119,6 +119,56 @@ import Testing
         #expect(seen.count == 2 && seen[1].positions == [2] && seen[1].confirmed, "\(seen)")
     }
 
+    /// A shared `fsync` (`sensors.sync_delay`): bursts of held messages committed without syncing are written
+    /// (a SIGKILL loses none, and their messages are known if the broker sends them again) and routed, while what
+    /// waits for durability (the broker's acknowledgements, the registry) waits for the one `fsync` that covers them
+    /// all. A record no held acknowledgement brings back is synced at once, and everything before it with it.
+    @Test func oneFsyncCoversEveryBurstWrittenBeforeIt() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        final class Early: JournalConsumer, Sendable {
+            let positions = Locked<[Int]>([])
+            var takesWrittenRecords: Bool { true }
+            func accept(_ records: [JournalRecord], through position: Int) {
+                positions.withLock { $0 += records.map(\.position) }
+            }
+        }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        let (store, router) = (Consumer(), Early())
+        journal.attach([("store", store), ("router", router)])
+        let confirmed = Locked(0)
+        for burst in 1...3 {
+            journal.append(
+                [record("door", "s\(burst)", sequence: burst)],
+                delivery: Journal.Delivery(packet: burst, digest: UInt64(burst)), scheduling: false)
+            #expect(!journal.commitNow(syncing: false))
+            journal.afterCommit { confirmed.withLock { $0 = burst } }
+        }
+        #expect(router.positions.withLock { $0 } == [1, 2, 3])
+        #expect(store.records.isEmpty && confirmed.withLock { $0 } == 0)
+        #expect(journal.statistics.commits == 0)
+        #expect(journal.wasApplied(Journal.Delivery(packet: 2, digest: 2)))
+        // Killed here, a start reads all three and their messages' ids.
+        let read = try Journal(directory: directory, logger: logger).open()
+        #expect(read.records.map(\.status) == ["s1", "s2", "s3"])
+        #expect(read.deliveries.contains(packet: 3, digest: 3))
+
+        journal.syncNow()
+        #expect(store.records.map(\.position) == [1, 2, 3] && confirmed.withLock { $0 } == 3)
+        #expect(journal.statistics.commits == 1 && journal.statistics.records == 3)
+
+        // Held, then not held: the second commit syncs both.
+        journal.append(
+            [record("door", "s4", sequence: 4)], delivery: Journal.Delivery(packet: 4, digest: 4), scheduling: false)
+        #expect(!journal.commitNow(syncing: false))
+        journal.append([record("door", "offline", sequence: 5)], scheduling: false)
+        #expect(journal.commitNow(syncing: false))
+        #expect(store.records.map(\.position) == [1, 2, 3, 4, 5])
+        #expect(router.positions.withLock { $0 } == [1, 2, 3, 4, 5])
+        #expect(journal.statistics.commits == 2)
+        await journal.close()
+    }
+
     @Test func aTornLastLineIsSkippedAndCounted() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal(directory: directory, logger: logger)

@@ -37,6 +37,7 @@ import Testing
                 await client.consumeOnNetworkThread { batch in
                     seen.take(batch)
                     if let last = batch.last { client.confirm(through: last.number) }
+                    return nil
                 }
             }
             let statuses = (1...30).map { "s\($0)" }
@@ -77,6 +78,7 @@ import Testing
                 await client.consumeOnNetworkThread { batch in
                     seen.take(batch)
                     if let last = batch.last { client.confirm(through: last.number) }
+                    return nil
                 }
             }
             while seen.payloads.withLock({ $0.count }) < 2 && ContinuousClock.now - started < .seconds(10) {
@@ -91,6 +93,104 @@ import Testing
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(await again.messages.waiting == 0)
             }
+        }
+    }
+
+    /// A consumer that puts off its confirmations gets the bursts that come meanwhile, and nothing is acknowledged
+    /// until they are due: a broker that lets 5 messages be in flight sends the first 5 of 10, then waits; `due`
+    /// comes at the instant named, confirms, and the other 5 follow.
+    @Test func confirmationsPutOffAreDueAtTheInstantNamedAndHoldEveryAcknowledgementUntilThen() async throws {
+        try await withBroker(.init(extraLines: ["max_inflight_messages 5"])) { broker in
+            let held = MosquittoConfiguration.test(broker) { $0.holdsAcknowledgements = true }
+            let client = MosquittoClient(configuration: held, logger: testLogger())
+            try await client.connect()
+            try await client.subscribe("door", qos: .atLeastOnce)
+            let seen = Seen()
+            let delay = Duration.milliseconds(800)
+            let taken = Locked(0)
+            let dues = Locked<[ContinuousClock.Instant]>([])
+            let first = Locked<ContinuousClock.Instant?>(nil)
+            let consuming = Task {
+                await client.consumeOnNetworkThread(
+                    { batch in
+                        seen.take(batch)
+                        taken.withLock { $0 = batch.last?.number ?? $0 }
+                        let since = first.withLock { first in
+                            if first == nil { first = .now }
+                            return first!
+                        }
+                        return since + delay
+                    },
+                    due: {
+                        dues.withLock { $0.append(.now) }
+                        first.withLock { $0 = nil }
+                        client.confirm(through: taken.withLock { $0 })
+                    })
+            }
+            let statuses = (1...10).map { "s\($0)" }
+            try await withClient(.test(broker)) { sender in
+                for status in statuses {
+                    try await sender.client.publish(topic: "door", payload: status, qos: .atLeastOnce)
+                }
+            }
+            let started = ContinuousClock.now
+            while seen.payloads.withLock({ $0.count }) < 5 && ContinuousClock.now - started < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            // The broker waits for acknowledgements the client holds.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(seen.payloads.withLock { $0 } == Array(statuses.prefix(5)))
+            #expect(dues.withLock { $0.isEmpty })
+            while seen.payloads.withLock({ $0.count }) < 10 && ContinuousClock.now - started < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(seen.payloads.withLock { $0 } == statuses)
+            // Due once for the first five (not before the delay), once more for the rest.
+            let times = dues.withLock { $0 }
+            #expect(times.count >= 1)
+            if let due = times.first { #expect(due - started >= delay - .milliseconds(300)) }
+            await client.disconnect()
+            await consuming.value
+        }
+    }
+
+    /// A packet another thread queues waits behind the acknowledgements held: it makes the confirmations put off
+    /// due at once, so a publish is not held up for the consumer's delay (a minute here).
+    @Test func aPublishMakesConfirmationsPutOffDueAtOnce() async throws {
+        try await withBroker { broker in
+            let held = MosquittoConfiguration.test(broker) { $0.holdsAcknowledgements = true }
+            let client = MosquittoClient(configuration: held, logger: testLogger())
+            try await client.connect()
+            try await client.subscribe("door", qos: .atLeastOnce)
+            let seen = Seen()
+            let taken = Locked(0)
+            let dues = Locked(0)
+            let consuming = Task {
+                await client.consumeOnNetworkThread(
+                    { batch in
+                        seen.take(batch)
+                        taken.withLock { $0 = batch.last?.number ?? $0 }
+                        return .now + .seconds(60)
+                    },
+                    due: {
+                        dues.withLock { $0 += 1 }
+                        client.confirm(through: taken.withLock { $0 })
+                    })
+            }
+            try await withClient(.test(broker)) { sender in
+                try await sender.client.publish(topic: "door", payload: "open", qos: .atLeastOnce)
+            }
+            let started = ContinuousClock.now
+            while seen.payloads.withLock({ $0.isEmpty }) && ContinuousClock.now - started < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(dues.withLock { $0 } == 0)
+            let publishing = ContinuousClock.now
+            try await client.publish(topic: "hub/said", payload: "hello", qos: .atLeastOnce)
+            #expect(ContinuousClock.now - publishing < .seconds(5))
+            #expect(dues.withLock { $0 } == 1)
+            await client.disconnect()
+            await consuming.value
         }
     }
 }

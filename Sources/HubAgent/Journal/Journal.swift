@@ -17,10 +17,12 @@ import ServiceLifecycle
 /// (`{"delivered":[812,813],"digests":["9f…","2c…"]}`, `"anew":true` when the broker's session was new): a message
 /// the broker sends again after a crash is known by them and not applied twice (`RecentDeliveries`).
 ///
-/// **Group commit.** One `write` and one `fsync` take everything appended since the last commit, on the pipeline's
-/// executor (a serial queue, never a cooperative thread): MQTT ingest commits each burst it read on the network
-/// thread (`commitNow`), other producers' appends schedule a commit. While one batch is flushed the next gathers,
-/// so a record waits about one `fsync`, however high the rate (`AgentStatus.JournalCounters.longestWait`).
+/// **Group commit.** One `write` takes everything appended since the last commit, on the pipeline's executor (a
+/// serial queue, never a cooperative thread), and one `fsync` everything written since the last: MQTT ingest
+/// commits each burst it read on the network thread (`commitNow`), and puts the `fsync` off for the bursts of
+/// `sensors.sync_delay` when every record of them came with a held acknowledgement (`syncNow` then); other
+/// producers' appends schedule a commit, `fsync` included. While one batch is flushed the next gathers, so a
+/// record waits about one `fsync` past that delay, however high the rate (`AgentStatus.JournalCounters.longestWait`).
 /// Acknowledgements are written without `fsync`: losing one only makes a replay hand records over again.
 ///
 /// **Compaction.** Once the file is larger than `compactionThreshold`, it is emptied when every consumer has
@@ -32,14 +34,14 @@ public final class Journal: Sendable {
     package static let compactionThreshold = 1 << 20
 
     public let path: String
-    private let directory: String
+    let directory: String
     let logger: Logger
     /// Where commits run: the pipeline's executor, which the router shares in a hub on its own, so a batch is routed
     /// on the thread that wrote it.
     private let queue: DispatchQueue
     /// Internal for its extensions in other files (`Journal+Deliveries.swift`).
     let state = Locked(State())
-    private let failures = Locked(LogThrottle())
+    let failures = Locked(LogThrottle())
 
     struct State {
         var fd: Int32 = -1
@@ -75,7 +77,15 @@ public final class Journal: Sendable {
         var committingAnew = false
         /// Counts the appends (records or a delivery): what `afterCommit` waits for.
         var appended = 0
+        /// The appends written to the file, and those flushed to disk too.
+        var written = 0
         var committed = 0
+        /// The batches written since the last `fsync`, for the consumers that take durable records only, and
+        /// whether each had records no held acknowledgement brings back; whether a write failed meanwhile; when the
+        /// oldest of their records was appended.
+        var unsynced: [(records: [JournalRecord], unheld: Bool)] = []
+        var writeFailed = false
+        var oldestUnsynced: ContinuousClock.Instant?
         var statistics = AgentStatus.JournalCounters()
         var closed = false
     }
@@ -189,7 +199,16 @@ public final class Journal: Sendable {
     /// Commits what is appended on the calling thread, holding the executor: the write, the consumers that take
     /// written records (routing), the `fsync`, then what waited for it. Everything appended before the call is
     /// committed when it returns (a commit another producer had begun is waited for).
-    public func commitNow() {
+    /// `syncing` false: the `fsync` waits for a later commit or `syncNow` (ingest shares one among the bursts of
+    /// `sensors.sync_delay`), unless a record came with no held acknowledgement. Returns whether everything
+    /// appended is durable.
+    @discardableResult
+    public func commitNow(syncing: Bool = true) -> Bool {
+        queue.sync { commit(syncing: syncing) }
+    }
+
+    /// Commits what is appended and flushes everything written to disk, on the calling thread, holding the executor.
+    public func syncNow() {
         queue.sync { commit() }
     }
 
@@ -207,7 +226,7 @@ public final class Journal: Sendable {
 
     /// Returns once everything appended so far is durable and handed to the consumers.
     public func flushed() async {
-        await queue.run {}
+        await queue.run { self.commit() }
     }
 
     /// Says that `consumer` has made every record up to `position` durable itself.
@@ -261,132 +280,5 @@ public final class Journal: Sendable {
                 "longest_wait_ms": "\(String(format: "%.3f", statistics.longestWait * 1000))",
                 "errors": "\(statistics.errors)", "bytes_left": "\(size)",
             ])
-    }
-
-    // MARK: - On the journal's queue
-
-    private func commit() {
-        let (batch, delivered, anew, appended, oldest, unheld) = state.withLock { state in
-            defer {
-                state.pendingUnheld = false
-                state.committingDeliveries = state.pendingDeliveries
-                state.committingAnew = state.pendingAnew
-                state.pending = []
-                state.pendingDeliveries = []
-                state.pendingAnew = false
-                state.oldestPending = nil
-                state.commitScheduled = false
-            }
-            return (
-                state.pending, state.pendingDeliveries, state.pendingAnew, state.appended, state.oldestPending,
-                state.pendingUnheld
-            )
-        }
-        guard !batch.isEmpty || !delivered.isEmpty else { return }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(batch.count * 300 + delivered.count * 24)
-        var lines: [(position: Int, line: [UInt8])] = []
-        lines.reserveCapacity(batch.count)
-        for record in batch {
-            let line = record.line
-            bytes += line
-            bytes.append(UInt8(ascii: "\n"))
-            lines.append((record.position, line))
-        }
-        // After the records: a crash that tore the write leaves no id of a message whose change is missing.
-        if !delivered.isEmpty || anew { bytes += Self.deliveriesLine(delivered, anew: anew) }
-        bytes += acknowledgementLines()
-        let written = write(bytes, sync: false)
-        // The router takes the batch now, while the `fsync` runs: a notification does not wait for the disk (its p99
-        // here is 1.6 ms). A SIGKILL can't lose what is written; a power cut before the `fsync` can lose the records,
-        // but then no PUBACK left either, so the broker sends the messages again and they become the same events,
-        // with the same ids, that receivers already have. Acknowledgements to the broker still wait for the `fsync`.
-        // Not for a batch with records nothing would send again (`unheld`): those wait for the `fsync`.
-        let early = unheld ? [] : state.withLock { $0.consumers }.filter(\.consumer.takesWrittenRecords)
-        if let through = batch.last?.position {
-            for (_, consumer) in early { consumer.accept(batch, through: through) }
-        }
-        let durable = written && flushToDisk()
-        let waited = oldest.map { .now - $0 } ?? .zero
-        let (consumers, ready) = state.withLock { state in
-            if let through = batch.last?.position { state.durable = through }
-            if anew { state.deliveries.forgetAll() }
-            for (packet, digest) in delivered { state.deliveries.record(packet: packet, digest: digest) }
-            state.committingDeliveries = []
-            state.committingAnew = false
-            state.committed = appended
-            var ready: [@Sendable () -> Void] = []
-            while let first = state.waiting.first, first.append <= appended {
-                ready.append(state.waiting.removeFirst().action)
-            }
-            for (position, line) in lines { state.retained.append(position, line) }
-            state.statistics.records += batch.count
-            if durable { state.statistics.commits += 1 }
-            state.statistics.longestWait = max(state.statistics.longestWait, waited.seconds)
-            return (state.consumers, ready)
-        }
-        for action in ready { action() }
-        // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
-        if let through = batch.last?.position {
-            for (_, consumer) in consumers where unheld || !consumer.takesWrittenRecords {
-                consumer.accept(batch, through: through)
-            }
-        }
-        compactIfWorthIt()
-    }
-
-    /// Acknowledgements not in the file yet, as lines.
-    private func acknowledgementLines() -> [UInt8] {
-        state.withLock { state in
-            var bytes: [UInt8] = []
-            for (consumer, position) in state.acknowledged where position > state.acknowledgementsWritten[consumer] ?? 0
-            {
-                bytes += JournalRecord.ackLine(consumer, through: position)
-                state.acknowledgementsWritten[consumer] = position
-            }
-            return bytes
-        }
-    }
-
-    /// Appends `bytes`; false (logged and counted) when that failed.
-    @discardableResult
-    private func write(_ bytes: [UInt8], sync: Bool) -> Bool {
-        guard !bytes.isEmpty else { return true }
-        do throws(StoreError) {
-            var fd = state.withLock { $0.fd }
-            if fd < 0 {
-                guard !state.withLock({ $0.closed }) else { return false }
-                fd = try AppendFile.open(path, in: directory)
-                state.withLock { $0.fd = fd }
-            }
-            try AppendFile.append(bytes, to: fd, path: path, sync: sync)
-            state.withLock { $0.size += bytes.count }
-            return true
-        } catch {
-            report(error)
-            return false
-        }
-    }
-
-    /// Flushes what was written to disk; false (logged and counted) when that failed.
-    private func flushToDisk() -> Bool {
-        let fd = state.withLock { $0.fd }
-        guard fd >= 0 else { return false }
-        do throws(StoreError) {
-            try AppendFile.sync(fd, path: path)
-            return true
-        } catch {
-            report(error)
-            return false
-        }
-    }
-
-    private func report(_ error: StoreError) {
-        state.withLock { $0.statistics.errors += 1 }
-        if let report = failures.withLock({ $0.note() }) {
-            logger.error(
-                "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
-                metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
-        }
     }
 }

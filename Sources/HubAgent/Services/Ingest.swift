@@ -54,6 +54,8 @@ final class Ingest: Service, Sendable {
     /// When a hub on its own looks for silent sensors next (`Ingest+Silence.swift`), and what wakes it sooner.
     let silencePlan = Locked(SilencePlan())
     let silenceBell = Doorbell()
+    /// `sensors.sync_delay`: how long a burst's `fsync` may wait for the next bursts'.
+    let syncDelay: Locked<Duration>
 
     struct Counters {
         var messages = 0
@@ -65,9 +67,11 @@ final class Ingest: Service, Sendable {
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
         listeners: [any TopicListener] = [],
-        shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, moved: ChangeSignal? = nil, logger: Logger
+        syncDelay: Duration = .zero, shared: SharedIngest? = nil, errors: ErrorRecorder? = nil,
+        moved: ChangeSignal? = nil, logger: Logger
     ) {
         self.moved = moved
+        self.syncDelay = Locked(syncDelay)
         self.shared = shared
         self.errors = errors
         self.tracker = Locked(tracker)
@@ -103,16 +107,53 @@ final class Ingest: Service, Sendable {
             for await message in client.messages { account(.rejected(.unknownTopic), of: message, recorded: nil) }
             return
         }
-        // On the network thread, each burst as it is read: applied, journaled and committed (routed, then flushed)
-        // there, and confirmed once committed, so that its acknowledgements go out in the same pass. No hand-off
-        // between threads on the way.
+        // On the network thread, each burst as it is read: applied, journaled and written there, routed from the
+        // written records, and confirmed once flushed to disk, so that its acknowledgements go out from that thread.
+        // No hand-off between threads on the way. The `fsync` is shared: the thread reads on while a burst waits
+        // for it, up to `sensors.sync_delay` or half the broker's window of unacknowledged messages.
         let holds = client.holdsAcknowledgements
-        await client.consumeOnNetworkThread { batch in
-            for message in batch { self.apply(message, holds: holds) }
-            self.journal.commitNow()
-            // What the burst changed (and its messages' ids) is durable: the client acknowledges it to the broker.
-            if let last = batch.last { client.confirm(through: last.number) }
+        let window = max(1, client.receiveWindow / 2)
+        let putOff = Locked(PutOff())
+        await client.consumeOnNetworkThread(
+            { batch in
+                for message in batch { self.apply(message, holds: holds) }
+                guard let last = batch.last else { return nil }
+                let delay = self.syncDelay.withLock { $0 }
+                let held = holds ? batch.count(where: { $0.qos != .atMostOnce }) : 0
+                let due = putOff.withLock { putOff -> ContinuousClock.Instant? in
+                    putOff.through = last.number
+                    putOff.count += held
+                    guard held > 0, delay > .zero, putOff.count < window else { return nil }
+                    let since = putOff.since ?? .now
+                    putOff.since = since
+                    return since + delay
+                }
+                // Written (and routed); flushed to disk now unless the `fsync` can wait for the next bursts.
+                guard self.journal.commitNow(syncing: due == nil) else { return due }
+                self.confirm(client, putOff)
+                return nil
+            },
+            due: {
+                self.journal.syncNow()
+                self.confirm(client, putOff)
+            })
+    }
+
+    /// What the network thread's consumer has taken and not confirmed: how many held messages, since when, up to
+    /// which message.
+    private struct PutOff {
+        var count = 0
+        var since: ContinuousClock.Instant?
+        var through = 0
+    }
+
+    /// Everything taken is durable (its changes and its messages' ids): the client acknowledges it to the broker.
+    private func confirm(_ client: MosquittoClient, _ putOff: Locked<PutOff>) {
+        let through = putOff.withLock { putOff in
+            defer { putOff = PutOff(through: putOff.through) }
+            return putOff.through
         }
+        if through > 0 { client.confirm(through: through) }
     }
 
     /// Applies one message to the tracker and appends what it changed to the journal, for the burst's commit.
@@ -268,6 +309,7 @@ final class Ingest: Service, Sendable {
             $0.setThresholds(configuration.thresholds)
             $0.setSessionRules(configuration.sessions)
         }
+        syncDelay.withLock { $0 = configuration.syncDelay }
     }
 
     /// Adds what ingest knows to `snapshot`.

@@ -53,6 +53,12 @@ extension HubConfiguration {
             "A QoS 1 status is acknowledged to the broker only once the journal has it, so a crash loses none; "
                 + "false lets libmosquitto acknowledge on arrival."),
         ConfigKey(
+            "sync_delay", "duration up to 10s", default: "1s",
+            "How long a QoS 1 status may wait, written to the journal, for the fsync that makes it durable and "
+                + "acknowledges it to the broker: one fsync covers what arrives meanwhile, so the disk (an SD card) "
+                + "is written less. Notifications never wait for it; a power cut can take what was not synced, "
+                + "which the broker then sends again. 0: an fsync for every burst."),
+        ConfigKey(
             "subscribe", "one of: auto, each, covering", default: "auto", restart: true,
             "One subscription per sensor topic (each), the fewest filters covering them all (covering), or "
                 + "covering from \(SubscribeMode.coveringFrom) sensors on (auto)."),

@@ -1,0 +1,163 @@
+import Foundation
+import HubCore
+import HubSupport
+
+// A commit, on the pipeline's executor: the write, the consumers that take written records, and the `fsync` that
+// one commit may put off for the next ones (`Journal`'s group commit).
+extension Journal {
+    /// Writes what is pending and hands it to the consumers that take written records; then, unless `syncing` is
+    /// false and every record written came with a held acknowledgement, flushes everything written to disk
+    /// (`sync`). Returns whether everything appended is durable.
+    @discardableResult
+    func commit(syncing: Bool = true) -> Bool {
+        let (batch, delivered, anew, appended, oldest, unheld) = state.withLock { state in
+            defer {
+                state.pendingUnheld = false
+                state.committingDeliveries = state.pendingDeliveries
+                state.committingAnew = state.pendingAnew
+                state.pending = []
+                state.pendingDeliveries = []
+                state.pendingAnew = false
+                state.oldestPending = nil
+                state.commitScheduled = false
+            }
+            return (
+                state.pending, state.pendingDeliveries, state.pendingAnew, state.appended, state.oldestPending,
+                state.pendingUnheld
+            )
+        }
+        if !batch.isEmpty || !delivered.isEmpty {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(batch.count * 300 + delivered.count * 24)
+            var lines: [(position: Int, line: [UInt8])] = []
+            lines.reserveCapacity(batch.count)
+            for record in batch {
+                let line = record.line
+                bytes += line
+                bytes.append(UInt8(ascii: "\n"))
+                lines.append((record.position, line))
+            }
+            // After the records: a crash that tore the write leaves no id of a message whose change is missing.
+            if !delivered.isEmpty || anew { bytes += Self.deliveriesLine(delivered, anew: anew) }
+            bytes += acknowledgementLines()
+            let written = write(bytes, sync: false)
+            // In the file: a SIGKILL loses none of it, and a message the broker sends again is known by its id.
+            state.withLock { state in
+                if anew { state.deliveries.forgetAll() }
+                for (packet, digest) in delivered { state.deliveries.record(packet: packet, digest: digest) }
+                state.committingDeliveries = []
+                state.committingAnew = false
+                for (position, line) in lines { state.retained.append(position, line) }
+                if !batch.isEmpty { state.unsynced.append((batch, unheld)) }
+                state.written = appended
+                if !written { state.writeFailed = true }
+                if let oldest { state.oldestUnsynced = min(state.oldestUnsynced ?? oldest, oldest) }
+            }
+            // The router takes the batch now, before the `fsync`: a notification does not wait for the disk (its p99
+            // here is 1.6 ms). A SIGKILL can't lose what is written; a power cut before the `fsync` can lose the
+            // records, but then no PUBACK left either, so the broker sends the messages again and they become the
+            // same events, with the same ids, that receivers already have. Acknowledgements to the broker still wait
+            // for the `fsync`. Not for a batch with records nothing would send again (`unheld`): those wait for it.
+            if !unheld, let through = batch.last?.position {
+                for (_, consumer) in state.withLock({ $0.consumers }) where consumer.takesWrittenRecords {
+                    consumer.accept(batch, through: through)
+                }
+            }
+        }
+        guard syncing || unheld else { return false }
+        sync()
+        return true
+    }
+
+    /// Flushes everything written to disk (one `fsync` for every batch since the last), then runs what waited for
+    /// it and hands the batches to the consumers that take durable records only.
+    func sync() {
+        let (batches, written, failed, oldest) = state.withLock { state in
+            defer {
+                state.unsynced = []
+                state.writeFailed = false
+                state.oldestUnsynced = nil
+            }
+            return (state.unsynced, state.written, state.writeFailed, state.oldestUnsynced)
+        }
+        guard written > state.withLock({ $0.committed }) else { return }
+        let durable = !failed && flushToDisk()
+        let waited = oldest.map { .now - $0 } ?? .zero
+        let (consumers, ready) = state.withLock { state in
+            if let through = batches.last?.records.last?.position { state.durable = through }
+            state.committed = written
+            var ready: [@Sendable () -> Void] = []
+            while let first = state.waiting.first, first.append <= written {
+                ready.append(state.waiting.removeFirst().action)
+            }
+            state.statistics.records += batches.reduce(0) { $0 + $1.records.count }
+            if durable { state.statistics.commits += 1 }
+            state.statistics.longestWait = max(state.statistics.longestWait, waited.seconds)
+            return (state.consumers, ready)
+        }
+        for action in ready { action() }
+        // Not durable (the disk is full, say): handed on all the same; a notification late is better than none.
+        for (batch, unheld) in batches {
+            guard let through = batch.last?.position else { continue }
+            for (_, consumer) in consumers where unheld || !consumer.takesWrittenRecords {
+                consumer.accept(batch, through: through)
+            }
+        }
+        compactIfWorthIt()
+    }
+
+    /// Acknowledgements not in the file yet, as lines.
+    func acknowledgementLines() -> [UInt8] {
+        state.withLock { state in
+            var bytes: [UInt8] = []
+            for (consumer, position) in state.acknowledged where position > state.acknowledgementsWritten[consumer] ?? 0
+            {
+                bytes += JournalRecord.ackLine(consumer, through: position)
+                state.acknowledgementsWritten[consumer] = position
+            }
+            return bytes
+        }
+    }
+
+    /// Appends `bytes`; false (logged and counted) when that failed.
+    @discardableResult
+    func write(_ bytes: [UInt8], sync: Bool) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        do throws(StoreError) {
+            var fd = state.withLock { $0.fd }
+            if fd < 0 {
+                guard !state.withLock({ $0.closed }) else { return false }
+                fd = try AppendFile.open(path, in: directory)
+                state.withLock { $0.fd = fd }
+            }
+            try AppendFile.append(bytes, to: fd, path: path, sync: sync)
+            state.withLock { $0.size += bytes.count }
+            return true
+        } catch {
+            report(error)
+            return false
+        }
+    }
+
+    /// Flushes what was written to disk; false (logged and counted) when that failed.
+    func flushToDisk() -> Bool {
+        let fd = state.withLock { $0.fd }
+        guard fd >= 0 else { return false }
+        do throws(StoreError) {
+            try AppendFile.sync(fd, path: path)
+            return true
+        } catch {
+            report(error)
+            return false
+        }
+    }
+
+    func report(_ error: StoreError) {
+        state.withLock { $0.statistics.errors += 1 }
+        if let report = failures.withLock({ $0.note() }) {
+            logger.error(
+                "cannot write the journal: what arrives now is durable only once it is in the registry and outbox",
+                metadata: ["path": "\(path)", "error": "\(error)", "failures_since_last_report": "\(report)"])
+        }
+    }
+}
