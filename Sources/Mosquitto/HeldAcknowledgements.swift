@@ -141,7 +141,13 @@ extension ClientCore {
                 messageBuffer.confirmationsAreDue()
             }
             let deadline = Date(timeIntervalSinceNow: configuration.confirmationTimeout.timeInterval)
-            if !gate.wait(for: last, until: deadline, flush: messageBuffer.flush) { noteUnconfirmed(last) }
+            // A consumer that registers meanwhile takes the messages waiting here: what it puts off is due at once
+            // (this wait is for its confirmation).
+            let handOver = { [messageBuffer] in
+                messageBuffer.flush()
+                messageBuffer.confirmationsAreDue()
+            }
+            if !gate.wait(for: last, until: deadline, flush: handOver) { noteUnconfirmed(last) }
             // Released by a stop: what was not confirmed stays unacknowledged, for the session's next connection.
             if configuration.leavesUnconfirmedOnStop && stopRequested.load(ordering: .acquiring)
                 && gate.confirmedNumber < last

@@ -193,4 +193,44 @@ import Testing
             await consuming.value
         }
     }
+
+    /// The same for a consumer that puts off its confirmations: the thread was waiting for theirs, so they are due
+    /// at once. Left to the instant it named, they waited out the confirmation timeout and were acknowledged before
+    /// the consumer had made them durable (KillDeliveryTests: a record waited 2 s).
+    @Test func messagesKeptBeforeAConsumerThatPutsOffRegisteredAreDueAtOnce() async throws {
+        try await withBroker { broker in
+            var held = try await keptSession(broker, clientID: "kept-\(UUID().uuidString.prefix(6))")
+            held.confirmationTimeout = .seconds(30)
+            let client = MosquittoClient(configuration: held, logger: testLogger())
+            #expect(try await client.connect())
+            try await Task.sleep(for: .milliseconds(300))
+            let seen = Seen()
+            let taken = Locked(0)
+            let dues = Locked(0)
+            let consuming = Task {
+                await client.consumeOnNetworkThread(
+                    { batch in
+                        seen.take(batch)
+                        taken.withLock { $0 = batch.last?.number ?? $0 }
+                        return .now + .seconds(60)
+                    },
+                    due: {
+                        dues.withLock { $0 += 1 }
+                        client.confirm(through: taken.withLock { $0 })
+                    })
+            }
+            let started = ContinuousClock.now
+            while dues.withLock({ $0 }) == 0 && ContinuousClock.now - started < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen.payloads.withLock { $0 } == ["open", "closed"])
+            #expect(ContinuousClock.now - started < .seconds(5))
+            await client.disconnect()
+            await consuming.value
+            try await withClient(held) { again in
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(await again.messages.waiting == 0)
+            }
+        }
+    }
 }
