@@ -4,6 +4,7 @@
 # `perf record -g` (999 Hz) the whole time. Prints hubd's CPU per notification and the profile by library, by symbol
 # and by thread pool, then (in a second burst, under strace) system calls per notification; keeps perf.data in $work for `perf report -i`.
 #   RATE=1000 SECS=10 bench/profile.sh        (after swift build -c release --product hubd)
+#   BACKEND=mqtt RATE=100 bench/profile.sh    (the notifications published to the broker, as the latency rows do)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${RATE:-1000}
@@ -19,9 +20,17 @@ gcc -O2 -o "$work/pubgen" bench/pubgen.c -lmosquitto
 start_broker
 rm -rf "$work/state" "$work/audit.jsonl"
 make_state "$work/state" 1000
+# BACKEND=mqtt: the notifications go to the broker (the latency rows' backend) and a mosquitto_sub writes them out.
+if [ "${BACKEND:-file}" = mqtt ]; then
+    mosquitto_sub -h 127.0.0.1 -p "$port" -t 'bench/events/#' -q 1 >"$work/audit.jsonl" &
+    pids+=($!)
+    backend="{type: mqtt, topic: \"bench/events/{sensor}\"}"
+else
+    backend="{type: file, path: $work/audit.jsonl}"
+fi
 start_hubd "$work/state" "notifiers:
   backends:
-    audit: {type: file, path: $work/audit.jsonl}
+    audit: $backend
   rules:
     all: {events: [changed], backends: [audit]}"
 sleep 1

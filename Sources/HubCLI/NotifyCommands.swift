@@ -78,10 +78,11 @@ extension HubctlCommand.Notify {
                 selected.contains { $0.type == "mqtt" }
                 ? try await connect(directory, StateOptions.registry(configuration: hub, state: directory), logger)
                 : nil
-            let publish: MQTTPublish = { topic, payload, qos, retain in
+            let publish: MQTTPublish = { topic, payload, qos, retain, timeout in
                 guard let client else { throw MosquittoError.notConnected(operation: "publish") }
                 try await client.publish(
-                    topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain)
+                    topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain,
+                    timeout: timeout)
             }
             let outcomes: [NotificationTest.Outcome]
             do {

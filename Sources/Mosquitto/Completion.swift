@@ -12,6 +12,8 @@ final class Completion<Value: Sendable>: Sendable {
     private struct State {
         var result: Result<Value, MosquittoError>?
         var waiters: [UUID: Waiter] = [:]
+        /// Set when its deadline passed (`expire`): every wait ends with it, the result stays open.
+        var expired: MosquittoError?
     }
 
     private let state = Locked(State())
@@ -39,10 +41,28 @@ final class Completion<Value: Sendable>: Sendable {
             self?.stopWaiting(id, with: .timeout(operation: operation, after: timeout))
         }
         defer { timer.cancel() }
+        return try await value(operation: operation, id: id)
+    }
+
+    /// Ends every wait, now and later, with `error`, leaving the result open: the operation's deadline passed
+    /// (`Deadlines`), and the broker may still answer it (a timed-out QoS 1 publish can still arrive).
+    func expire(_ error: MosquittoError) {
+        let waiters = state.withLock { state -> [Waiter] in
+            guard state.result == nil else { return [] }
+            state.expired = error
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: .failure(error)) }
+    }
+
+    /// Waits for the result, or until `expire`.
+    func value(operation: String, id: UUID = UUID()) async throws(MosquittoError) -> Value {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: Waiter) in
                 let ready = state.withLock { state -> Result<Value, MosquittoError>? in
                     if let result = state.result { return result }
+                    if let expired = state.expired { return .failure(expired) }
                     // Cancelled before the wait began: the cancellation handler found no waiter to end.
                     if Task.isCancelled { return .failure(.cancelled(operation: operation)) }
                     state.waiters[id] = waiter

@@ -94,14 +94,16 @@ public final class MosquittoClient: Sendable {
     }
 
     /// Publishes a message. QoS 1 and 2 complete on the broker's acknowledgement (and are queued and resent
-    /// across a reconnect); QoS 0 completes once libmosquitto has written it, and fails while disconnected.
+    /// across a reconnect); QoS 0 completes once libmosquitto has written it, and fails while disconnected. Waits
+    /// at most `timeout` (the configuration's `operationTimeout` when nil), enforced by the network thread.
     public func publish(
         topic: String,
         payload: [UInt8],
         qos: MQTTQoS = .atLeastOnce,
-        retain: Bool = false
+        retain: Bool = false,
+        timeout: Duration? = nil
     ) async throws(MosquittoError) {
-        try await core.publish(topic: topic, payload: payload, qos: qos, retain: retain)
+        try await core.publish(topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout)
     }
 
     /// Publishes a UTF-8 text payload.
@@ -109,9 +111,10 @@ public final class MosquittoClient: Sendable {
         topic: String,
         payload: String,
         qos: MQTTQoS = .atLeastOnce,
-        retain: Bool = false
+        retain: Bool = false,
+        timeout: Duration? = nil
     ) async throws(MosquittoError) {
-        try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain)
+        try await core.publish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain, timeout: timeout)
     }
 
     /// Whether the client is connected to the broker now.

@@ -27,6 +27,7 @@ extension ClientCore {
         while true {
             rc = loopPass(m)
             let savedErrno = errno
+            deadlines.expire()
             if connackArrived.load(ordering: .acquiring) { connectionAccepted() }
             // Wake the consumer at the end of a burst, not for every message of it.
             if messageBuffer.wakeDue.load(ordering: .relaxed) && !hasUnreadBytes(m) {
@@ -85,23 +86,11 @@ extension ClientCore {
                     ])
                 eventContinuation.yield(.reconnectFailed(failure.error, retryIn: delay))
             }
-            _ = wakeup.wait(timeout: .now() + delay.timeInterval)
+            waitOut(delay)
             if stopRequested.load(ordering: .acquiring) { break }
             reconnect(m)
         }
         shutDown(handle, fatal: fatal)
-    }
-
-    /// Starts the next connection attempt; a failure to start it is the next pass's reason.
-    private func reconnect(_ m: OpaquePointer) {
-        let rc = mosquitto_reconnect_async(m)
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
-            let reason = reasonText(rc: rc, errno: errno)
-            state.withLock {
-                $0.lastFailureReason = reason
-                $0.lastFailureWasConnected = false
-            }
-        }
     }
 
     /// Sends DISCONNECT, so the broker discards the will, and writes it out without reading anything first.
@@ -177,15 +166,6 @@ extension ClientCore {
         }
         logger.debug("MQTT connect failed", metadata: ["broker": "\(endpoint)", "error": "\(error)"])
         completion?.complete(.failure(error))
-    }
-
-    /// Exponential back-off between the configured bounds, with ±20 % jitter so many clients don't stampede.
-    func backoff(attempt: Int) -> Duration {
-        let low = configuration.reconnectDelay.lowerBound
-        let high = configuration.reconnectDelay.upperBound
-        let doublings = min(attempt - 1, 30)
-        let base = min(high, low * Double(1 << doublings))
-        return min(high, base * Double.random(in: 0.8...1.2))
     }
 
     /// Retires the handle once no caller is inside libmosquitto, fails what still waits, and ends the streams.

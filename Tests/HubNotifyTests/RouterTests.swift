@@ -462,7 +462,7 @@ import Testing
                     try await listener.subscribe("events/#", qos: .atLeastOnce)
                     let received = Inbox.consuming(listener.messages)
                     let inFlight = Locked((now: 0, most: 0))
-                    let publish: MQTTPublish = { topic, payload, qos, retain in
+                    let publish: MQTTPublish = { topic, payload, qos, retain, timeout in
                         inFlight.withLock {
                             $0.now += 1
                             $0.most = max($0.most, $0.now)
@@ -470,7 +470,7 @@ import Testing
                         defer { inFlight.withLock { $0.now -= 1 } }
                         try await client.publish(
                             topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce,
-                            retain: retain)
+                            retain: retain, timeout: timeout)
                     }
                     let yaml = """
                         notifiers:

@@ -63,6 +63,11 @@ final class GuardedProcess: Sendable {
         }
     }
 
+    /// Sends `signal` to the server and returns (SIGSTOP, SIGCONT).
+    func send(_ signal: Int32) {
+        if let pid = running.withLock({ $0?.pid }) { Glibc.kill(pid, signal) }
+    }
+
     /// Sends `signal` to the server, then closes the guardian's input and waits until the guardian (which reaps the
     /// server) has ended; after `grace`, kills both.
     func signal(_ signal: Int32, grace: Duration = .seconds(20)) async {

@@ -124,6 +124,10 @@ public final class MosquittoBroker: Sendable {
     /// Kills the broker with SIGKILL, as a crash or power cut would, and waits until it is gone.
     public func kill() async { await process.signal(SIGKILL, grace: .seconds(10)) }
 
+    /// Stops the broker where it is (SIGSTOP): connections stay open, nothing is answered, until `resume`.
+    public func pause() { process.send(SIGSTOP) }
+    public func resume() { process.send(SIGCONT) }
+
     /// What the broker logged so far.
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 

@@ -23,7 +23,9 @@ extension BrokerConnection {
     }
 
     /// Publishes a notification; throws when it can't be published now (the backend's queue tries again).
-    func publishNotification(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws {
+    func publishNotification(
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, timeout: Duration
+    ) async throws {
         // Not before the hub's own client has connected (the settings work), nor once it has stopped.
         guard
             let (hub, broker) = state.withLock({ state in
@@ -36,7 +38,7 @@ extension BrokerConnection {
         // Disconnected for now: a publish would wait for the reconnect and then go out beside the queue's retry.
         guard client.isConnected else { throw MosquittoError.notConnected(operation: "publish") }
         do {
-            try await client.publish(topic: topic, payload: payload, qos: qos, retain: retain)
+            try await client.publish(topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout)
         } catch {
             if error.isPublishRefusedForGood { throw PublishRefused("\(error)") }
             throw error

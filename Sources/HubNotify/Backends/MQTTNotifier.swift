@@ -1,8 +1,9 @@
 import HubCore
 
-/// Publishes a message and returns once the broker has it (PUBACK for QoS 1); throws when not connected.
+/// Publishes a message and returns once the broker has it (PUBACK for QoS 1); throws when not connected, or when
+/// `timeout` passed first.
 public typealias MQTTPublish =
-    @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool) async throws
+    @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool, _ timeout: Duration) async throws
     -> Void
 
 /// `mqtt`: republishes the notification as JSON over the hub's own connection.
@@ -10,7 +11,12 @@ struct MQTTNotifier: Notifier {
     let topic: Template
     let qos: Int
     let retain: Bool
+    /// The backend's `timeout`: the client's network thread enforces it for each publish.
+    let timeout: Duration
     let publish: MQTTPublish
+
+    /// No timer task per attempt (the queue's): a publish's deadline is kept by its client's network thread.
+    var enforcesTimeout: Bool { true }
 
     /// Up to 100 publishes in flight at once: one at a time, each waiting for its PUBACK, the backend fell seconds
     /// behind a burst of 10k changes a second.
@@ -22,7 +28,7 @@ struct MQTTNotifier: Notifier {
 
     private func send(_ notification: Notification, to topic: String) async -> DeliveryResult {
         do {
-            try await publish(topic, notification.json, qos, retain)
+            try await publish(topic, notification.json, qos, retain, timeout)
             return .delivered
         } catch let refused as PublishRefused {
             return .failed(reason: "publish to \(topic): \(refused)")
@@ -85,7 +91,8 @@ extension MQTTNotifier {
                     file: nil, key: "notifiers.backends.\(context.name)", line: nil,
                     reason: "the mqtt backend needs the hub's MQTT connection")
             }
-            return MQTTNotifier(topic: topic, qos: qos, retain: retain, publish: publish)
+            return MQTTNotifier(
+                topic: topic, qos: qos, retain: retain, timeout: context.policy.timeout, publish: publish)
         }
     }
 }
