@@ -149,10 +149,10 @@ public struct Hub: Sendable {
         }
         let router = try NotificationRouter(
             configuration: notifiers, stateDirectory: state.path, logger: logger,
-            publish: { topic, payload, qos, retain, timeout in
-                try await connection.publishNotification(
+            publish: { topic, payload, qos, retain, timeout, done in
+                connection.publishNotification(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain,
-                    timeout: timeout)
+                    timeout: timeout, done: done)
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,
             sharedAlerts: alertBook, moved: countersMoved, executor: pipeline)

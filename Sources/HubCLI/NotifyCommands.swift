@@ -78,11 +78,11 @@ extension HubctlCommand.Notify {
                 selected.contains { $0.type == "mqtt" }
                 ? try await connect(directory, StateOptions.registry(configuration: hub, state: directory), logger)
                 : nil
-            let publish: MQTTPublish = { topic, payload, qos, retain, timeout in
-                guard let client else { throw MosquittoError.notConnected(operation: "publish") }
-                try await client.publish(
+            let publish: MQTTPublish = { topic, payload, qos, retain, timeout, done in
+                guard let client else { return done(MosquittoError.notConnected(operation: "publish")) }
+                client.publish(
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain,
-                    timeout: timeout)
+                    timeout: timeout, answered: done)
             }
             let outcomes: [NotificationTest.Outcome]
             do {

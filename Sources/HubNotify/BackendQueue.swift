@@ -55,6 +55,9 @@ final class BackendQueue: Sendable {
     private let state = Locked(State())
     /// Resumed once `run` has returned.
     private let done = ResumeOnce()
+    /// The notifier, when it starts attempts without a task; how many of those may be unanswered at once.
+    private let starter: (any StartingNotifier)?
+    private let startedLimit: Int
 
     struct Item: Sendable {
         var notification: Notification
@@ -69,6 +72,9 @@ final class BackendQueue: Sendable {
         var dropLog = LogThrottle()
         /// A reload replaced or removed the backend: the workers finish their attempts in flight and stop.
         var stopped = false
+        /// Attempts started as they were queued (`StartingNotifier`) and not answered yet; a worker's attempts.
+        var started = 0
+        var attempting = 0
     }
 
     init(
@@ -78,6 +84,8 @@ final class BackendQueue: Sendable {
         self.moved = moved
         self.name = name
         self.notifier = notifier
+        self.starter = notifier as? any StartingNotifier
+        self.startedLimit = max(policy.concurrency, 1) * notifier.batchSize
         self.policy = policy
         self.outbox = outbox
         var logger = logger
@@ -94,13 +102,20 @@ final class BackendQueue: Sendable {
     }
 
     /// Queues `notifications` (already in the outbox); a full queue applies the overflow policy. Returns at once (the
-    /// router calls it on the pipeline's executor).
+    /// router calls it on the pipeline's executor). A backend that starts its attempts without a task has them
+    /// started here, while nothing waits before them and fewer than a worker's batch are unanswered.
     func enqueue(_ notifications: [Notification]) {
         var dropped: [Notification] = []
+        var starting: [Notification] = []
         let now = ContinuousClock.now
-        let logDrops = state.withLock { state -> Int? in
+        let (logDrops, queued) = state.withLock { state -> (Int?, Bool) in
             for notification in notifications {
-                if state.items.count >= policy.capacity {
+                if starter != nil && !state.stopped && state.items.isEmpty && state.attempting == 0
+                    && state.started < startedLimit
+                {
+                    state.started += 1
+                    starting.append(notification)
+                } else if state.items.count >= policy.capacity {
                     switch policy.overflow {
                     case .dropOldest:
                         dropped.append(state.items.removeFirst().notification)
@@ -112,9 +127,15 @@ final class BackendQueue: Sendable {
                     state.items.append(Item(notification: notification))
                 }
             }
-            guard !dropped.isEmpty else { return nil }
+            let queued = starting.count < notifications.count
+            guard !dropped.isEmpty else { return (nil, queued) }
             state.statistics.dropped += dropped.count
-            return state.dropLog.note(dropped.count, now: now)
+            return (state.dropLog.note(dropped.count, now: now), queued)
+        }
+        if let starter {
+            for notification in starting {
+                starter.start(notification) { self.answered(Item(notification: notification), $0) }
+            }
         }
         if let count = logDrops {
             logger.warning(
@@ -126,8 +147,21 @@ final class BackendQueue: Sendable {
                 ])
         }
         for notification in dropped { outbox.markDoneLater(notification.key) }
-        doorbell.ring()
+        if queued { doorbell.ring() }
         moved?.note()
+    }
+
+    /// An attempt started by `enqueue` has its answer (on the thread its I/O ended on): delivered is settled there,
+    /// the rest (giving up, a retry) by a task.
+    private func answered(_ item: Item, _ result: DeliveryResult) {
+        state.withLock { $0.started -= 1 }
+        guard case .delivered = result else {
+            Task { await settle(item, result) }
+            return
+        }
+        var item = item
+        item.attempts += 1
+        delivered(item)
     }
 
     /// A notification that had nobody to go to (no registered devices) or whose recipients can't be read: not sent,
@@ -204,6 +238,7 @@ final class BackendQueue: Sendable {
                 {
                     taken.append(state.items.remove(at: index))
                 }
+                if !taken.isEmpty { state.attempting += 1 }
                 return (taken, taken.isEmpty ? state.items.compactMap(\.notBefore).min() : nil)
             }
             guard !next.0.isEmpty else {
@@ -211,6 +246,7 @@ final class BackendQueue: Sendable {
                 continue
             }
             await attempt(next.0)
+            state.withLock { $0.attempting -= 1 }
         }
     }
 
@@ -231,6 +267,17 @@ final class BackendQueue: Sendable {
         }
     }
 
+    /// Counts `item` delivered, at its `attempts`th attempt, and marks it done.
+    private func delivered(_ item: Item) {
+        state.withLock {
+            $0.statistics.delivered += 1
+            $0.statistics.lastDelivered = .now
+        }
+        logger.debug("delivered", metadata: ["id": "\(item.notification.id)", "attempts": "\(item.attempts)"])
+        outbox.markDoneLater(item.notification.key)
+        moved?.note()
+    }
+
     private func settle(_ item: Item, _ result: DeliveryResult) async {
         defer { moved?.note() }
         var item = item
@@ -238,12 +285,7 @@ final class BackendQueue: Sendable {
         let notification = item.notification
         switch result {
         case .delivered:
-            state.withLock {
-                $0.statistics.delivered += 1
-                $0.statistics.lastDelivered = .now
-            }
-            logger.debug("delivered", metadata: ["id": "\(notification.id)", "attempts": "\(item.attempts)"])
-            outbox.markDoneLater(notification.key)
+            delivered(item)
         case .failed(let reason):
             giveUp(item, reason: reason)
             await outbox.markDone([notification.key])

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HubCore
+import HubSupport
 
 /// One event rendered for one backend (and, for push, one device): what goes into the outbox and is retried until
 /// it is delivered, fails for good, or grows too old.
@@ -218,6 +219,41 @@ public protocol Notifier: Sendable {
     /// True when `send` itself gives up at the policy's timeout (an HTTP client's deadline); the queue then runs
     /// no watchdog of its own for each attempt.
     var enforcesTimeout: Bool { get }
+}
+
+/// A notifier whose attempt needs no task: it starts on the caller's thread and tells `done` once, on whichever
+/// thread its I/O ends (an MQTT client's network thread). Its queue starts a notification as it is queued, when
+/// nothing waits before it (`BackendQueue.enqueue`, on the pipeline's thread): no task and no timer wakes for it.
+protocol StartingNotifier: Notifier {
+    func start(_ notification: Notification, done: @escaping @Sendable (DeliveryResult) -> Void)
+}
+
+extension StartingNotifier {
+    func send(_ notification: Notification) async -> DeliveryResult {
+        await withCheckedContinuation { continuation in
+            start(notification) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Every one started at once, in order: one connection keeps the order they were started in, so a subscriber
+    /// (or a retained message) ends on a sensor's latest event.
+    func send(batch: [Notification]) async -> [DeliveryResult] {
+        guard !batch.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            let answers = Locked(
+                (left: batch.count, results: [DeliveryResult](repeating: .delivered, count: batch.count)))
+            for (index, notification) in batch.enumerated() {
+                start(notification) { result in
+                    let all = answers.withLock { answers -> [DeliveryResult]? in
+                        answers.results[index] = result
+                        answers.left -= 1
+                        return answers.left == 0 ? answers.results : nil
+                    }
+                    if let all { continuation.resume(returning: all) }
+                }
+            }
+        }
+    }
 }
 
 extension Notifier {

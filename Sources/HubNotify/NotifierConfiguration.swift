@@ -168,7 +168,8 @@ extension NotifierConfiguration {
     public func makeEveryBackend(stateDirectory: String, logger: Logger) throws(ConfigurationError) {
         for spec in backends {
             let notifier = try spec.makeNotifier(
-                stateDirectory: stateDirectory, logger: logger, publish: { _, _, _, _, _ in throw CancellationError() })
+                stateDirectory: stateDirectory, logger: logger,
+                publish: { _, _, _, _, _, done in done(CancellationError()) })
             (notifier as? any HTTPBacked)?.http.shutdownNow()
         }
     }

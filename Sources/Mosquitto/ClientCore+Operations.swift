@@ -7,6 +7,17 @@ extension ClientCore {
     func publish(
         topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, timeout: Duration? = nil
     ) async throws(MosquittoError) {
+        let (completion, operation) = try startPublish(
+            topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout, answered: nil)
+        try await completion.value(operation: operation)
+    }
+
+    /// Queues a publish and returns its completion; `answered` is told once, on the network thread, when the broker
+    /// answers (nil), the deadline passes or the client closes, unless this throws (then nothing was queued).
+    func startPublish(
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, timeout: Duration?,
+        answered: (@Sendable (MosquittoError?) -> Void)?
+    ) throws(MosquittoError) -> (Completion<Void>, operation: String) {
         let operation = "publish to '\(topic)'"
         if let problem = TopicRules.problemWithPublishTopic(topic) { throw .invalidTopic(problem) }
         guard payload.count <= 268_435_455 else {
@@ -18,25 +29,37 @@ extension ClientCore {
         let deadline = deadlines.add(at: .now + timeout) { [weak completion] in
             completion?.expire(.timeout(operation: operation, after: timeout))
         }
-        defer { deadlines.remove(deadline) }
+        completion.observe { [deadlines] result in
+            deadlines.remove(deadline)
+            if case .failure(let error) = result { answered?(error) } else { answered?(nil) }
+        }
         var mid: Int32 = 0
-        let rc = try withHandle(operation) { handle in
-            payload.withUnsafeBytes { bytes in
-                mosquitto_publish_v5(
-                    handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
+        let rc: Int32
+        do {
+            rc = try withHandle(operation) { handle in
+                payload.withUnsafeBytes { bytes in
+                    mosquitto_publish_v5(
+                        handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
+                }
             }
+        } catch {
+            deadlines.remove(deadline)
+            throw error
         }
         // QoS 1 and 2 messages stay queued in libmosquitto while there is no connection and go out on reconnect.
         let queued = rc == MOSQ_ERR_NO_CONN.rawValue && qos > .atMostOnce
-        if rc == MOSQ_ERR_NO_CONN.rawValue && !queued { throw .notConnected(operation: operation) }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue || queued else { throw .library(operation, rc, errno: errno) }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue || queued else {
+            deadlines.remove(deadline)
+            if rc == MOSQ_ERR_NO_CONN.rawValue { throw .notConnected(operation: operation) }
+            throw .library(operation, rc, errno: errno)
+        }
         let entry = Inflight.publish(topic: topic, qos: qos, completion: completion)
         let effects = state.withLock { state -> [Effect] in
             guard state.phase != .closed else { return [.fail(completion, .closed(operation: operation))] }
             return state.record(entry, mid: mid)
         }
         perform(effects)
-        try await completion.value(operation: operation)
+        return (completion, operation)
     }
 
     func subscribe(_ filters: [String], qos: MQTTQoS) async throws(MosquittoError) -> [String: MQTTQoS] {

@@ -14,6 +14,8 @@ final class Completion<Value: Sendable>: Sendable {
         var waiters: [UUID: Waiter] = [:]
         /// Set when its deadline passed (`expire`): every wait ends with it, the result stays open.
         var expired: MosquittoError?
+        /// Told once: the result, or the error `expire` ended the waits with.
+        var observer: (@Sendable (Result<Value, MosquittoError>) -> Void)?
     }
 
     private let state = Locked(State())
@@ -21,15 +23,28 @@ final class Completion<Value: Sendable>: Sendable {
     /// Delivers `result` unless another one came first; returns whether this one won.
     @discardableResult
     func complete(_ result: Result<Value, MosquittoError>) -> Bool {
-        let waiters = state.withLock { state -> [Waiter]? in
+        let told = state.withLock { state -> ([Waiter], (@Sendable (Result<Value, MosquittoError>) -> Void)?)? in
             guard state.result == nil else { return nil }
             state.result = result
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            defer { (state.waiters, state.observer) = ([:], nil) }
+            return (Array(state.waiters.values), state.observer)
         }
-        guard let waiters else { return false }
+        guard let (waiters, observer) = told else { return false }
         for waiter in waiters { waiter.resume(returning: result) }
+        observer?(result)
         return true
+    }
+
+    /// Tells `observer` the result once, on the thread that delivers it (or the error `expire` gives), at once when
+    /// either came already. One observer.
+    func observe(_ observer: @escaping @Sendable (Result<Value, MosquittoError>) -> Void) {
+        let known = state.withLock { state -> Result<Value, MosquittoError>? in
+            if let result = state.result { return result }
+            if let expired = state.expired { return .failure(expired) }
+            state.observer = observer
+            return nil
+        }
+        if let known { observer(known) }
     }
 
     /// Waits for the result, at most `timeout`.
@@ -47,13 +62,15 @@ final class Completion<Value: Sendable>: Sendable {
     /// Ends every wait, now and later, with `error`, leaving the result open: the operation's deadline passed
     /// (`Deadlines`), and the broker may still answer it (a timed-out QoS 1 publish can still arrive).
     func expire(_ error: MosquittoError) {
-        let waiters = state.withLock { state -> [Waiter] in
-            guard state.result == nil else { return [] }
+        let (waiters, observer) = state.withLock {
+            state -> ([Waiter], (@Sendable (Result<Value, MosquittoError>) -> Void)?) in
+            guard state.result == nil else { return ([], nil) }
             state.expired = error
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            defer { (state.waiters, state.observer) = ([:], nil) }
+            return (Array(state.waiters.values), state.observer)
         }
         for waiter in waiters { waiter.resume(returning: .failure(error)) }
+        observer?(.failure(error))
     }
 
     /// Waits for the result, or until `expire`.

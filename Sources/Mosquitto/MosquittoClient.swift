@@ -106,6 +106,22 @@ public final class MosquittoClient: Sendable {
         try await core.publish(topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout)
     }
 
+    /// Publishes without waiting: `answered` is told once, on the network thread, when the broker has the message
+    /// (nil; for QoS 0, once it is written), when `timeout` passes first (the configuration's `operationTimeout`
+    /// when nil), or when the client closes; at once, on the caller's thread, when it can't be queued. No task and no
+    /// timer: hubd's `mqtt` backend starts its attempts so, from the pipeline's thread.
+    public func publish(
+        topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false, timeout: Duration? = nil,
+        answered: @escaping @Sendable (MosquittoError?) -> Void
+    ) {
+        do throws(MosquittoError) {
+            _ = try core.startPublish(
+                topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout, answered: answered)
+        } catch {
+            answered(error)
+        }
+    }
+
     /// Publishes a UTF-8 text payload.
     public func publish(
         topic: String,

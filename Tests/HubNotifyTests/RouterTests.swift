@@ -462,15 +462,18 @@ import Testing
                     try await listener.subscribe("events/#", qos: .atLeastOnce)
                     let received = Inbox.consuming(listener.messages)
                     let inFlight = Locked((now: 0, most: 0))
-                    let publish: MQTTPublish = { topic, payload, qos, retain, timeout in
+                    let publish: MQTTPublish = { topic, payload, qos, retain, timeout, done in
                         inFlight.withLock {
                             $0.now += 1
                             $0.most = max($0.most, $0.now)
                         }
-                        defer { inFlight.withLock { $0.now -= 1 } }
-                        try await client.publish(
+                        client.publish(
                             topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce,
-                            retain: retain, timeout: timeout)
+                            retain: retain, timeout: timeout
+                        ) { error in
+                            inFlight.withLock { $0.now -= 1 }
+                            done(error)
+                        }
                     }
                     let yaml = """
                         notifiers:

@@ -1,3 +1,4 @@
+import DequeModule
 import HubCore
 import HubNotify
 import Logging
@@ -18,14 +19,87 @@ extension BrokerConnection {
         var broker: BrokerSettings?
         /// Connecting, then connected; its client is `nil` when the broker refused it (the hub's client publishes).
         var client: Connecting?
+        /// The client the last notification went out on, connected: the next starts there at once.
+        var ready: MosquittoClient?
+        /// Notifications waiting for a client (the first ones, while it connects), in order, and whether a task is
+        /// sending them.
+        var waiting: Deque<Publish> = []
+        var sending = false
         /// Set when the hub stops: no client is made after that.
         var stopped = false
     }
 
-    /// Publishes a notification; throws when it can't be published now (the backend's queue tries again).
+    struct Publish {
+        var topic: String
+        var payload: [UInt8]
+        var qos: MQTTQoS
+        var retain: Bool
+        var timeout: Duration
+        var done: @Sendable ((any Error)?) -> Void
+    }
+
+    /// Publishes a notification; `done` is told once, nil when the broker has it, else why not (the backend's queue
+    /// tries again, or gives up on `PublishRefused`). On a connected client it starts from the caller's thread and
+    /// is answered on that client's network thread, with no task; the first ones wait for the client to connect,
+    /// in a task that keeps their order.
     func publishNotification(
-        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, timeout: Duration
-    ) async throws {
+        topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, timeout: Duration,
+        done: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        let publish = Publish(topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout, done: done)
+        // The hub's settings as they are now: a client made for others (`hubctl broker set`) is not ready.
+        let broker = state.withLock { $0.connected ? $0.broker : nil }
+        let (ready, send) = notificationState.withLock { current -> (MosquittoClient?, Bool) in
+            if current.waiting.isEmpty && !current.sending, broker != nil && current.broker == broker,
+                let ready = current.ready, ready.isConnected
+            {
+                return (ready, false)
+            }
+            current.waiting.append(publish)
+            defer { current.sending = true }
+            return (nil, !current.sending)
+        }
+        if let ready {
+            Self.start(publish, on: ready)
+        } else if send {
+            Task { await sendWaiting() }
+        }
+    }
+
+    /// Sends the notifications waiting, in order, once a client is connected for them.
+    private func sendWaiting() async {
+        while true {
+            let next = notificationState.withLock { current -> Publish? in
+                guard !current.waiting.isEmpty else {
+                    current.sending = false
+                    return nil
+                }
+                return current.waiting.removeFirst()
+            }
+            guard let next else { return }
+            do {
+                let client = try await sendingClient()
+                notificationState.withLock { $0.ready = client }
+                Self.start(next, on: client)
+            } catch {
+                next.done(error)
+            }
+        }
+    }
+
+    private static func start(_ publish: Publish, on client: MosquittoClient) {
+        client.publish(
+            topic: publish.topic, payload: publish.payload, qos: publish.qos, retain: publish.retain,
+            timeout: publish.timeout
+        ) { error in
+            guard let error else { return publish.done(nil) }
+            publish.done(error.isPublishRefusedForGood ? PublishRefused("\(error)") : error)
+        }
+    }
+
+    /// The client notifications go out on, connected: the notification client, or the hub's when the broker
+    /// refused that one. Throws when there is none now.
+    private func sendingClient() async throws -> MosquittoClient {
         // Not before the hub's own client has connected (the settings work), nor once it has stopped.
         guard
             let (hub, broker) = state.withLock({ state in
@@ -37,12 +111,7 @@ extension BrokerConnection {
         let client = try await notificationClient(broker) ?? hub
         // Disconnected for now: a publish would wait for the reconnect and then go out beside the queue's retry.
         guard client.isConnected else { throw MosquittoError.notConnected(operation: "publish") }
-        do {
-            try await client.publish(topic: topic, payload: payload, qos: qos, retain: retain, timeout: timeout)
-        } catch {
-            if error.isPublishRefusedForGood { throw PublishRefused("\(error)") }
-            throw error
-        }
+        return client
     }
 
     /// The notification client for `broker`, connected once for all the publishes that wait for it; made again after
@@ -53,7 +122,7 @@ extension BrokerConnection {
             if current.broker == broker, let client = current.client { return (client, Connecting?.none) }
             let replaced = current.client
             let made = makeNotificationClient(notificationConfiguration(broker))
-            (current.broker, current.client) = (broker, made)
+            (current.broker, current.client, current.ready) = (broker, made, nil)
             return (made, replaced)
         }
         if let replaced { Task { try? await replaced.value?.disconnect() } }
@@ -62,7 +131,7 @@ extension BrokerConnection {
             if client?.isClosed != true { return client }
             throw MosquittoError.notConnected(operation: "publish")
         } catch {
-            notificationState.withLock { if $0.client == connecting { $0.client = nil } }
+            notificationState.withLock { if $0.client == connecting { ($0.client, $0.ready) = (nil, nil) } }
             throw error
         }
     }
@@ -97,7 +166,7 @@ extension BrokerConnection {
     /// Closes the notification client once the hub stops; none is made after that.
     func closeNotificationClient() async {
         let client = notificationState.withLock { current in
-            defer { (current.client, current.stopped) = (nil, true) }
+            defer { (current.client, current.ready, current.stopped) = (nil, nil, true) }
             return current.client
         }
         if let client, let made = try? await client.value { await made.disconnect() }

@@ -1,13 +1,15 @@
 import HubCore
 
-/// Publishes a message and returns once the broker has it (PUBACK for QoS 1); throws when not connected, or when
-/// `timeout` passed first.
+/// Publishes a message; `done` is told once: nil when the broker has it (PUBACK for QoS 1), else why not (not
+/// connected, `timeout` passed first, or `PublishRefused` for good). It returns at once; `done` may run on any thread.
 public typealias MQTTPublish =
-    @Sendable (_ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool, _ timeout: Duration) async throws
-    -> Void
+    @Sendable (
+        _ topic: String, _ payload: [UInt8], _ qos: Int, _ retain: Bool, _ timeout: Duration,
+        _ done: @escaping @Sendable ((any Error)?) -> Void
+    ) -> Void
 
 /// `mqtt`: republishes the notification as JSON over the hub's own connection.
-struct MQTTNotifier: Notifier {
+struct MQTTNotifier: StartingNotifier {
     let topic: Template
     let qos: Int
     let retain: Bool
@@ -22,39 +24,14 @@ struct MQTTNotifier: Notifier {
     /// behind a burst of 10k changes a second.
     var batchSize: Int { 100 }
 
-    func send(_ notification: Notification) async -> DeliveryResult {
-        await send(notification, to: topic.render(notification.event, id: notification.id))
-    }
-
-    private func send(_ notification: Notification, to topic: String) async -> DeliveryResult {
-        do {
-            try await publish(topic, notification.json, qos, retain, timeout)
-            return .delivered
-        } catch let refused as PublishRefused {
-            return .failed(reason: "publish to \(topic): \(refused)")
-        } catch {
-            return .retry(reason: "publish to \(topic): \(error)")
-        }
-    }
-
-    /// Topics in parallel, each topic's notifications in order: a subscriber (or a retained message) must end on
-    /// a sensor's latest event, not on whichever publish won a race.
-    func send(batch: [Notification]) async -> [DeliveryResult] {
-        guard batch.count > 1 else { return [await send(batch[0])] }
-        let byTopic = Dictionary(grouping: batch.indices) { topic.render(batch[$0].event, id: batch[$0].id) }
-        return await withTaskGroup(of: [(Int, DeliveryResult)].self) { group in
-            for (topic, indices) in byTopic {
-                group.addTask {
-                    var results: [(Int, DeliveryResult)] = []
-                    for index in indices { results.append((index, await send(batch[index], to: topic))) }
-                    return results
-                }
+    func start(_ notification: Notification, done: @escaping @Sendable (DeliveryResult) -> Void) {
+        let topic = topic.render(notification.event, id: notification.id)
+        publish(topic, notification.json, qos, retain, timeout) { error in
+            switch error {
+            case nil: done(.delivered)
+            case let refused as PublishRefused: done(.failed(reason: "publish to \(topic): \(refused)"))
+            case let error?: done(.retry(reason: "publish to \(topic): \(error)"))
             }
-            var results = [DeliveryResult](repeating: .delivered, count: batch.count)
-            for await finished in group {
-                for (index, result) in finished { results[index] = result }
-            }
-            return results
         }
     }
 }
