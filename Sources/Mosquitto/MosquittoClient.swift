@@ -141,12 +141,13 @@ public final class MosquittoClient: Sendable {
         core.state.withLock { $0.phase == .closing || $0.phase == .closed }
     }
 
-    /// How many QoS 1/2 messages the broker may have sent this client unacknowledged before it waits: the Receive
-    /// Maximum while MQTT 5 is spoken (libmosquitto's 20 when none is configured), else Mosquitto's own default
-    /// `max_inflight_messages`, 20 (a broker configured lower waits sooner). A consumer that puts off confirmations
-    /// confirms well before this many.
-    public var receiveWindow: Int {
-        core.currentVersion == .v5 ? core.configuration.receiveMaximum ?? 20 : 20
+    /// How many QoS 1/2 messages the broker may have sent this client unacknowledged before it waits, when the
+    /// client knows: the Receive Maximum while MQTT 5 is spoken (libmosquitto's 20 when none is configured), which
+    /// Mosquitto takes in place of its `max_inflight_messages`. Nil in MQTT 3.1.1, where that setting of the broker's
+    /// is all there is (20 by default; 1 where someone wanted strict order). A consumer that puts off confirmations
+    /// confirms well before this many, and not at all when it is nil.
+    public var receiveWindow: Int? {
+        core.currentVersion == .v5 ? core.configuration.receiveMaximum ?? 20 : nil
     }
 
     /// Whether the client holds acknowledgements until `confirm(through:)` (`holdsAcknowledgements`).

@@ -110,9 +110,8 @@ final class Ingest: Service, Sendable {
         // On the network thread, each burst as it is read: applied, journaled and written there, routed from the
         // written records, and confirmed once flushed to disk, so that its acknowledgements go out from that thread.
         // No hand-off between threads on the way. The `fsync` is shared: the thread reads on while a burst waits
-        // for it, up to `sensors.sync_delay` or half the broker's window of unacknowledged messages.
+        // for it, up to `sensors.sync_delay` or `putOffAtMost` messages.
         let holds = client.holdsAcknowledgements
-        let window = max(1, client.receiveWindow / 2)
         let putOff = Locked(PutOff())
         await client.consumeOnNetworkThread(
             { batch in
@@ -120,10 +119,12 @@ final class Ingest: Service, Sendable {
                 guard let last = batch.last else { return nil }
                 let delay = self.syncDelay.withLock { $0 }
                 let held = holds ? batch.count(where: { $0.qos != .atMostOnce }) : 0
+                // Read for each burst: a reconnect may have fallen back to MQTT 3.1.1.
+                let most = client.receiveWindow.map { min(max(1, $0 / 2), Self.putOffAtMost) } ?? 0
                 let due = putOff.withLock { putOff -> ContinuousClock.Instant? in
                     putOff.through = last.number
                     putOff.count += held
-                    guard held > 0, delay > .zero, putOff.count < window else { return nil }
+                    guard held > 0, delay > .zero, putOff.count < most else { return nil }
                     let since = putOff.since ?? .now
                     putOff.since = since
                     return since + delay
@@ -138,6 +139,12 @@ final class Ingest: Service, Sendable {
                 self.confirm(client, putOff)
             })
     }
+
+    /// How many held messages a burst's `fsync` waits for at most: well below any broker's window of unacknowledged
+    /// messages (the broker stops sending at it, and they would wait out `sync_delay`): hubd's Receive Maximum is
+    /// 200, which Mosquitto takes; EMQX takes the lower of it and its own `max_inflight`, 32 by default. In MQTT
+    /// 3.1.1 the window is the broker's `max_inflight_messages`, which hubd can't know: nothing is put off.
+    static let putOffAtMost = 16
 
     /// What the network thread's consumer has taken and not confirmed: how many held messages, since when, up to
     /// which message.
