@@ -97,8 +97,13 @@ import Testing
                 try await client.client.publish(topic: "old/topic", payload: "hello")
                 let message = try await client.messages.next()
                 #expect(message.payloadString == "hello")
+                // The broker's window is its own max_inflight_messages now, which the client can't know.
+                #expect(client.client.receiveWindow == nil)
             }
             #expect(old.refusedV5 == 2)
+            try await withClient(MosquittoConfiguration.test(broker) { $0.protocolVersion = .v5 }) { modern in
+                #expect(modern.client.receiveWindow == 20)
+            }
             // Then the 3.1.1 session was kept, as 3.1.1 keeps it.
             try await withClient(falling) { again in #expect(again.sessionPresent) }
         }
