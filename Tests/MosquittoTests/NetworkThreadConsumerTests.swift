@@ -18,6 +18,34 @@ import Testing
             threads.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
             calls.withLock { $0 += 1 }
         }
+
+        /// The last message taken, when the first burst not confirmed yet was taken, and when `due` was called.
+        let taken = Locked(0)
+        let since = Locked<ContinuousClock.Instant?>(nil)
+        let dues = Locked<[ContinuousClock.Instant]>([])
+
+        /// Takes `client`'s messages on its network thread, putting off each burst's confirmation until the instant
+        /// `until` makes of when the first burst not confirmed came, and confirming everything taken when told it is
+        /// due. Returns once the client has closed.
+        func putOff(
+            _ client: MosquittoClient, until: @escaping @Sendable (ContinuousClock.Instant) -> ContinuousClock.Instant
+        ) async {
+            await client.consumeOnNetworkThread(
+                { batch in
+                    self.take(batch)
+                    self.taken.withLock { $0 = batch.last?.number ?? $0 }
+                    let since = self.since.withLock { since -> ContinuousClock.Instant in
+                        if since == nil { since = .now }
+                        return since!
+                    }
+                    return until(since)
+                },
+                due: {
+                    self.dues.withLock { $0.append(.now) }
+                    self.since.withLock { $0 = nil }
+                    client.confirm(through: self.taken.withLock { $0 })
+                })
+        }
     }
 
     /// With a broker that sends one message at a time until it has the PUBACK, 30 statuses arrive in order within
@@ -84,15 +112,23 @@ import Testing
             while seen.payloads.withLock({ $0.count }) < 2 && ContinuousClock.now - started < .seconds(10) {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(seen.payloads.withLock { $0 } == ["open", "closed"])
-            #expect(ContinuousClock.now - started < .seconds(5))
-            await client.disconnect()
-            await consuming.value
-            // Confirmed, so acknowledged: the session has nothing to send again.
-            try await withClient(held) { again in
-                try await Task.sleep(for: .milliseconds(500))
-                #expect(await again.messages.waiting == 0)
-            }
+            try await expectHandedOverAndAcknowledged(seen, since: started, client, consuming, held)
+        }
+    }
+
+    /// The kept statuses were handed over within 5 s of `started`; once the client has closed, confirmed, so
+    /// acknowledged: the session `held` connects to has nothing to send again.
+    func expectHandedOverAndAcknowledged(
+        _ seen: Seen, since started: ContinuousClock.Instant, _ client: MosquittoClient,
+        _ consuming: Task<Void, Never>, _ held: MosquittoConfiguration
+    ) async throws {
+        #expect(seen.payloads.withLock { $0 } == ["open", "closed"])
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await client.disconnect()
+        await consuming.value
+        try await withClient(held) { again in
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(await again.messages.waiting == 0)
         }
     }
 
@@ -107,26 +143,7 @@ import Testing
             try await client.subscribe("door", qos: .atLeastOnce)
             let seen = Seen()
             let delay = Duration.milliseconds(800)
-            let taken = Locked(0)
-            let dues = Locked<[ContinuousClock.Instant]>([])
-            let first = Locked<ContinuousClock.Instant?>(nil)
-            let consuming = Task {
-                await client.consumeOnNetworkThread(
-                    { batch in
-                        seen.take(batch)
-                        taken.withLock { $0 = batch.last?.number ?? $0 }
-                        let since = first.withLock { first in
-                            if first == nil { first = .now }
-                            return first!
-                        }
-                        return since + delay
-                    },
-                    due: {
-                        dues.withLock { $0.append(.now) }
-                        first.withLock { $0 = nil }
-                        client.confirm(through: taken.withLock { $0 })
-                    })
-            }
+            let consuming = Task { await seen.putOff(client) { $0 + delay } }
             let statuses = (1...10).map { "s\($0)" }
             try await withClient(.test(broker)) { sender in
                 for status in statuses {
@@ -140,13 +157,13 @@ import Testing
             // The broker waits for acknowledgements the client holds.
             try await Task.sleep(for: .milliseconds(300))
             #expect(seen.payloads.withLock { $0 } == Array(statuses.prefix(5)))
-            #expect(dues.withLock { $0.isEmpty })
+            #expect(seen.dues.withLock { $0.isEmpty })
             while seen.payloads.withLock({ $0.count }) < 10 && ContinuousClock.now - started < .seconds(10) {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(seen.payloads.withLock { $0 } == statuses)
             // Due once for the first five (not before the delay), once more for the rest.
-            let times = dues.withLock { $0 }
+            let times = seen.dues.withLock { $0 }
             #expect(times.count >= 1)
             if let due = times.first { #expect(due - started >= delay - .milliseconds(300)) }
             await client.disconnect()
@@ -163,20 +180,7 @@ import Testing
             try await client.connect()
             try await client.subscribe("door", qos: .atLeastOnce)
             let seen = Seen()
-            let taken = Locked(0)
-            let dues = Locked(0)
-            let consuming = Task {
-                await client.consumeOnNetworkThread(
-                    { batch in
-                        seen.take(batch)
-                        taken.withLock { $0 = batch.last?.number ?? $0 }
-                        return .now + .seconds(60)
-                    },
-                    due: {
-                        dues.withLock { $0 += 1 }
-                        client.confirm(through: taken.withLock { $0 })
-                    })
-            }
+            let consuming = Task { await seen.putOff(client) { _ in .now + .seconds(60) } }
             try await withClient(.test(broker)) { sender in
                 try await sender.client.publish(topic: "door", payload: "open", qos: .atLeastOnce)
             }
@@ -184,11 +188,11 @@ import Testing
             while seen.payloads.withLock({ $0.isEmpty }) && ContinuousClock.now - started < .seconds(5) {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(dues.withLock { $0 } == 0)
+            #expect(seen.dues.withLock { $0.count } == 0)
             let publishing = ContinuousClock.now
             try await client.publish(topic: "hub/said", payload: "hello", qos: .atLeastOnce)
             #expect(ContinuousClock.now - publishing < .seconds(5))
-            #expect(dues.withLock { $0 } == 1)
+            #expect(seen.dues.withLock { $0.count } == 1)
             await client.disconnect()
             await consuming.value
         }
@@ -205,32 +209,12 @@ import Testing
             #expect(try await client.connect())
             try await Task.sleep(for: .milliseconds(300))
             let seen = Seen()
-            let taken = Locked(0)
-            let dues = Locked(0)
-            let consuming = Task {
-                await client.consumeOnNetworkThread(
-                    { batch in
-                        seen.take(batch)
-                        taken.withLock { $0 = batch.last?.number ?? $0 }
-                        return .now + .seconds(60)
-                    },
-                    due: {
-                        dues.withLock { $0 += 1 }
-                        client.confirm(through: taken.withLock { $0 })
-                    })
-            }
+            let consuming = Task { await seen.putOff(client) { _ in .now + .seconds(60) } }
             let started = ContinuousClock.now
-            while dues.withLock({ $0 }) == 0 && ContinuousClock.now - started < .seconds(10) {
+            while seen.dues.withLock({ $0.isEmpty }) && ContinuousClock.now - started < .seconds(10) {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(seen.payloads.withLock { $0 } == ["open", "closed"])
-            #expect(ContinuousClock.now - started < .seconds(5))
-            await client.disconnect()
-            await consuming.value
-            try await withClient(held) { again in
-                try await Task.sleep(for: .milliseconds(500))
-                #expect(await again.messages.waiting == 0)
-            }
+            try await expectHandedOverAndAcknowledged(seen, since: started, client, consuming, held)
         }
     }
 }
