@@ -210,10 +210,11 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// How long a done mark may wait when no routing pass comes to write it (`writeWaitingDoneMarks`): a hub
-    /// between bursts. A kill meanwhile loses the marks of at most this long, and those notifications are sent again
-    /// after the restart, with their ids.
-    static let doneMarkDelay = DispatchTimeInterval.milliseconds(100)
+    /// How long a done mark may wait when no routing pass comes to write it (`writeWaitingDoneMarks`) and no `sync`
+    /// (the router's, a second after it routed): a hub between bursts. A kill meanwhile loses the marks of at most
+    /// this long, and those notifications are sent again after the restart, with their ids. A second, not 100 ms:
+    /// each timer is armed, fired and run by libdispatch's threads, 0.3 context switches a notification at 100 msg/s.
+    static let doneMarkDelay = DispatchTimeInterval.seconds(1)
 
     /// Marks `key` done without waiting: the notification stops pending at once (`pendingCount`), and its mark is
     /// written by the next routing pass (`writeWaitingDoneMarks`), or within `doneMarkDelay`, or at the next
