@@ -1,7 +1,7 @@
 import HubCore
 
 /// How the router tells the journal which events it has routed (`progress`): only once their notifications and the
-/// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.append(_:durable: false)`); a second after the
+/// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.add(_:durable: false)`); a second after the
 /// first routed batch, one `fsync` of the outbox covers every batch since, and then the position they reach is
 /// reported. Until then the journal keeps the events, and a crash (or a power cut) replays them into the same
 /// notifications, with the same ids. So a burst pays one `fsync` per batch, the journal's, plus one a second for

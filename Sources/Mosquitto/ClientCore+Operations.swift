@@ -33,23 +33,19 @@ extension ClientCore {
             deadlines.remove(deadline)
             if case .failure(let error) = result { answered?(error) } else { answered?(nil) }
         }
+        // Not queued (this throws): nothing will answer, so nothing expires.
+        var queued = false
+        defer { if !queued { deadlines.remove(deadline) } }
         var mid: Int32 = 0
-        let rc: Int32
-        do {
-            rc = try withHandle(operation) { handle in
-                payload.withUnsafeBytes { bytes in
-                    mosquitto_publish_v5(
-                        handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
-                }
+        let rc = try withHandle(operation) { handle in
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(
+                    handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos.rawValue, retain, nil)
             }
-        } catch {
-            deadlines.remove(deadline)
-            throw error
         }
         // QoS 1 and 2 messages stay queued in libmosquitto while there is no connection and go out on reconnect.
-        let queued = rc == MOSQ_ERR_NO_CONN.rawValue && qos > .atMostOnce
-        guard rc == MOSQ_ERR_SUCCESS.rawValue || queued else {
-            deadlines.remove(deadline)
+        queued = rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos > .atMostOnce)
+        guard queued else {
             if rc == MOSQ_ERR_NO_CONN.rawValue { throw .notConnected(operation: operation) }
             throw .library(operation, rc, errno: errno)
         }

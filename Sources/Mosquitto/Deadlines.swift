@@ -7,7 +7,7 @@ import HubSupport
 /// itself (issue 54).
 ///
 /// A deadline is added before the publish wakes the network thread, so the pass that writes the packet already
-/// waits for it. Late by at most one reconnect back-off while the connection is down.
+/// waits for it; while the connection is down, the reconnect back-off keeps them too (`waitOut`).
 final class Deadlines: Sendable {
     private struct Entry {
         let token: UInt64

@@ -107,8 +107,9 @@ extension ClientCore {
         // The wake descriptor ends the wait when another thread queues a packet (a publish, a subscribe) or asks
         // the client to stop, as libmosquitto's own socket pair does for `mosquitto_loop`.
         // Nor past a publish's deadline (`Deadlines`), expired after the pass.
-        let wait = [putOff, deadlines.earliest].compactMap { $0 }.min().map(Self.milliseconds(until:))
-        if poll(&fds, 2, min(wait ?? idleWait, idleWait)) < 0 {
+        var until = deadlines.earliest
+        if let putOff, until.map({ putOff < $0 }) ?? true { until = putOff }
+        if poll(&fds, 2, min(until.map(Self.milliseconds(until:)) ?? idleWait, idleWait)) < 0 {
             return errno == EINTR ? mosquitto_loop_misc(m) : MOSQ_ERR_ERRNO.rawValue
         }
         if fds[1].revents != 0 { wake.clear() }

@@ -72,7 +72,9 @@ extension Journal {
     /// Flushes everything written to disk (one `fsync` for every batch since the last), then runs what waited for
     /// it and hands the batches to the consumers that take durable records only.
     func sync() {
-        let (batches, written, failed, oldest) = state.withLock { state in
+        let taken = state.withLock {
+            state -> ([(records: [JournalRecord], unheld: Bool)], Int, Bool, ContinuousClock.Instant?)? in
+            guard state.written > state.committed else { return nil }
             defer {
                 state.unsynced = []
                 state.writeFailed = false
@@ -80,7 +82,7 @@ extension Journal {
             }
             return (state.unsynced, state.written, state.writeFailed, state.oldestUnsynced)
         }
-        guard written > state.withLock({ $0.committed }) else { return }
+        guard let (batches, written, failed, oldest) = taken else { return }
         let durable = !failed && flushToDisk()
         let waited = oldest.map { .now - $0 } ?? .zero
         let (consumers, ready) = state.withLock { state in
