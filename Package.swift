@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "HubAgentTests",
             dependencies: [
-                "HubAgent", "HubCore", "HubHistory", "HubSupport", "HubTestKit",
+                "HubAgent", "HubCore", "HubHistory", "HubNotify", "HubSupport", "HubTestKit",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ]

@@ -154,7 +154,8 @@ public struct Hub: Sendable {
                     topic: topic, payload: payload, qos: MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce, retain: retain,
                     timeout: timeout, done: done)
             },
-            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, shared: outbox,
+            progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, log: journal,
+            shared: outbox,
             sharedAlerts: alertBook, moved: countersMoved, executor: pipeline)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in

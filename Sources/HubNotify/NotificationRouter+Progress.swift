@@ -1,11 +1,12 @@
 import HubCore
 
 /// How the router tells the journal which events it has routed (`progress`): only once their notifications and the
-/// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.add(_:durable: false)`); a second after the
-/// first routed batch, one `fsync` of the outbox covers every batch since, and then the position they reach is
-/// reported. Until then the journal keeps the events, and a crash (or a power cut) replays them into the same
-/// notifications, with the same ids. So a burst pays one `fsync` per batch, the journal's, plus one a second for
-/// the outbox, where it paid two per batch (issue 38; `bench/profile.sh` counts them per notification).
+/// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.add(_:durable: false)`),
+/// in hubd to the journal's own file right after the records they came from, so the journal's `fsync` of those
+/// records covers them; a second after the first routed batch, the outbox's `sync` makes sure of it (an `fsync` only
+/// when something was written since the last), and then the position they reach is reported. Until then the journal
+/// keeps the events, and a crash (or a power cut) replays them into the same notifications, with the same ids. So a
+/// burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per notification).
 extension NotificationRouter {
     /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more.
     static let outboxSyncDelay = Duration.seconds(1)

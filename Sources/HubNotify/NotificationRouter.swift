@@ -118,13 +118,15 @@ public final class NotificationRouter: Service, Sendable {
     /// - Parameters:
     ///   - publish: how the `mqtt` backend publishes (the agent's own connection); `nil` refuses an mqtt backend.
     ///   - progress: told the journal position up to which events are routed, once the outbox holds them on disk.
+    ///   - log: where the outbox's lines go: the journal's file in hubd (`outbox.jsonl` of its own when nil).
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
     ///   - moved: told when a backend's counters move (`hubctl status` shows them).
     ///   - executor: the pipeline's executor, shared with the journal (`Journal(executor:)`); one of its own when nil.
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
-        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, shared: (any SharedOutbox)? = nil,
+        publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, log: (any NotificationLog)? = nil,
+        shared: (any SharedOutbox)? = nil,
         sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil, executor: DispatchQueue? = nil
     ) throws(ConfigurationError) {
         self.executor = executor ?? DispatchQueue(label: "sensorhub.pipeline")
@@ -132,7 +134,7 @@ public final class NotificationRouter: Service, Sendable {
         self.moved = moved
         self.progress = progress
         self.sharedAlerts = sharedAlerts
-        self.outbox = Outbox(directory: stateDirectory, logger: logger, moved: moved)
+        self.outbox = Outbox(directory: stateDirectory, log: log, logger: logger, moved: moved)
         self.shared = shared
         self.logger = logger
         self.stateDirectory = stateDirectory

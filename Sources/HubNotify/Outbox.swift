@@ -7,19 +7,21 @@ import Logging
 /// marks it done once it is delivered or given up on. After a crash or restart, what has no done line is pending
 /// and is sent again, with the same id (at least once).
 ///
-/// The file (`outbox.jsonl` in the state directory) is an append-only journal of JSON lines:
-/// `{"add":{…notification…}}` and `{"done":"<key>"}`. A batch of adds is one `write` and one `fsync` (group
-/// commit); done lines are written without `fsync`, because losing one only means a duplicate, which receivers
-/// must accept anyway. When most of the file is history, it is rewritten with only the pending notifications
-/// (temporary file, `fsync`, `rename`). A torn last line (a crash mid-write) or any line that can't be read is
-/// skipped, logged and counted, never fatal.
+/// The lines go to a `NotificationLog`: in hubd the journal's file, so that one log and one `fsync` take a burst's
+/// records and the notifications routed from them (issue 54); for a router on its own, `outbox.jsonl` (`OutboxFile`).
+/// They are JSON lines, `{"add":{…notification…}}` and `{"done":"<key>"}`. A batch of adds is one `write` (group
+/// commit), flushed by the `fsync` that follows it; done lines are written without `fsync`, because losing one only
+/// means a duplicate, which receivers must accept anyway. A torn last line (a crash mid-write) or any line that can't
+/// be read is skipped, logged and counted, never fatal.
 ///
 /// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads; adds are written on the
 /// pipeline's executor, holding that queue (`append`).
 public final class Outbox: Sendable {
-    public static let fileName = "outbox.jsonl"
+    /// Where hubd kept the outbox before it went into the journal: read once at `open`, then removed.
+    public static let fileName = OutboxFile.fileName
 
-    public let path: String
+    public var path: String { log.path }
+    private let log: any NotificationLog
     private let directory: String
     private let queue = DispatchQueue(label: "sensorhub.outbox")
     private let state = Locked(State())
@@ -28,7 +30,6 @@ public final class Outbox: Sendable {
     private let moved: ChangeSignal?
 
     struct State {
-        var fd: Int32 = -1
         /// Keys added and not yet done, with their line, for compaction.
         var pending: [String: [UInt8]] = [:]
         /// Order of `pending`, for a compaction that keeps the original order.
@@ -44,17 +45,18 @@ public final class Outbox: Sendable {
         var doneTimerArmed = false
         /// Writes that failed (logged): done marks that may reappear as duplicates, compactions that did not happen.
         var errors = 0
-        /// Adds written without `fsync` since the last one (`append(_:durable: false)`, then `sync()`).
+        /// Adds written without `fsync` since the last one (`append(_:durable: false)`, then `sync()`), or whose
+        /// write failed (the log mends it at the next `sync()`).
         var unsynced = false
         /// `fsync`s of adds since start (the bench counts them per notification).
         var syncs = 0
-        /// A write or `fsync` of adds failed: the next `sync()` rewrites the file from the pending notifications.
-        var rewriteWanted = false
     }
 
-    public init(directory: String, logger: Logger? = nil, moved: ChangeSignal? = nil) {
+    /// - Parameter log: where the lines go (the journal's file in hubd); `outbox.jsonl` in `directory` when nil.
+    public init(directory: String, log: (any NotificationLog)? = nil, logger: Logger? = nil, moved: ChangeSignal? = nil)
+    {
         self.directory = directory
-        self.path = directory + "/" + Self.fileName
+        self.log = log ?? OutboxFile(directory: directory, logger: logger)
         self.logger = logger
         self.moved = moved
     }
@@ -77,20 +79,25 @@ public final class Outbox: Sendable {
     }
 
     private func openNow() throws(StoreError) -> [Notification] {
-        let fd = try AppendFile.open(path, in: directory)
-        let data = AppendFile.contents(path)
+        // An older hubd's own file comes first: its lines are older than any the log holds.
+        let legacy = directory + "/" + OutboxFile.fileName
+        let hosted = log.path != legacy
+        let legacyLines = hosted ? AppendFile.lines(AppendFile.contents(legacy)).map { Data($0) } : []
+        let logLines = try log.openNotifications(pending: { [weak self] in self?.pendingLines() ?? [] })
         let decoder = JSONDecoder()
         var adds: [String: (Notification, [UInt8])] = [:]
         var order: [String] = []
         var seen = Set<String>()
         var unreadable = 0
         var doneLines = 0
-        for line in AppendFile.lines(data) {
+        var fromLegacy = Set<String>()
+        for (index, line) in (legacyLines + logLines).enumerated() {
             if let entry = try? decoder.decode(Entry.self, from: line) {
                 if let notification = entry.add {
                     if adds[notification.key] == nil { order.append(notification.key) }
                     adds[notification.key] = (notification, Array(line))
                     seen.insert(notification.key)
+                    if index < legacyLines.count { fromLegacy.insert(notification.key) }
                 } else if let key = entry.done {
                     adds[key] = nil
                     doneLines += 1
@@ -101,16 +108,36 @@ public final class Outbox: Sendable {
         }
         let pendingOrder = order.filter { adds[$0] != nil }
         state.withLock {
-            if $0.fd >= 0 { Glibc.close($0.fd) }
-            $0.fd = fd
             $0.pending = adds.mapValues { $0.1 }
             $0.order = pendingOrder
             $0.seenAtOpen = seen
             $0.doneLines = doneLines
             $0.unreadableLines = unreadable
         }
+        if hosted && FileManager.default.fileExists(atPath: legacy) {
+            // Into the log, flushed, before the old file goes: a crash in between reads both, and the keys are the same.
+            var bytes: [UInt8] = []
+            for key in pendingOrder where fromLegacy.contains(key) { bytes += adds[key]!.1 + [UInt8(ascii: "\n")] }
+            if !bytes.isEmpty { try log.appendNotifications(bytes, sync: true) }
+            unlink(legacy)
+            logger?.notice(
+                "moved the outbox into the journal",
+                metadata: [
+                    "from": "\(legacy)", "to": "\(log.path)", "pending": "\(bytes.isEmpty ? 0 : fromLegacy.count)",
+                ])
+        }
         try compactIfWorthIt()
         return pendingOrder.compactMap { adds[$0]?.0 }
+    }
+
+    /// The lines of the notifications still pending, in the order they were added: what a rewritten log keeps.
+    private func pendingLines() -> [UInt8] {
+        state.withLock { state in
+            state.order = state.order.filter { state.pending[$0] != nil }
+            var bytes: [UInt8] = []
+            for key in state.order { bytes += state.pending[key]! + [UInt8(ascii: "\n")] }
+            return bytes
+        }
     }
 
     /// Writes `notifications`, flushed to disk unless `durable` is false; returns those that were new. One the outbox
@@ -149,7 +176,7 @@ public final class Outbox: Sendable {
         }
         let outcome = queue.sync { () -> Result<Void, StoreError> in
             do throws(StoreError) {
-                try write(buffer, sync: durable)
+                try log.appendNotifications(buffer, sync: durable)
                 state.withLock { state in
                     if durable { state.syncs += 1 } else { state.unsynced = true }
                     for (key, line) in encoded {
@@ -158,7 +185,8 @@ public final class Outbox: Sendable {
                 }
                 return .success(())
             } catch {
-                state.withLock { $0.rewriteWanted = true }
+                // The log writes the pending notifications anew before its next `sync` succeeds.
+                state.withLock { $0.unsynced = true }
                 return .failure(error)
             }
         }
@@ -177,36 +205,12 @@ public final class Outbox: Sendable {
         try await perform { () throws(StoreError) in
             // The done marks waiting go with it: the write is one more line in a flush that runs anyway.
             self.writeDoneBacklog()
-            let (unsynced, rewrite) = self.state.withLock { ($0.unsynced, $0.rewriteWanted) }
-            guard unsynced || rewrite else { return }
-            if rewrite || !self.flushAdds() { try self.compactIfWorthIt(force: true) }
+            guard self.state.withLock({ $0.unsynced }) else { return }
+            try self.log.syncNotifications()
             self.state.withLock {
                 $0.unsynced = false
-                $0.rewriteWanted = false
                 $0.syncs += 1
             }
-        }
-    }
-
-    /// On the queue: `fsync`s the file the adds went to. False (logged) when that failed: Linux reports a writeback
-    /// error once and then takes the pages for clean, so a second `fsync` would succeed without them, and the pending
-    /// notifications are to be written anew (`rewriteWanted`).
-    private func flushAdds() -> Bool {
-        do throws(StoreError) {
-            // A compaction that failed may have closed the descriptor: the file at the path holds the adds.
-            var fd = state.withLock { $0.fd }
-            if fd < 0 {
-                fd = try AppendFile.open(path, in: directory)
-                state.withLock { $0.fd = fd }
-            }
-            try AppendFile.sync(fd, path: path)
-            return true
-        } catch {
-            state.withLock { $0.rewriteWanted = true }
-            logger?.warning(
-                "cannot flush the outbox; writing its pending notifications anew",
-                metadata: ["path": "\(path)", "error": "\(error)"])
-            return false
         }
     }
 
@@ -277,7 +281,7 @@ public final class Outbox: Sendable {
             writer.string(key)
             writer.raw("}\n")
         }
-        try write(writer.bytes, sync: false)
+        try log.appendNotifications(writer.bytes, sync: false)
         let removed = state.withLock { state -> Bool in
             state.doneLines += keys.count
             return keys.reduce(false) { state.pending.removeValue(forKey: $1) != nil || $0 }
@@ -292,10 +296,7 @@ public final class Outbox: Sendable {
     public func close() async {
         try? await perform { () throws(StoreError) in
             self.writeDoneBacklog()
-            self.state.withLock {
-                if $0.fd >= 0 { Glibc.close($0.fd) }
-                $0.fd = -1
-            }
+            self.log.closeNotifications()
         }
     }
 
@@ -342,37 +343,14 @@ public final class Outbox: Sendable {
         var done: String?
     }
 
-    private func write(_ bytes: [UInt8], sync: Bool) throws(StoreError) {
-        var fd = state.withLock { $0.fd }
-        defer { state.withLock { $0.fd = fd } }
-        try AppendFile.append(bytes, reopening: &fd, path: path, in: directory, sync: sync)
-    }
-
-    /// Rewrites the file with only the pending notifications once done lines are most of it, or when `force`d.
-    private func compactIfWorthIt(force: Bool = false) throws(StoreError) {
-        let (worth, lines) = state.withLock { state -> (Bool, [UInt8]) in
-            guard
-                force || (state.doneLines + state.unreadableLines >= 1_000 && state.doneLines > 2 * state.pending.count)
-            else {
-                return (false, [])
-            }
-            state.order = state.order.filter { state.pending[$0] != nil }
-            var bytes: [UInt8] = []
-            for key in state.order { bytes += state.pending[key]! + [UInt8(ascii: "\n")] }
-            return (true, bytes)
+    /// Lets the log rewrite itself with only the pending notifications once done lines are most of the outbox's.
+    private func compactIfWorthIt() throws(StoreError) {
+        let worth = state.withLock { state in
+            state.doneLines + state.unreadableLines >= 1_000 && state.doneLines > 2 * state.pending.count
         }
-        guard worth else { return }
-        // Whatever happens, stop appending to the old descriptor: after the rename it is a deleted file, and
-        // appends there would be lost. The next write opens whatever file is at the path.
-        defer {
-            state.withLock {
-                if $0.fd >= 0 { Glibc.close($0.fd) }
-                $0.fd = -1
-            }
-        }
-        try replaceFileAtomically(at: path, with: lines)
+        guard worth, try log.compactNotifications() else { return }
         state.withLock {
-            // Every pending add is in the new file, flushed before its rename.
+            // Every pending add is in the rewritten log, flushed before its rename.
             $0.unsynced = false
             $0.doneLines = 0
             $0.unreadableLines = 0

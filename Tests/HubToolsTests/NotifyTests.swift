@@ -138,17 +138,20 @@ import Testing
             try await hub.prepare(broker, sensors: sensors)
             try await hub.startAndWaitUntilReady()
             try await publish(broker, sensors.map { ($0, Array("open".utf8)) })
-            let outbox = hub.hubctl.state.file("outbox.jsonl")
-            try await eventually("five notifications in the outbox") {
-                ((try? String(contentsOfFile: outbox, encoding: .utf8)) ?? "").split(separator: "\n").count == 5
-            }
-            try await hub.waitForLog("delivery failed, will retry")
-            #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
-            let pendingIDs = try String(contentsOfFile: outbox, encoding: .utf8).split(separator: "\n").compactMap {
-                ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]).flatMap {
-                    ($0["add"] as? [String: Any])?["id"] as? String
+            // The outbox's lines are in the journal's file, with the records they were routed from.
+            let journal = hub.hubctl.state.file("journal.jsonl")
+            let addedIDs = {
+                ((try? String(contentsOfFile: journal, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                    ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]).flatMap {
+                        ($0["add"] as? [String: Any])?["id"] as? String
+                    }
                 }
             }
+            try await eventually("five notifications in the journal") { addedIDs().count == 5 }
+            try await hub.waitForLog("delivery failed, will retry")
+            #expect(await hub.stop(SIGKILL) == 128 + SIGKILL)
+            let pendingIDs = addedIDs()
+            #expect(!FileManager.default.fileExists(atPath: hub.hubctl.state.file("outbox.jsonl")))
             #expect(pendingIDs.count == 5)
 
             let server = try await TestHTTPServer.start(port: port)

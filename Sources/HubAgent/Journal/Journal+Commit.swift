@@ -121,19 +121,14 @@ extension Journal {
         }
     }
 
-    /// Appends `bytes`; false (logged and counted) when that failed.
+    /// Appends `bytes`; false (logged and counted) when that failed. `flushWanted` false: lines whose loss costs
+    /// nothing but a repeat (acknowledgements), which leave the outbox's `sync` nothing to flush.
     @discardableResult
-    func write(_ bytes: [UInt8], sync: Bool) -> Bool {
-        guard !bytes.isEmpty else { return true }
+    func write(_ bytes: [UInt8], sync: Bool, flushWanted: Bool = true) -> Bool {
+        // After `close`, what is left to write (an acknowledgement) goes nowhere.
+        if state.withLock({ $0.closed }) { return bytes.isEmpty }
         do throws(StoreError) {
-            var fd = state.withLock { $0.fd }
-            if fd < 0 {
-                guard !state.withLock({ $0.closed }) else { return false }
-                fd = try AppendFile.open(path, in: directory)
-                state.withLock { $0.fd = fd }
-            }
-            try AppendFile.append(bytes, to: fd, path: path, sync: sync)
-            state.withLock { $0.size += bytes.count }
+            try append(bytes, sync: sync, flushWanted: flushWanted)
             return true
         } catch {
             report(error)
@@ -141,16 +136,59 @@ extension Journal {
         }
     }
 
+    /// Appends `bytes` (whole lines), holding the file.
+    func append(_ bytes: [UInt8], sync: Bool, flushWanted: Bool) throws(StoreError) {
+        guard !bytes.isEmpty else { return }
+        try holdingFile { () throws(StoreError) in
+            var fd = state.withLock { $0.fd }
+            if fd < 0 {
+                guard !state.withLock({ $0.closed }) else {
+                    throw .system(path: path, action: "write (closed)", errno: EBADF)
+                }
+                fd = try AppendFile.open(path, in: directory)
+                state.withLock { $0.fd = fd }
+            }
+            if flushWanted { state.withLock { $0.unflushed = true } }
+            try AppendFile.append(bytes, to: fd, path: path, sync: false)
+            state.withLock { $0.size += bytes.count }
+            if sync { try flush(fd) }
+        }
+    }
+
     /// Flushes what was written to disk; false (logged and counted) when that failed.
     func flushToDisk() -> Bool {
-        let fd = state.withLock { $0.fd }
-        guard fd >= 0 else { return false }
         do throws(StoreError) {
-            try AppendFile.sync(fd, path: path)
+            try holdingFile { () throws(StoreError) in
+                let fd = state.withLock { $0.fd }
+                guard fd >= 0 else { throw .system(path: path, action: "flush to disk (closed)", errno: EBADF) }
+                try flush(fd)
+            }
             return true
         } catch {
             report(error)
             return false
+        }
+    }
+
+    /// Runs `body` holding the file (`file`).
+    func holdingFile<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        file.lock()
+        defer { file.unlock() }
+        return try body()
+    }
+
+    /// Holding the file: `fsync`s `fd`. One that fails has the file written anew before the outbox's next `sync`
+    /// succeeds (Linux reports a writeback error once, and then takes the pages for clean).
+    func flush(_ fd: Int32) throws(StoreError) {
+        state.withLock {
+            $0.unflushed = false
+            $0.flushes += 1
+        }
+        do throws(StoreError) {
+            try AppendFile.sync(fd, path: path)
+        } catch {
+            state.withLock { $0.rewriteWanted = true }
+            throw error
         }
     }
 

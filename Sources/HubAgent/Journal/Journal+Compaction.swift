@@ -1,26 +1,46 @@
 import Foundation
 import HubCore
 
-// Compaction: the journal's file kept small once its records are in every consumer's hands.
+// Compaction: the journal's file kept small once its records are in every consumer's hands and its notifications
+// delivered.
 extension Journal {
-    /// Empties the file when every consumer has acknowledged everything in it, or rewrites it with what some
-    /// consumer still needs; only once it is larger than `compactionThreshold`, unless `force`d.
-    func compactIfWorthIt(force: Bool = false) {
+    /// Empties the file when every consumer has acknowledged everything in it and no notification is pending, or
+    /// rewrites it with what some consumer still needs and the pending notifications; only once it is larger than
+    /// `compactionThreshold`, unless `force`d. `mend`: an `fsync` failed, and the file is written anew whatever it
+    /// holds. On the pipeline's executor, holding the file: a record is in `retained` once its write returns there,
+    /// and the outbox's adds are written there too, so none is in the old file only.
+    func compactIfWorthIt(force: Bool = false, mend: Bool = false) {
+        file.lock()
+        defer { file.unlock() }
+        let notifications: [UInt8]
+        if let pending = state.withLock({ $0.pendingNotifications }) {
+            notifications = pending()
+        } else {
+            // Not opened by the outbox yet: its lines as they were read.
+            notifications = state.withLock { state in
+                state.notificationLines.reduce(into: []) { $0 += Array($1) + [UInt8(ascii: "\n")] }
+            }
+        }
         let (worth, keep, fd) = state.withLock { state -> (Bool, [UInt8]?, Int32) in
             // Records still pending are not in the file yet: the next commit appends them to whatever is there.
-            guard state.size > (force ? 0 : Self.compactionThreshold) else {
+            guard state.size > (force || mend ? 0 : Self.compactionThreshold) || mend else {
                 return (false, nil, state.fd)
             }
             // The packet ids of the messages committed are kept (those pending are not in the file yet either).
-            if state.retained.isEmpty && state.deliveries.isEmpty { return (true, nil, state.fd) }
+            if state.retained.isEmpty && state.deliveries.isEmpty && notifications.isEmpty && !mend {
+                return (true, nil, state.fd)
+            }
             // Rewriting most of the file gains nothing.
-            guard state.retained.byteCount < state.size / 2 else { return (false, nil, state.fd) }
+            guard mend || state.retained.byteCount + notifications.count < state.size / 2 else {
+                return (false, nil, state.fd)
+            }
             var bytes: [UInt8] = []
             for (consumer, position) in state.acknowledged {
                 bytes += JournalRecord.ackLine(consumer, through: position)
             }
             if !state.deliveries.isEmpty { bytes += Self.deliveriesLine(state.deliveries.inOrder) }
             for (_, line) in state.retained { bytes += line + [UInt8(ascii: "\n")] }
+            bytes += notifications
             return (true, bytes, state.fd)
         }
         guard worth else { return }
@@ -31,6 +51,7 @@ extension Journal {
                     if $0.fd >= 0 { Glibc.close($0.fd) }
                     $0.fd = -1
                     $0.size = keep.count
+                    $0.acknowledgementsWritten = $0.acknowledged
                 }
             } else {
                 guard fd >= 0, ftruncate(fd, 0) == 0, fsync(fd) == 0 else {
@@ -41,7 +62,12 @@ extension Journal {
                     $0.acknowledgementsWritten = [:]
                 }
             }
-            state.withLock { $0.statistics.compactions += 1 }
+            state.withLock {
+                $0.statistics.compactions += 1
+                // Everything the file holds was flushed before its rename (or it is empty).
+                $0.unflushed = false
+                $0.rewriteWanted = false
+            }
         } catch {
             state.withLock { $0.statistics.errors += 1 }
             logger.error("cannot compact the journal", metadata: ["path": "\(path)", "error": "\(error)"])

@@ -38,9 +38,12 @@ public final class Journal: Sendable {
     let logger: Logger
     /// Where commits run: the pipeline's executor, which the router shares in a hub on its own, so a batch is routed
     /// on the thread that wrote it.
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
     /// Internal for its extensions in other files (`Journal+Deliveries.swift`).
     let state = Locked(State())
+    /// Held for every use of the file's descriptor: the outbox writes its done marks from its own queue, and a
+    /// compaction on the executor swaps the file under them. Taken before `state`, never inside it.
+    let file = NSLock()
     let failures = Locked(LogThrottle())
 
     struct State {
@@ -88,6 +91,19 @@ public final class Journal: Sendable {
         var oldestUnsynced: ContinuousClock.Instant?
         var statistics = AgentStatus.JournalCounters()
         var closed = false
+        /// The outbox's lines read at start, until the outbox takes them (`openNotifications`); a compaction before
+        /// keeps them as they are.
+        var notificationLines: [Data] = []
+        /// The pending notifications' lines, from the outbox once it has opened: what a compaction keeps of its.
+        var pendingNotifications: (@Sendable () -> [UInt8])?
+        /// Records or notifications were written since the last `fsync` (acknowledgements and done marks don't count:
+        /// losing one costs a repeat, no more).
+        var unflushed = false
+        /// An `fsync` failed: what it was to flush may be gone from the page cache, so the outbox's `sync` waits for
+        /// the file to be written anew (`compactIfWorthIt(mend: true)`).
+        var rewriteWanted = false
+        /// `fsync`s of the file since start (the tests count them).
+        var flushes = 0
     }
 
     /// - Parameter executor: the pipeline's executor (`NotificationRouter(executor:)`); one of its own when nil.
@@ -109,7 +125,13 @@ public final class Journal: Sendable {
         let contents = AppendFile.contents(path)
         var replay = Replay()
         let decoder = JSONDecoder()
+        var notificationLines: [Data] = []
         for line in AppendFile.lines(contents) {
+            // The outbox's lines (`Journal+Notifications.swift`) are its to read.
+            if line.starts(with: Self.addPrefix) || line.starts(with: Self.donePrefix) {
+                notificationLines.append(Data(line))
+                continue
+            }
             guard let entry = try? decoder.decode(JournalRecord.Line.self, from: line) else {
                 replay.unreadable += 1
                 continue
@@ -129,6 +151,7 @@ public final class Journal: Sendable {
         state.withLock {
             $0.fd = fd
             $0.size = contents.count
+            $0.notificationLines = notificationLines
             $0.nextPosition = (replay.records.map(\.position).max() ?? 0) + 1
             // What the file holds is durable: a confirmation waits for nothing read back.
             $0.durable = $0.nextPosition - 1
@@ -249,7 +272,7 @@ public final class Journal: Sendable {
                     defer { state.trimWanted = false }
                     return state.trimWanted
                 }
-                self.write(self.acknowledgementLines(), sync: false)
+                self.write(self.acknowledgementLines(), sync: false, flushWanted: false)
                 self.compactIfWorthIt()
                 // A burst's lines are many small blocks that glibc keeps in its arenas once freed: 100,000 statuses
                 // left 72 MiB of anon after the registry had them all, 38 MiB after this trim (2026-11-26). Not on
@@ -264,13 +287,15 @@ public final class Journal: Sendable {
     public func close() async {
         let (statistics, size) = await queue.run {
             self.commit()
-            self.write(self.acknowledgementLines(), sync: false)
+            self.write(self.acknowledgementLines(), sync: false, flushWanted: false)
             self.compactIfWorthIt(force: true)
-            return self.state.withLock { state in
-                if state.fd >= 0 { Glibc.close(state.fd) }
-                state.fd = -1
-                state.closed = true
-                return (state.statistics, state.size)
+            return self.file.withLock {
+                self.state.withLock { state in
+                    if state.fd >= 0 { Glibc.close(state.fd) }
+                    state.fd = -1
+                    state.closed = true
+                    return (state.statistics, state.size)
+                }
             }
         }
         logger.info(
