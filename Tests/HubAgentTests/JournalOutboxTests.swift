@@ -95,6 +95,21 @@ import Testing
         try outbox.append([notification("gate")], durable: false)
         try await outbox.sync()
         #expect(flushes == afterCommit + 1)
+
+        // Ingest put the `fsync` off (held acknowledgements, `sync_delay`): the outbox's sync waits for it and makes
+        // none of its own.
+        journal.append(
+            [JournalTests().record("window", "open", sequence: 2)], delivery: Journal.Delivery(packet: 7, digest: 42),
+            scheduling: false)
+        try outbox.append([notification("window")], durable: false)
+        #expect(!journal.commitNow(syncing: false))
+        let before = flushes
+        let synced = Task { try await outbox.sync() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(flushes == before, "the outbox waits for the journal's fsync")
+        journal.syncNow()
+        try await synced.value
+        #expect(flushes == before + 1)
         await outbox.close()
         await journal.close()
     }

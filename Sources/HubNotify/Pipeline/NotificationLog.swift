@@ -21,6 +21,10 @@ public protocol NotificationLog: Sendable {
     func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data]
     /// Appends whole lines, flushed to disk too when `sync`.
     func appendNotifications(_ bytes: [UInt8], sync: Bool) throws(StoreError)
+    /// Waits, holding no thread, for the log's own next `fsync` when one is due anyway and will cover every line
+    /// appended so far (the journal's, put off for `sensors.sync_delay`); false when none is, or it did not come in
+    /// time: then the outbox calls `syncNotifications`.
+    func awaitNotificationsFlushed() async -> Bool
     /// Flushes to disk every line appended; throws while a failed write or flush is not mended yet.
     func syncNotifications() throws(StoreError)
     /// Done marks are most of the outbox's lines: a log of its own rewrites itself with the pending ones, flushed,
@@ -73,6 +77,9 @@ public final class OutboxFile: NotificationLog {
             throw error
         }
     }
+
+    /// A file of its own flushes when the outbox asks.
+    public func awaitNotificationsFlushed() async -> Bool { false }
 
     public func syncNotifications() throws(StoreError) {
         if state.withLock({ $0.rewriteWanted }) {

@@ -202,15 +202,27 @@ public final class Outbox: Sendable {
 
     /// Flushes to disk the adds written without it (`append(_:durable: false)`); returns once they are durable.
     public func sync() async throws(StoreError) {
-        try await perform { () throws(StoreError) in
+        // The adds written so far: an add from now on sets `unsynced` again, for the next `sync`.
+        var wanted = state.withLock { state -> Bool in
+            defer { state.unsynced = false }
+            return state.unsynced
+        }
+        // The journal's own `fsync`, due within `sync_delay`, covers them: no second one.
+        if wanted, await log.awaitNotificationsFlushed() {
+            state.withLock { $0.syncs += 1 }
+            wanted = false
+        }
+        try await perform { [wanted] () throws(StoreError) in
             // The done marks waiting go with it: the write is one more line in a flush that runs anyway.
             self.writeDoneBacklog()
-            guard self.state.withLock({ $0.unsynced }) else { return }
-            try self.log.syncNotifications()
-            self.state.withLock {
-                $0.unsynced = false
-                $0.syncs += 1
+            guard wanted else { return }
+            do throws(StoreError) {
+                try self.log.syncNotifications()
+            } catch {
+                self.state.withLock { $0.unsynced = true }
+                throw error
             }
+            self.state.withLock { $0.syncs += 1 }
         }
     }
 

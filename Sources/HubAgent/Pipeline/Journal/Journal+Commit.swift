@@ -148,7 +148,7 @@ extension Journal {
                 fd = try AppendFile.open(path, in: directory)
                 state.withLock { $0.fd = fd }
             }
-            if flushWanted { state.withLock { $0.unflushed = true } }
+            if flushWanted { state.withLock { $0.writesToFlush += 1 } }
             try AppendFile.append(bytes, to: fd, path: path, sync: false)
             state.withLock { $0.size += bytes.count }
             if sync { try flush(fd) }
@@ -180,9 +180,10 @@ extension Journal {
     /// Holding the file: `fsync`s `fd`. One that fails has the file written anew before the outbox's next `sync`
     /// succeeds (Linux reports a writeback error once, and then takes the pages for clean).
     func flush(_ fd: Int32) throws(StoreError) {
-        state.withLock {
-            $0.unflushed = false
-            $0.flushes += 1
+        // Holding the file: no write comes in while the `fsync` runs.
+        let covering = state.withLock { state in
+            state.flushes += 1
+            return state.writesToFlush
         }
         do throws(StoreError) {
             try AppendFile.sync(fd, path: path)
@@ -190,6 +191,23 @@ extension Journal {
             state.withLock { $0.rewriteWanted = true }
             throw error
         }
+        noteFlushed(through: covering)
+    }
+
+    /// Everything written up to the `covering`th write is on disk: tells the outbox if it waits for that
+    /// (`awaitNotificationsFlushed`).
+    func noteFlushed(through covering: Int) {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            // An earlier `fsync` failed: what it was to flush may be lost, whatever this one did, until the file is
+            // written anew (`compactIfWorthIt(mend:)`).
+            guard !state.rewriteWanted else { return [] }
+            state.writesFlushed = max(state.writesFlushed, covering)
+            guard !state.flushWaiters.isEmpty else { return [] }
+            let ready = state.flushWaiters.filter { $0.target <= covering }.map(\.continuation)
+            state.flushWaiters.removeAll { $0.target <= covering }
+            return ready
+        }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
     func report(_ error: StoreError) {

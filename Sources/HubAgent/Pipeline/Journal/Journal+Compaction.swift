@@ -62,12 +62,13 @@ extension Journal {
                     $0.acknowledgementsWritten = [:]
                 }
             }
-            state.withLock {
-                $0.statistics.compactions += 1
-                // Everything the file holds was flushed before its rename (or it is empty).
-                $0.unflushed = false
-                $0.rewriteWanted = false
+            // Everything the file holds was flushed before its rename (or it is empty).
+            let covering = state.withLock { state in
+                state.statistics.compactions += 1
+                state.rewriteWanted = false
+                return state.writesToFlush
             }
+            noteFlushed(through: covering)
         } catch {
             state.withLock { $0.statistics.errors += 1 }
             logger.error("cannot compact the journal", metadata: ["path": "\(path)", "error": "\(error)"])

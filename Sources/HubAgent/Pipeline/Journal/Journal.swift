@@ -96,9 +96,13 @@ public final class Journal: Sendable {
         var notificationLines: [Data] = []
         /// The pending notifications' lines, from the outbox once it has opened: what a compaction keeps of its.
         var pendingNotifications: (@Sendable () -> [UInt8])?
-        /// Records or notifications were written since the last `fsync` (acknowledgements and done marks don't count:
-        /// losing one costs a repeat, no more).
-        var unflushed = false
+        /// Writes of records or notifications, and how many of them an `fsync` has covered (acknowledgements and done
+        /// marks don't count: losing one costs a repeat, no more).
+        var writesToFlush = 0
+        var writesFlushed = 0
+        /// The outbox waiting for an `fsync` to cover the `target`th write (`awaitNotificationsFlushed`).
+        var flushWaiters: [(id: UInt64, target: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextWaiter: UInt64 = 0
         /// An `fsync` failed: what it was to flush may be gone from the page cache, so the outbox's `sync` waits for
         /// the file to be written anew (`compactIfWorthIt(mend: true)`).
         var rewriteWanted = false
