@@ -99,7 +99,7 @@ import Testing
             #expect(Set(delivered.keys) == Set(expected), "unexpected: \(Set(delivered.keys).subtracting(expected))")
             // Each alert told once, in one message.
             #expect(told == Dictionary(uniqueKeysWithValues: Self.alerts.map { ($0, 1) }), "\(told)")
-            // An outbox of its own, as hubd kept it before 2026-12-07, is taken into the journal and removed.
+            // An outbox of its own, as hubd kept it before 8cca05d, is taken into the journal and removed.
             if FileManager.default.fileExists(atPath: state.appendingPathComponent("outbox.jsonl").path) {
                 #expect(!FileManager.default.fileExists(atPath: hub.hubctl.state.file("outbox.jsonl")))
             }
