@@ -48,8 +48,11 @@ public final class SDS011Simulator: Sendable {
         self.linkPath = linkPath
         state.withLock { configure(&$0) }
         try plugIn()
-        let thread = Thread { [self] in run() }
-        thread.name = "sds011-simulator"
+        let thread = Thread { [self] in
+            // Named from inside: Foundation on Linux drops a name set before `start`.
+            Thread.current.name = "sds011-simulator"
+            run()
+        }
         thread.start()
     }
 

@@ -27,10 +27,11 @@ struct ExecNotifier: Notifier {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
+                    // Named from inside: Foundation on Linux drops a name set before `start`.
+                    Thread.current.name = "sensorhub-exec"
                     continuation.resume(
                         returning: Self.run(command, environment, input, timeout: timeout, cancelled: cancelled))
                 }
-                thread.name = "sensorhub-exec"
                 thread.start()
             }
         } onCancel: {
