@@ -114,27 +114,6 @@ import Testing
         await journal.close()
     }
 
-    /// A compaction drops a delivered notification's add, but keeps its done mark while the journal keeps the event
-    /// it came from: the replay after a crash routes that event again, and its notification must be known as sent.
-    @Test func aCompactionKeepsTheDoneMarksOfEventsAReplayRoutesAgain() async throws {
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (journal, outbox, _) = try await reopen()
-        journal.attach([("router", JournalTests.Consumer())])
-        journal.append([JournalTests().record("door", "open", sequence: 1)], scheduling: false)
-        try outbox.append([notification("door")], durable: false)
-        journal.commitNow()
-        await outbox.markDone([notification("door").key])
-        // The router never acknowledged the event: the stop's compaction keeps it.
-        await outbox.close()
-        await journal.close()
-        #expect(!journalLines.contains { $0.hasPrefix(#"{"add":"#) }, "compacted: \(journalLines)")
-        #expect(journalLines.contains { $0.hasPrefix(#"{"done":"#) })
-
-        let (_, reopened, pending) = try await reopen()
-        #expect(pending.isEmpty)
-        #expect(reopened.fresh([notification("door")]).isEmpty, "the replayed event's notification is known as sent")
-    }
-
     @Test func anOlderHubsOutboxFileIsTakenInOnceAndRemoved() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // What an older hubd left: two pending, one done.

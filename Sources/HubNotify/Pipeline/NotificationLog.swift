@@ -13,21 +13,12 @@ import Logging
 /// either. A write or an `fsync` that failed is the log's to mend: Linux reports a writeback error once and then takes
 /// the pages for clean, so the log writes the pending notifications anew (`pending`, given at `open`) before its
 /// next `sync` succeeds.
-/// What a rewritten log keeps of the outbox's lines (`NotificationLog.openNotifications`).
-public struct KeptNotifications: Sendable {
-    /// The adds of the notifications still pending, in the order they were added.
-    public var pending: [UInt8]
-    /// The done marks of those delivered lately (`Outbox.doneKeptFor`): worth keeping only while the log keeps
-    /// events a replay would route again.
-    public var doneLately: [UInt8]
-}
-
 public protocol NotificationLog: Sendable {
     /// The file, for the logs and for `hubctl`.
     var path: String { get }
-    /// The outbox's lines the log holds, oldest first; `kept` gives what of them is to be kept whenever the log
-    /// rewrites itself.
-    func openNotifications(kept: @escaping @Sendable () -> KeptNotifications) throws(StoreError) -> [Data]
+    /// The outbox's lines the log holds, oldest first; `pending` gives the lines of the notifications still pending,
+    /// for whenever the log rewrites itself.
+    func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data]
     /// Appends whole lines, flushed to disk too when `sync`.
     func appendNotifications(_ bytes: [UInt8], sync: Bool) throws(StoreError)
     /// Waits, holding no thread, for the log's own next `fsync` when one is due anyway and will cover every line
@@ -55,7 +46,7 @@ public final class OutboxFile: NotificationLog {
 
     struct State {
         var fd: Int32 = -1
-        var kept: (@Sendable () -> KeptNotifications)?
+        var pending: (@Sendable () -> [UInt8])?
         /// A write or `fsync` failed: the next `sync` rewrites the file from the pending notifications.
         var rewriteWanted = false
     }
@@ -66,12 +57,12 @@ public final class OutboxFile: NotificationLog {
         self.path = directory + "/" + Self.fileName
     }
 
-    public func openNotifications(kept: @escaping @Sendable () -> KeptNotifications) throws(StoreError) -> [Data] {
+    public func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data] {
         let fd = try AppendFile.open(path, in: directory)
         state.withLock {
             if $0.fd >= 0 { Glibc.close($0.fd) }
             $0.fd = fd
-            $0.kept = kept
+            $0.pending = pending
         }
         return AppendFile.lines(AppendFile.contents(path)).map { Data($0) }
     }
@@ -126,8 +117,7 @@ public final class OutboxFile: NotificationLog {
 
     /// Replaces the file with the pending notifications' lines (temporary file, `fsync`, `rename`).
     private func rewrite() throws(StoreError) {
-        // No events to replay here: the pending adds only.
-        let lines = state.withLock { $0.kept }?().pending ?? []
+        let lines = state.withLock { $0.pending }?() ?? []
         // Whatever happens, stop appending to the old descriptor: after the rename it is a deleted file, and
         // appends there would be lost. The next write opens whatever file is at the path.
         defer { closeNotifications() }

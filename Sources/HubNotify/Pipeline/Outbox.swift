@@ -50,30 +50,7 @@ public final class Outbox: Sendable {
         var unsynced = false
         /// `fsync`s of adds since start (the bench counts them per notification).
         var syncs = 0
-        /// The keys marked done lately, in two halves of `doneKeptFor` each: a compaction keeps their done marks
-        /// (`pendingLines`), so that events the journal replays after a crash are known to be sent already.
-        var doneLately: [String] = []
-        var doneBefore: [String] = []
-        var doneSince = ContinuousClock.now
-
-        /// Notes `keys` as done lately.
-        mutating func noteDone(_ keys: some Sequence<String>, now: ContinuousClock.Instant = .now) {
-            if now - doneSince > Outbox.doneKeptFor / 2 {
-                doneBefore = now - doneSince > Outbox.doneKeptFor ? [] : doneLately
-                doneLately = []
-                doneSince = now
-            }
-            doneLately.append(contentsOf: keys)
-        }
     }
-
-    /// How long a compaction keeps the done marks of notifications delivered lately: the journal replays the events
-    /// the router had not acknowledged, which it does about once a second (after its outbox flush and the alert
-    /// book's save), and a replayed event whose notification was delivered and whose lines a compaction took away
-    /// would be sent again (with its id). `JournalOutboxTests` shows the case; `KillDeliveryTests` rarely meets it (a
-    /// compaction every megabyte): 112 and 101 repeats in 8,000 changes with them kept, 116 and 112 without, 110 and
-    /// 114 before the outbox went into the journal, the same session.
-    static let doneKeptFor = Duration.seconds(10)
 
     /// - Parameter log: where the lines go (the journal's file in hubd); `outbox.jsonl` in `directory` when nil.
     public init(directory: String, log: (any NotificationLog)? = nil, logger: Logger? = nil, moved: ChangeSignal? = nil)
@@ -106,9 +83,7 @@ public final class Outbox: Sendable {
         let legacy = directory + "/" + OutboxFile.fileName
         let hosted = log.path != legacy
         let legacyLines = hosted ? AppendFile.lines(AppendFile.contents(legacy)).map { Data($0) } : []
-        let logLines = try log.openNotifications(kept: { [weak self] in
-            self?.keptLines() ?? KeptNotifications(pending: [], doneLately: [])
-        })
+        let logLines = try log.openNotifications(pending: { [weak self] in self?.pendingLines() ?? [] })
         let decoder = JSONDecoder()
         var adds: [String: (Notification, [UInt8])] = [:]
         var order: [String] = []
@@ -125,8 +100,6 @@ public final class Outbox: Sendable {
                     if index < legacyLines.count { fromLegacy.insert(notification.key) }
                 } else if let key = entry.done {
                     adds[key] = nil
-                    // A done mark a compaction kept without its add: the event is known all the same.
-                    seen.insert(key)
                     doneLines += 1
                 }
             } else {
@@ -157,17 +130,14 @@ public final class Outbox: Sendable {
         return pendingOrder.compactMap { adds[$0]?.0 }
     }
 
-    /// The lines of the notifications still pending, in the order they were added, and the done marks of those
-    /// delivered lately (`doneKeptFor`): what a rewritten log keeps.
-    private func keptLines() -> KeptNotifications {
-        let (bytes, done) = state.withLock { state in
+    /// The lines of the notifications still pending, in the order they were added: what a rewritten log keeps.
+    private func pendingLines() -> [UInt8] {
+        state.withLock { state in
             state.order = state.order.filter { state.pending[$0] != nil }
             var bytes: [UInt8] = []
             for key in state.order { bytes += state.pending[key]! + [UInt8(ascii: "\n")] }
-            state.noteDone([])
-            return (bytes, Set(state.doneBefore).union(state.doneLately))
+            return bytes
         }
-        return KeptNotifications(pending: bytes, doneLately: Self.doneLines(done))
     }
 
     /// Writes `notifications`, flushed to disk unless `durable` is false; returns those that were new. One the outbox
@@ -269,7 +239,6 @@ public final class Outbox: Sendable {
     public func markDoneLater(_ key: String) {
         let (arm, removed) = state.withLock { state -> (Bool, Bool) in
             state.doneBacklog.append(key)
-            state.noteDone(CollectionOfOne(key))
             let removed = state.pending.removeValue(forKey: key) != nil
             defer { state.doneTimerArmed = true }
             return (!state.doneTimerArmed, removed)
@@ -320,7 +289,6 @@ public final class Outbox: Sendable {
         guard !keys.isEmpty else { return }
         try log.appendNotifications(Self.doneLines(keys), sync: false)
         let removed = state.withLock { state -> Bool in
-            state.noteDone(keys)
             state.doneLines += keys.count
             return keys.reduce(false) { state.pending.removeValue(forKey: $1) != nil || $0 }
         }

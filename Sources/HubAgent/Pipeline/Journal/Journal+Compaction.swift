@@ -13,9 +13,8 @@ extension Journal {
         file.lock()
         defer { file.unlock() }
         let notifications: [UInt8]
-        if let kept = state.withLock({ $0.keptNotifications })?() {
-            // The done marks of lately delivered ones only while records are kept that a replay would route again.
-            notifications = kept.pending + (state.withLock { $0.retained.isEmpty } ? [] : kept.doneLately)
+        if let pending = state.withLock({ $0.pendingNotifications }) {
+            notifications = pending()
         } else {
             // Not opened by the outbox yet: its lines as they were read.
             notifications = state.withLock { state in

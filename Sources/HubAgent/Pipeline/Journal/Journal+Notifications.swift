@@ -12,9 +12,9 @@ extension Journal: NotificationLog {
     static let addPrefix = Array(#"{"add":"#.utf8)
     static let donePrefix = Array(#"{"done":"#.utf8)
 
-    public func openNotifications(kept: @escaping @Sendable () -> KeptNotifications) throws(StoreError) -> [Data] {
+    public func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data] {
         state.withLock { state in
-            state.keptNotifications = kept
+            state.pendingNotifications = pending
             defer { state.notificationLines = [] }
             return state.notificationLines
         }

@@ -1,7 +1,6 @@
 import DequeModule
 import Foundation
 import HubCore
-import HubNotify
 import HubSupport
 import Logging
 import ServiceLifecycle
@@ -95,8 +94,8 @@ public final class Journal: Sendable {
         /// The outbox's lines read at start, until the outbox takes them (`openNotifications`); a compaction before
         /// keeps them as they are.
         var notificationLines: [Data] = []
-        /// What a compaction keeps of the outbox's lines, from the outbox once it has opened.
-        var keptNotifications: (@Sendable () -> KeptNotifications)?
+        /// The pending notifications' lines, from the outbox once it has opened: what a compaction keeps of its.
+        var pendingNotifications: (@Sendable () -> [UInt8])?
         /// Writes of records or notifications, and how many of them an `fsync` has covered (acknowledgements and done
         /// marks don't count: losing one costs a repeat, no more).
         var writesToFlush = 0
