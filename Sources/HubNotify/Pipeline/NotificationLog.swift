@@ -17,8 +17,9 @@ public protocol NotificationLog: Sendable {
     /// The file, for the logs and for `hubctl`.
     var path: String { get }
     /// The outbox's lines the log holds, oldest first; `pending` gives the lines of the notifications still pending,
-    /// for whenever the log rewrites itself.
-    func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data]
+    /// for whenever the log rewrites itself, or nil when they take as many bytes as it is given or more (a rewrite
+    /// that would keep that much is not worth it, and they are not gathered to find out).
+    func openNotifications(pending: @escaping @Sendable (_ within: Int) -> [UInt8]?) throws(StoreError) -> [Data]
     /// Appends whole lines, flushed to disk too when `sync`.
     func appendNotifications(_ bytes: [UInt8], sync: Bool) throws(StoreError)
     /// Waits, holding no thread, for the log's own next `fsync` when one is due anyway and will cover every line
@@ -46,7 +47,7 @@ public final class OutboxFile: NotificationLog {
 
     struct State {
         var fd: Int32 = -1
-        var pending: (@Sendable () -> [UInt8])?
+        var pending: (@Sendable (_ within: Int) -> [UInt8]?)?
         /// A write or `fsync` failed: the next `sync` rewrites the file from the pending notifications.
         var rewriteWanted = false
     }
@@ -57,7 +58,8 @@ public final class OutboxFile: NotificationLog {
         self.path = directory + "/" + Self.fileName
     }
 
-    public func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data] {
+    public func openNotifications(pending: @escaping @Sendable (_ within: Int) -> [UInt8]?) throws(StoreError) -> [Data]
+    {
         let fd = try AppendFile.open(path, in: directory)
         state.withLock {
             if $0.fd >= 0 { Glibc.close($0.fd) }
@@ -117,7 +119,7 @@ public final class OutboxFile: NotificationLog {
 
     /// Replaces the file with the pending notifications' lines (temporary file, `fsync`, `rename`).
     private func rewrite() throws(StoreError) {
-        let lines = state.withLock { $0.pending }?() ?? []
+        let lines = state.withLock { $0.pending }?(.max) ?? []
         // Whatever happens, stop appending to the old descriptor: after the rename it is a deleted file, and
         // appends there would be lost. The next write opens whatever file is at the path.
         defer { closeNotifications() }

@@ -50,6 +50,25 @@ public final class Outbox: Sendable {
         var unsynced = false
         /// `fsync`s of adds since start (the bench counts them per notification).
         var syncs = 0
+        /// What the pending lines take in a log, a newline after each: counted as they come and go, so a log weighs
+        /// a rewrite without gathering them (`pendingLines(within:)`).
+        var pendingBytes = 0
+
+        mutating func addPending(_ key: String, _ line: [UInt8]) {
+            if let old = pending.updateValue(line, forKey: key) {
+                pendingBytes -= old.count + 1
+            } else {
+                order.append(key)
+            }
+            pendingBytes += line.count + 1
+        }
+
+        /// Whether `key` was pending.
+        mutating func removePending(_ key: String) -> Bool {
+            guard let line = pending.removeValue(forKey: key) else { return false }
+            pendingBytes -= line.count + 1
+            return true
+        }
     }
 
     /// - Parameter log: where the lines go (the journal's file in hubd); `outbox.jsonl` in `directory` when nil.
@@ -83,7 +102,9 @@ public final class Outbox: Sendable {
         let legacy = directory + "/" + OutboxFile.fileName
         let hosted = log.path != legacy
         let legacyLines = hosted ? AppendFile.lines(AppendFile.contents(legacy)).map { Data($0) } : []
-        let logLines = try log.openNotifications(pending: { [weak self] in self?.pendingLines() ?? [] })
+        // An outbox gone (the router released before the journal's last compaction at a stop): nil, so the log keeps
+        // what it holds rather than taking "nothing pending" for the truth.
+        let logLines = try log.openNotifications(pending: { [weak self] in self?.pendingLines(within: $0) })
         let decoder = JSONDecoder()
         var adds: [String: (Notification, [UInt8])] = [:]
         var order: [String] = []
@@ -109,6 +130,7 @@ public final class Outbox: Sendable {
         let pendingOrder = order.filter { adds[$0] != nil }
         state.withLock {
             $0.pending = adds.mapValues { $0.1 }
+            $0.pendingBytes = $0.pending.values.reduce(0) { $0 + $1.count + 1 }
             $0.order = pendingOrder
             $0.seenAtOpen = seen
             $0.doneLines = doneLines
@@ -130,9 +152,11 @@ public final class Outbox: Sendable {
         return pendingOrder.compactMap { adds[$0]?.0 }
     }
 
-    /// The lines of the notifications still pending, in the order they were added: what a rewritten log keeps.
-    private func pendingLines() -> [UInt8] {
+    /// The lines of the notifications still pending, in the order they were added: what a rewritten log keeps. Nil
+    /// when they take `within` bytes or more.
+    private func pendingLines(within: Int) -> [UInt8]? {
         state.withLock { state in
+            guard state.pendingBytes < within else { return nil }
             state.order = state.order.filter { state.pending[$0] != nil }
             var bytes: [UInt8] = []
             for key in state.order { bytes += state.pending[key]! + [UInt8(ascii: "\n")] }
@@ -180,7 +204,7 @@ public final class Outbox: Sendable {
                 state.withLock { state in
                     if durable { state.syncs += 1 } else { state.unsynced = true }
                     for (key, line) in encoded {
-                        if state.pending.updateValue(line, forKey: key) == nil { state.order.append(key) }
+                        state.addPending(key, line)
                     }
                 }
                 return .success(())
@@ -239,7 +263,7 @@ public final class Outbox: Sendable {
     public func markDoneLater(_ key: String) {
         let (arm, removed) = state.withLock { state -> (Bool, Bool) in
             state.doneBacklog.append(key)
-            let removed = state.pending.removeValue(forKey: key) != nil
+            let removed = state.removePending(key)
             defer { state.doneTimerArmed = true }
             return (!state.doneTimerArmed, removed)
         }
@@ -290,7 +314,7 @@ public final class Outbox: Sendable {
         try log.appendNotifications(Self.doneLines(keys), sync: false)
         let removed = state.withLock { state -> Bool in
             state.doneLines += keys.count
-            return keys.reduce(false) { state.pending.removeValue(forKey: $1) != nil || $0 }
+            return keys.reduce(false) { state.removePending($1) || $0 }
         }
         // The done marks land after the backend's counters moved (on this queue, later): the status file must not
         // keep showing them pending until its next heartbeat.

@@ -12,20 +12,24 @@ extension Journal {
     func compactIfWorthIt(force: Bool = false, mend: Bool = false) {
         file.lock()
         defer { file.unlock() }
+        // Records still pending are not in the file yet: the next commit appends them to whatever is there. Asked
+        // first, before the outbox's lines are gathered: most calls (one after each `fsync`) find the file small, and
+        // a backend that is down can leave thousands of notifications pending.
+        guard mend || state.withLock({ $0.size > (force ? 0 : Self.compactionThreshold) }) else { return }
+        // The outbox's pending lines are gathered only when they could leave a rewrite worth it (below).
+        let (within, pending, read) = state.withLock { state in
+            let within = mend ? Int.max : max(1, state.size / 2 - state.retained.byteCount)
+            return (within, state.pendingNotifications, state.notificationLines)
+        }
         let notifications: [UInt8]
-        if let pending = state.withLock({ $0.pendingNotifications }) {
-            notifications = pending()
+        if let pending {
+            guard let lines = pending(within) else { return }
+            notifications = lines
         } else {
             // Not opened by the outbox yet: its lines as they were read.
-            notifications = state.withLock { state in
-                state.notificationLines.reduce(into: []) { $0 += Array($1) + [UInt8(ascii: "\n")] }
-            }
+            notifications = read.reduce(into: []) { $0 += Array($1) + [UInt8(ascii: "\n")] }
         }
         let (worth, keep, fd) = state.withLock { state -> (Bool, [UInt8]?, Int32) in
-            // Records still pending are not in the file yet: the next commit appends them to whatever is there.
-            guard state.size > (force || mend ? 0 : Self.compactionThreshold) || mend else {
-                return (false, nil, state.fd)
-            }
             // The packet ids of the messages committed are kept (those pending are not in the file yet either).
             if state.retained.isEmpty && state.deliveries.isEmpty && notifications.isEmpty && !mend {
                 return (true, nil, state.fd)

@@ -12,7 +12,8 @@ extension Journal: NotificationLog {
     static let addPrefix = Array(#"{"add":"#.utf8)
     static let donePrefix = Array(#"{"done":"#.utf8)
 
-    public func openNotifications(pending: @escaping @Sendable () -> [UInt8]) throws(StoreError) -> [Data] {
+    public func openNotifications(pending: @escaping @Sendable (_ within: Int) -> [UInt8]?) throws(StoreError) -> [Data]
+    {
         state.withLock { state in
             state.pendingNotifications = pending
             defer { state.notificationLines = [] }

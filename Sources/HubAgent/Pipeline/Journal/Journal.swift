@@ -95,7 +95,7 @@ public final class Journal: Sendable {
         /// keeps them as they are.
         var notificationLines: [Data] = []
         /// The pending notifications' lines, from the outbox once it has opened: what a compaction keeps of its.
-        var pendingNotifications: (@Sendable () -> [UInt8])?
+        var pendingNotifications: (@Sendable (_ within: Int) -> [UInt8]?)?
         /// Writes of records or notifications, and how many of them an `fsync` has covered (acknowledgements and done
         /// marks don't count: losing one costs a repeat, no more).
         var writesToFlush = 0
