@@ -42,17 +42,14 @@ extension Journal: NotificationLog {
         let (target, covered, due) = state.withLock { ($0.writesToFlush, $0.writesFlushed, $0.written > $0.committed) }
         if covered >= target { return true }
         guard due else { return false }
-        let id = state.withLock { state -> UInt64 in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
         return await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.writesFlushed >= target { return true }
-                state.flushWaiters.append((id, target, continuation))
-                return false
+            let id = state.withLock { state -> UInt64? in
+                if state.writesFlushed >= target { return nil }
+                defer { state.nextWaiter += 1 }
+                state.flushWaiters.append((state.nextWaiter, target, continuation))
+                return state.nextWaiter
             }
-            if now { return continuation.resume(returning: true) }
+            guard let id else { return continuation.resume(returning: true) }
             // Not covered by then (a failed `fsync`, a long `sync_delay`): the outbox flushes.
             DispatchQueue.global().asyncAfter(
                 deadline: .now() + .seconds(Int(Self.notificationsWait.components.seconds))
