@@ -43,7 +43,7 @@ import Testing
         try outbox.append(["door", "window", "gate"].map(notification), durable: false)
         try await outbox.sync()
         await outbox.markDone([notification("door").key])
-        #expect(!FileManager.default.fileExists(atPath: directory + "/" + Outbox.fileName), "no file of its own")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + OutboxFile.fileName), "no file of its own")
         #expect(journalLines.count == 4, "three adds and a done mark: \(journalLines)")
 
         // A SIGKILL: the next start finds what was pending.
@@ -122,11 +122,11 @@ import Testing
         try old.append(["door", "window", "gate"].map(notification))
         await old.markDone([notification("window").key])
         await old.close()
-        #expect(FileManager.default.fileExists(atPath: directory + "/" + Outbox.fileName))
+        #expect(FileManager.default.fileExists(atPath: directory + "/" + OutboxFile.fileName))
 
         var (journal, outbox, pending) = try await reopen()
         #expect(pending == ["door", "gate"])
-        #expect(!FileManager.default.fileExists(atPath: directory + "/" + Outbox.fileName))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + OutboxFile.fileName))
         #expect(journalLines.filter { $0.hasPrefix("{\"add\":") }.count == 2)
         await outbox.close()
         await journal.close()

@@ -17,9 +17,6 @@ import Logging
 /// Blocking file I/O runs on its own serial queue, never on Swift's cooperative threads; adds are written on the
 /// pipeline's executor, holding that queue (`append`).
 public final class Outbox: Sendable {
-    /// Where hubd kept the outbox before it went into the journal: read once at `open`, then removed.
-    public static let fileName = OutboxFile.fileName
-
     public var path: String { log.path }
     private let log: any NotificationLog
     private let directory: String
@@ -138,14 +135,15 @@ public final class Outbox: Sendable {
         }
         if hosted && FileManager.default.fileExists(atPath: legacy) {
             // Into the log, flushed, before the old file goes: a crash in between reads both, and the keys are the same.
+            let moving = pendingOrder.filter(fromLegacy.contains)
             var bytes: [UInt8] = []
-            for key in pendingOrder where fromLegacy.contains(key) { bytes += adds[key]!.1 + [UInt8(ascii: "\n")] }
+            for key in moving { bytes += adds[key]!.1 + [UInt8(ascii: "\n")] }
             if !bytes.isEmpty { try log.appendNotifications(bytes, sync: true) }
             unlink(legacy)
             logger?.notice(
                 "moved the outbox into the journal",
                 metadata: [
-                    "from": "\(legacy)", "to": "\(log.path)", "pending": "\(bytes.isEmpty ? 0 : fromLegacy.count)",
+                    "from": "\(legacy)", "to": "\(log.path)", "pending": "\(moving.count)",
                 ])
         }
         try compactIfWorthIt()
