@@ -55,7 +55,7 @@ deb-check:
 ## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
 ## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra; an authenticated GET beside an
 ## unauthenticated one; the dashboard's pages and what open dashboards cost a quiet hub; what a home's hub writes to
-## its disk, by file (write bench/results/).
+## its disk, by file, and what a commit to the history costs it at each interval (write bench/results/).
 bench:
 	bench/receive.sh
 	bench/store.sh
@@ -69,6 +69,7 @@ bench:
 	bench/auth.sh
 	bench/dashboard.sh
 	bench/home.sh
+	bench/history-commits.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
 ## processes (HubToolsTests) keep both cores busy for two minutes under it, so the in-process suites, with their

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What a home's hub writes to its disk (issues 54 and 55: an SD card wears out): a release hubd with hubd's defaults
-# (history on) and HOME_SENSORS (20) sensors publishing 4 messages a second between them, each every 5 s — half doors
-# whose every message is a change (open, closed, …: the worst a home does), half thermometers (JSON, a value each
-# time) — with one alerting rule on the doors to a file backend and a webhook (a local receiver answering 200).
+# (history on, holding AGE_DAYS (7) days of the same rows) and HOME_SENSORS (20) sensors publishing 4 messages a
+# second between them, each every 5 s — half doors whose every message is a change (open, closed, …: the worst a
+# home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
+# and a webhook (a local receiver answering 200).
 # Over SECS (60) seconds, measured on the running process:
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
@@ -24,13 +25,8 @@ OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
 release_build hubd
 command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
 bench_work
-export TMPDIR=${BENCH_TMPDIR:-/var/tmp}
-disk=$(mktemp -d)
-shm=$disk  # removed at exit with $work
-
+disk_state
 start_broker
-state=$disk/hub
-mkdir -p "$state"
 doors=$((HOME_SENSORS / 2))
 awk -v n="$HOME_SENSORS" -v doors="$doors" -v port="$port" -v id="bench-home-$$" 'BEGIN {
     print "{\n  \"schemaVersion\": 1,\n  \"broker\": {\"host\": \"127.0.0.1\", \"port\": " port ", \"clientId\": \"" id "\"},\n  \"sensors\": ["
@@ -56,7 +52,7 @@ HTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
 PY
 pids+=($!)
 
-start_hubd "$state" "$(cat <<YAML
+config=$(cat <<YAML
 notifiers:
   backends:
     log: { type: file, path: $state/delivered.jsonl }
@@ -70,7 +66,15 @@ notifiers:
       group_by: [sensor]
       group_wait: 0s
 YAML
-)"
+)
+# A history a week old (AGE_DAYS), as a hub that has run for a while has: an empty one's indexes fit on a page or
+# two, and its commits write a fraction of what they do once each sensor's rows have leaves of their own.
+if [ "${AGE_DAYS:-7}" != 0 ]; then
+    start_hubd "$state" "$config"
+    stop_hubd
+    python3 bench/history-commits.py age "$state/history.sqlite" "${AGE_DAYS:-7}" >&2
+fi
+start_hubd "$state" "$config"
 
 # The publisher: RATE messages a second in turn over the sensors, QoS 1 and retained as firmware publishes, for
 # SECS seconds plus the warm-up; it prints when the measured window begins and ends.
@@ -118,7 +122,7 @@ sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
 
 # The window: strace on every thread of hubd, its io counters before and after.
 io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
-bytes0=$(io write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
+bytes0=$(io write_bytes); cancelled0=$(io cancelled_write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
 messages0=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
 strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o "$work/strace" &
@@ -126,7 +130,7 @@ tracer=$!
 pids+=("$tracer")
 sleep "$SECS"
 kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
-bytes1=$(io write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
+bytes1=$(io write_bytes); cancelled1=$(io cancelled_write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
 messages1=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered1=$(wc -l <"$state/delivered.jsonl")
 wait "$publisher" || true
@@ -192,7 +196,7 @@ asked=0; syncs=0
     echo
     echo "\`bench/home.sh\` (release hubd at $(git rev-parse --short HEAD), state on $(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
     echo "$HOME_SENSORS sensors ($doors doors whose every message is a change, $((HOME_SENSORS - doors)) thermometers), $RATE messages a"
-    echo "second, QoS 1 retained; history on (hubd's default); one alerting rule on the doors to a file and a webhook."
+    echo "second, QoS 1 retained; history on (hubd's default, aged ${AGE_DAYS:-7} days); one alerting rule on the doors to a file and a webhook."
     echo "Measured over $SECS s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
     echo
     echo "| file | bytes asked to write | a day | writes | fsyncs | fsyncs a day |"
@@ -206,6 +210,8 @@ asked=0; syncs=0
     echo "| **all** | $asked | **$(mb "$asked") MB** | | $syncs | $(perday "$syncs") |"
     echo
     echo "- Reached the block layer (write_bytes, whole pages): $((bytes1 - bytes0)) bytes, **$(mb $((bytes1 - bytes0))) MB a day**;"
+    echo "  of which cancelled (cancelled_write_bytes: a file replaced or cut before its pages were written back):"
+    echo "  $((cancelled1 - cancelled0)) bytes, so $(mb $((bytes1 - bytes0 - cancelled1 + cancelled0))) MB a day left for the disk;"
     echo "  asked of the kernel in all (wchar, sockets included): $((wchar1 - wchar0)) bytes."
     echo "- Per message: $(each "$asked" "$messages") bytes asked, $(each $((bytes1 - bytes0)) "$messages") bytes to the disk,"
     echo "  $(each "$syncs" "$messages") fsyncs; per notification: $(each "$syncs" "$notifications") fsyncs."

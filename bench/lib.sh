@@ -229,6 +229,16 @@ release_build() {
     bin=$(swift build -c release --show-bin-path)
 }
 
+# A state directory for hubd on a disk (BENCH_TMPDIR, /var/tmp: on tmpfs /proc/<pid>/io's write_bytes reads 0),
+# removed at exit with $work: $state, in $disk. After bench_work.
+disk_state() {
+    export TMPDIR=${BENCH_TMPDIR:-/var/tmp}
+    disk=$(mktemp -d)
+    shm=$disk  # removed at exit with $work
+    state=$disk/hub
+    mkdir -p "$state"
+}
+
 # --- the bench's own folder ------------------------------------------------------------------------------------------
 # Makes $work (a temporary folder), $pids (processes to stop at the end) and the files goals, warnings and quiet in it;
 # at exit every process in $pids is stopped and $work (and $shm, when a bench set one) is removed.

@@ -113,7 +113,7 @@ public struct Hub: Sendable {
         let current = Locked(configuration)
         let errors = ErrorRecorder(logger: logger)
         let statusChanged = Doorbell()
-        // The counters hubctl status shows moved: the status file is written within a second.
+        // The counters hubctl status shows moved: the status file is written (at most once every 5 s).
         let countersMoved = ChangeSignal(bell: statusChanged)
 
         var tracker = SensorTracker(
@@ -190,15 +190,17 @@ public struct Hub: Sendable {
                 pruner: HistoryPruner(retention: retention, delete: reader.prune, errors: errors, logger: logger),
                 errors: errors, logger: logger)
         } else {
-            historySource = .file(directory: state.path)
             storeHistory = nil
             if let file = HistoryWriter.open(state.path, errors: errors) {
                 await HistoryWriter.seed(&tracker, from: file, for: document)
-                history = HistoryWriter(
-                    history: file, journal: journal, flushInterval: configuration.flushInterval, retention: retention,
-                    errors: errors, logger: logger)
+                let writer = HistoryWriter(
+                    history: file, journal: journal, commitInterval: configuration.historyCommitInterval,
+                    retention: retention, errors: errors, logger: logger)
+                history = writer
+                historySource = .file(directory: state.path, pending: { await writer.writePending() })
             } else {
                 history = nil
+                historySource = .file(directory: state.path)
             }
         }
         let remote = configuration.separateRemote.map {

@@ -106,6 +106,8 @@ struct StateOptions: ParsableArguments {
     /// The history `configuration` and `state` choose; hubctl's error when there is none yet.
     static func history(configuration: HubConfiguration, state: StateDirectory) throws -> any HistoryReader {
         guard let server = configuration.store else {
+            // A running hubd commits every `history.commit_interval`: what it holds is written first.
+            HistoryRequest.ask(directory: state.path)
             return try withHistoryErrors { () throws(HistoryError) in
                 try HistorySource.file(directory: state.path).open()
             }

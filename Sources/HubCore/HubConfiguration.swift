@@ -27,7 +27,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// makes it durable and lets its acknowledgement go to the broker: one `fsync` covers every burst that came
     /// meanwhile. Notifications do not wait for it (they go out once the status is written). Zero: an `fsync` for
     /// every burst.
-    public var syncDelay: Duration = .seconds(1)
+    public var syncDelay: Duration = .seconds(5)
     /// The longest `syncDelay` takes: its acknowledgements hold back every packet of the hub's connection, and a
     /// PINGREQ must still go out well inside the keepalive.
     public static let longestSyncDelay = Duration.seconds(10)
@@ -59,6 +59,8 @@ public struct HubConfiguration: Sendable, Hashable {
     public var feeds: [FeedSettings] = []
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
+    /// `history.commit_interval`: how often readings and events are committed to history.sqlite, at most.
+    public var historyCommitInterval: Duration = .seconds(60)
     /// `route.roads`: a GeoJSON file of roads (LineStrings) that `/api/v1/route` follows, read once at start.
     public var routeRoads: String?
     /// `remote`: the PostgreSQL database readings, sessions and events are sent to; `nil`: none.
@@ -349,6 +351,9 @@ public struct HubConfiguration: Sendable, Hashable {
         try history.allow(historyKeys)
         if let retention = try history["retention"].duration(in: .seconds(3600)...(.seconds(3650 * 86_400))) {
             result.historyRetention = retention
+        }
+        if let interval = try history["commit_interval"].duration(in: .seconds(1)...(.seconds(3600))) {
+            result.historyCommitInterval = interval
         }
     }
 }

@@ -10,6 +10,8 @@ public final class History: Sendable {
 
     private let writer: any DatabaseWriter
     public let path: String
+    /// The state directory it is in.
+    public let directory: String
     /// What reads each series: its column, or `NULL` where the file has none yet (opened read-only, written by a
     /// hubd from before numeric readings, which migrates it when it restarts).
     private let columns: [Series: String]
@@ -19,6 +21,7 @@ public final class History: Sendable {
 
     /// Opens (creating when `create`) the history in `directory`.
     public init(directory: String, create: Bool = true) throws(HistoryError) {
+        self.directory = directory
         path = directory + "/" + Self.fileName
         do {
             if create {
@@ -28,7 +31,11 @@ public final class History: Sendable {
                 let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
                 if created >= 0 { close(created) }
                 chmod(path, 0o600)
-                writer = try DatabasePool(path: path)
+                let pool = try DatabasePool(path: path)
+                // GRDB sets NORMAL for WAL, where a commit is durable only at the next checkpoint; hubd acknowledges
+                // the journal's events once committed here, so a commit is flushed (once a `commit_interval`).
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+                writer = pool
                 try Self.migrator.migrate(writer)
             } else {
                 guard FileManager.default.fileExists(atPath: path) else { throw HistoryError.missing(path: path) }

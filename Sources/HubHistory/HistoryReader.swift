@@ -40,13 +40,27 @@ extension History: HistoryReader {
 /// Where the history is read from: the state directory's `history.sqlite` (opened for each use: it appears once hubd
 /// has written, and hubd may migrate it meanwhile), or a reader kept open (the store's database).
 public enum HistorySource: Sendable {
-    case file(directory: String)
+    /// `history.sqlite` in `directory`; `pending` writes what hubd holds for it (a commit a `commit_interval`), so a
+    /// reader in hubd (the API) sees everything that arrived.
+    case file(directory: String, pending: (@Sendable () async -> Void)? = nil)
     case reader(any HistoryReader)
+
+    /// Writes what waits to be committed, where hubd holds some (before a read in hubd).
+    public func writePending() async {
+        if case .file(_, let pending?) = self { await pending() }
+    }
+
+    /// The reader, once what hubd holds for the history is written (`writePending`): how hubd's own readers (the API,
+    /// the dashboard) open it, so that they see everything that arrived.
+    public func openWritten() async throws(HistoryError) -> any HistoryReader {
+        await writePending()
+        return try open()
+    }
 
     /// The reader; `HistoryError.missing` when the file is not there yet.
     public func open() throws(HistoryError) -> any HistoryReader {
         switch self {
-        case .file(let directory): try History(directory: directory, create: false)
+        case .file(let directory, _): try History(directory: directory, create: false)
         case .reader(let reader): reader
         }
     }

@@ -167,8 +167,9 @@ public final class PostgresRegistry: RegistryStore {
         return try outcome.get()
     }
 
+    /// A transaction is durable when it commits: `durable` changes nothing.
     public func recordStatuses(
-        _ updates: [SensorStatusUpdate],
+        _ updates: [SensorStatusUpdate], durable: Bool,
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) {
         let (logger, location) = (logger, location)
@@ -195,6 +196,8 @@ public final class PostgresRegistry: RegistryStore {
         }
         if let outcome { throw outcome }
     }
+
+    public func syncStatuses() async throws(StoreError) {}
 
     /// Runs `body` on the session's connection; any failure is the registry being unavailable.
     func withConnection<T: Sendable>(

@@ -7,20 +7,21 @@ import Testing
 /// `hubd.status.json`, what `hubctl status` reads, against the built hubd and a real broker.
 @Suite(.timeLimit(.minutes(2)))
 struct StatusFileTests {
-    /// `hubctl status` follows a running hub within a second or so: the status file is written when its counters
-    /// move (at most once a second), not only on the 5 s heartbeat.
-    @Test func statusCountersFollowTheHubWithinASecond() async throws {
+    /// `hubctl status` follows a running hub within 5 s: the status file is written when its counters move, at most
+    /// once every 5 s (once a second, it was a home's SD card's third-largest writer: docs/performance.md, the write
+    /// budget), and on the 5 s heartbeat.
+    @Test func statusCountersFollowTheHubWithinFiveSeconds() async throws {
         try await withBroker { broker in
             let hub = try RunningHub()
             try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady()
-            // Just after a status file was written, when the heartbeat's next is 5 s away.
+            // Just after a status file was written, when the next is 5 s away.
             let written = hub.status?.updated
             try await eventually("a status file written", within: .seconds(10)) { hub.status?.updated != written }
             let counted = hub.status?.counters.messages ?? 0
             try await publish(broker, "kitchen", "open")
             let sent = ContinuousClock.now
-            try await eventually("hubctl status counts the message", within: .seconds(3.5)) {
+            try await eventually("hubctl status counts the message", within: .seconds(7.5)) {
                 hub.status?.counters.messages == counted + 1
             }
             let status = try await hub.hubctl.run("status")

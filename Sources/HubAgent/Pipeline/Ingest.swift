@@ -140,11 +140,13 @@ final class Ingest: Service, Sendable {
             })
     }
 
-    /// How many held messages a burst's `fsync` waits for at most: well below any broker's window of unacknowledged
-    /// messages (the broker stops sending at it, and they would wait out `sync_delay`): hubd's Receive Maximum is
-    /// 200, which Mosquitto takes; EMQX takes the lower of it and its own `max_inflight`, 32 by default. In MQTT
-    /// 3.1.1 the window is the broker's `max_inflight_messages`, which hubd can't know: nothing is put off.
-    static let putOffAtMost = 16
+    /// How many held messages a burst's `fsync` waits for at most: below any broker's window of unacknowledged
+    /// messages, and half of it where the broker says (the broker stops sending at it, and they would wait out
+    /// `sync_delay`): hubd's Receive Maximum is 200, which Mosquitto takes; EMQX takes the lower of it and its own
+    /// `max_inflight`, 32 by default. In MQTT 3.1.1 the window is the broker's `max_inflight_messages`, which hubd
+    /// can't know: nothing is put off. 64: a home's 4 statuses a second share an `fsync` for the whole 5 s
+    /// (`bench/home.sh`), where 16 made one every 4 s.
+    static let putOffAtMost = 64
 
     /// What the network thread's consumer has taken and not confirmed: how many held messages, since when, up to
     /// which message.

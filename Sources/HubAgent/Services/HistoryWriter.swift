@@ -4,23 +4,32 @@ import HubHistory
 import HubSupport
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Keeps readings and events in the history (SQLite): readings from ingest (particulate sensors' and numeric
-/// sensors' values) and events from the journal are written in one transaction every flush interval (then
-/// acknowledged to the journal) and once more when hubd stops; what is older than `history.retention` is pruned
-/// daily. An event the journal hands over again after a crash is one row (events are unique by id).
+/// sensors' values) and events from the journal are written in one transaction every `history.commit_interval`
+/// (then acknowledged to the journal), before the API reads, and once more when hubd stops; what is older than
+/// `history.retention` is pruned daily. An event the journal hands over again after a crash is one row (events are
+/// unique by id).
+///
+/// The interval is the SD card's: SQLite writes every page a commit touches whole, and a reading or an event touches
+/// a leaf of each index by sensor, so on a week-old history a home's commits a second apart wrote 2.7 GB a day to
+/// the write-ahead log, and a minute apart 427 MB (`bench/home.sh`; `bench/history-commits.sh` by interval).
 final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "history"
 
     private let history: History
-    private let flushInterval: Duration
+    private let commitInterval: Duration
+    /// One write at a time (the interval's, the API's, the last): each acknowledges the journal through what it took,
+    /// which must not run ahead of a write still going.
+    private let writing = AsyncLock()
     private let pruner: HistoryPruner
     private let errors: ErrorRecorder
     private let logger: Logger
     private let journal: Journal
     private let pending = Locked(Pending())
-    /// Rung when readings or events wait: written a flush interval later.
+    /// Rung when readings or events wait: written a commit interval later.
     private let pendingBell = Doorbell()
 
     struct Pending {
@@ -31,12 +40,12 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     }
 
     init(
-        history: History, journal: Journal, flushInterval: Duration, retention: @escaping @Sendable () -> Duration,
+        history: History, journal: Journal, commitInterval: Duration, retention: @escaping @Sendable () -> Duration,
         errors: ErrorRecorder, logger: Logger
     ) {
         self.journal = journal
         self.history = history
-        self.flushInterval = flushInterval
+        self.commitInterval = commitInterval
         pruner = HistoryPruner(retention: retention, delete: history.prune, errors: errors, logger: logger)
         self.errors = errors
         self.logger = logger
@@ -83,15 +92,42 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     func run() async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await whenRung(self.pendingBell, every: self.flushInterval) { await self.write() } }
+                group.addTask { await whenRung(self.pendingBell, every: self.commitInterval) { await self.write() } }
                 group.addTask { await self.pruner.run() }
+                group.addTask { await self.answerRequests() }
             }
         }
         // Ingest has stopped: the last readings and events are here.
         await write()
     }
 
+    /// `hubctl` is about to read the history (`HistoryRequest`): SIGUSR1 writes what waits, then the marker file
+    /// says so. The marker names this process once the signal is trapped, so `hubctl` never signals a hubd that
+    /// would die of it (an older one, or one still starting).
+    private func answerRequests() async {
+        let signals = await UnixSignalsSequence(trapping: .sigusr1)
+        var answered = 0
+        HistoryRequest.answer(in: history.directory, pid: getpid(), count: answered)
+        for await _ in signals {
+            await writePending()
+            answered += 1
+            HistoryRequest.answer(in: history.directory, pid: getpid(), count: answered)
+        }
+    }
+
+    /// Writes what waits now (a reader in hubd is about to read the file), the events the journal holds for its
+    /// put-off `fsync` (`sensors.sync_delay`) with them: a reader sees what hubd has seen.
+    func writePending() async {
+        await journal.flushed()
+        guard pending.withLock({ !$0.readings.isEmpty || !$0.events.isEmpty }) else { return }
+        await write()
+    }
+
     private func write() async {
+        await writing.withLock { await writeNow() }
+    }
+
+    private func writeNow() async {
         let (readings, events, through) = pending.withLock { pending in
             defer {
                 pending.readings = []

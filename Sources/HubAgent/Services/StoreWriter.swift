@@ -6,9 +6,11 @@ import ServiceLifecycle
 
 /// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, recorded in the
 /// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
-/// `hubctl` change made meanwhile stays) and then acknowledged to the journal; and the status file `hubctl status`
-/// reads, within a second of its counters moving or the connection or the registry changing (at most once a second),
-/// and every 5 s besides. Both once more when hubd stops, after every other service but the journal: the last
+/// `hubctl` change made meanwhile stays), flushed to disk every `syncInterval` (or `syncAfter` statuses) and only
+/// then acknowledged to the journal, which holds them meanwhile; and the status file `hubctl status`
+/// reads, as soon as its counters move or the connection or the registry changes but at most once every 5 s, and
+/// every 5 s besides (written once a second, it was a home's third-largest writer: 118 MB a day asked,
+/// `bench/home.sh`). Both once more when hubd stops, after every other service but the journal: the last
 /// statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
@@ -39,6 +41,16 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let recordsStatuses: Bool
     /// Rung when statuses wait in the backlog: a flush follows a flush interval later.
     private let backlogBell = Doorbell()
+    /// The statuses written since the last `fsync`: how many, through which journal position, and when that was.
+    private let unsynced = Locked<(count: Int, through: Int, since: ContinuousClock.Instant)>((0, 0, .now))
+
+    /// How long statuses written to the status log may wait for its `fsync`. Written every flush interval, `hubctl`
+    /// sees them as before; flushed every second, a home's log took 47 `fsync`s a minute, each writing its last page
+    /// again (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`). The journal holds them until then, so
+    /// a power cut loses none.
+    static let syncInterval = Duration.seconds(30)
+    /// Or how many: the journal can't drop what they came from meanwhile (at 1,000 statuses a second, 3 MB).
+    static let syncAfter = 10_000
 
     init(
         store: any RegistryStore, journal: Journal, writes: Locked<Int>,
@@ -88,8 +100,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     var written = ContinuousClock.now - Self.statusInterval
                     while !Task.isCancelled {
                         await self.statusChanged.wait(until: written + Self.statusInterval)
-                        // At most one a second: what moves meanwhile goes into this one.
-                        try? await Task.sleep(until: written + .seconds(1))
+                        // At most one a `statusInterval`: what moves meanwhile goes into this one.
+                        try? await Task.sleep(until: written + Self.statusInterval)
                         await self.files.run { self.writeStatus() }
                         written = .now
                     }
@@ -97,21 +109,35 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             }
         }
         // Every other service but the journal has stopped: whatever arrived until the client closed is here now.
-        await flush()
+        await flush(last: true)
         await files.run { self.writeStatus() }
         logger.info("stopped")
     }
 
     /// Merges the statuses made durable since the last flush into the store; a sensor removed meanwhile is skipped.
-    private func flush() async {
+    /// Flushed to disk, and acknowledged to the journal, once `syncInterval` or `syncAfter` has come, and at the
+    /// `last` flush.
+    private func flush(last: Bool = false) async {
         let (updates, through) = backlog.withLock { backlog in
             defer { backlog.updates = [:] }
             return (backlog.updates, backlog.through)
         }
-        guard !updates.isEmpty else { return }
+        let (count, since) = unsynced.withLock { ($0.count, $0.since) }
+        let durable =
+            last || count + updates.count >= Self.syncAfter || ContinuousClock.now - since >= Self.syncInterval
+        guard !updates.isEmpty else {
+            guard durable, count > 0 else { return }
+            do {
+                try await store.syncStatuses()
+                acknowledgeSynced(through: unsynced.withLock { $0.through })
+            } catch {
+                errors.record("could not flush statuses to the registry: \(error)")
+            }
+            return
+        }
         let size = Locked(0)
         do {
-            try await store.recordStatuses(Array(updates.values)) { [followedVersion] read, written in
+            try await store.recordStatuses(Array(updates.values), durable: durable) { [followedVersion] read, written in
                 // A version another writer made meanwhile stays unfollowed: the subscriptions service reads that one.
                 followedVersion.withLock { if let read, $0?.hasSameSensors(as: read) == true { $0 = written } }
                 if written.rewritesDocument(read) { size.withLock { $0 = written.byteCount } }
@@ -120,7 +146,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
             // sensors, freed now.
             if size.withLock({ $0 }) >= FreedMemory.worthReleasingAfter { FreedMemory.release() }
             writes.withLock { $0 += 1 }
-            journal.acknowledge(Self.consumerName, through: through)
+            if durable {
+                acknowledgeSynced(through: through)
+            } else {
+                unsynced.withLock {
+                    $0.count += updates.count
+                    $0.through = max($0.through, through)
+                }
+            }
         } catch {
             // The next flush tries again, unless a newer status of the sensor has arrived meanwhile.
             backlog.withLock { backlog in backlog.updates.merge(updates) { newer, _ in newer } }
@@ -129,8 +162,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         }
     }
 
+    /// Every status written so far is on disk: the journal may drop them.
+    private func acknowledgeSynced(through: Int) {
+        unsynced.withLock { $0 = (0, 0, .now) }
+        journal.acknowledge(Self.consumerName, through: through)
+    }
+
     /// The status file's heartbeat when nothing moves (`hubctl status` takes a file older than
-    /// `AgentStatus.staleAfter` for a hub that is gone).
+    /// `AgentStatus.staleAfter` for a hub that is gone), and the shortest time between two.
     static let statusInterval = Duration.seconds(5)
 
     private func writeStatus() {

@@ -53,11 +53,11 @@ extension HubConfiguration {
             "A QoS 1 status is acknowledged to the broker only once the journal has it, so a crash loses none; "
                 + "false lets libmosquitto acknowledge on arrival."),
         ConfigKey(
-            "sync_delay", "duration up to \(longestSyncDelay.components.seconds)s", default: "1s",
+            "sync_delay", "duration up to \(longestSyncDelay.components.seconds)s", default: "5s",
             "How long a QoS 1 status may wait, written to the journal, for the fsync that makes it durable and "
-                + "acknowledges it to the broker: one fsync covers what arrives meanwhile, so the disk (an SD card) "
-                + "is written less. Notifications never wait for it; a power cut can take what was not synced, "
-                + "which the broker then sends again. 0: an fsync for every burst."),
+                + "acknowledges it to the broker (64 statuses at most): one fsync covers what arrives meanwhile, so "
+                + "the disk (an SD card) is written less. Notifications never wait for it; a power cut can take what "
+                + "was not synced, which the broker then sends again. 0: an fsync for every burst."),
         ConfigKey(
             "subscribe", "one of: auto, each, covering", default: "auto", restart: true,
             "One subscription per sensor topic (each), the fewest filters covering them all (covering), or "
@@ -130,7 +130,14 @@ extension HubConfiguration {
     static let historyKeys: [ConfigKey] = [
         ConfigKey(
             "retention", "duration 1h–3650d", default: "400d",
-            "How long readings and events are kept (`hubctl history`, `hubctl events`).")
+            "How long readings and events are kept (`hubctl history`, `hubctl events`)."),
+        ConfigKey(
+            "commit_interval", "duration 1s–1h", default: "60s", restart: true,
+            "How often what arrived is written to history.sqlite, at most. SQLite writes each index page a commit "
+                + "touches whole, so commits a minute apart write a sixth of what commits a second apart do "
+                + "(docs/performance.md, the write budget): an SD card lasts. Events are in the journal until "
+                + "written; readings of the last interval are lost if hubd dies, not if it stops. The API and the "
+                + "dashboard write what waits before they read; `hubctl history` sees it within this interval."),
     ]
 
     static let httpKeys: [ConfigKey] = [

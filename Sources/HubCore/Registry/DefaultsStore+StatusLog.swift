@@ -28,8 +28,11 @@ extension DefaultsStore {
     /// Records what hubd learnt of some sensors: appended to the status log, or folded into the document with the
     /// log when the log would outgrow it. An update for a sensor that is gone changes nothing when replayed.
     /// `beforeReplacing` is told the identities before and after, as `update` does, before the store changes.
+    /// Not `sync`: the lines are left to the kernel's writeback, for `syncStatusLog` to flush (a fold is flushed
+    /// whatever `sync` says).
     public func record(
-        _ updates: [SensorStatusUpdate], beforeReplacing: (_ read: FileIdentity?, _ written: FileIdentity) -> Void
+        _ updates: [SensorStatusUpdate], sync: Bool = true,
+        beforeReplacing: (_ read: FileIdentity?, _ written: FileIdentity) -> Void
     ) throws(StoreError) {
         guard !updates.isEmpty else { return }
         try createDirectory(directory)
@@ -61,6 +64,20 @@ extension DefaultsStore {
         // Nothing half-written stays (a full disk): the next flush records these again. Should the cut fail, what is
         // left has no newline, so readers leave it out and the next append cuts it.
         try AppendFile.write(lines, to: fd, path: statusLogPath) { _ in _ = ftruncate(fd, end) }
+        if sync { try AppendFile.sync(fd, path: statusLogPath) }
+    }
+
+    /// Flushes the status log to disk: every line appended without `sync` is then durable. A log folded in since
+    /// was flushed with the document that holds its lines.
+    public func syncStatusLog() throws(StoreError) {
+        let lock = try acquireLock(lockPath, directory: directory)
+        defer { close(lock) }
+        let fd = open(statusLogPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return }
+            throw .system(path: statusLogPath, action: "open", errno: errno)
+        }
+        defer { close(fd) }
         try AppendFile.sync(fd, path: statusLogPath)
     }
 

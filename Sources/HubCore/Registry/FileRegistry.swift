@@ -50,14 +50,18 @@ public struct FileRegistry: RegistryStore {
     /// the log has outgrown it. On the background thread: the journal holds the statuses until they are here, and
     /// folding the log in must not take a core from the notifications.
     public func recordStatuses(
-        _ updates: [SensorStatusUpdate],
+        _ updates: [SensorStatusUpdate], durable: Bool,
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError) {
         try await BackgroundThread.shared.run { [file] () throws(StoreError) in
-            try file.record(updates) { read, written in
+            try file.record(updates, sync: durable) { read, written in
                 beforeReplacing(read.map(RegistryVersion.init(file:)), RegistryVersion(file: written))
             }
         }
+    }
+
+    public func syncStatuses() async throws(StoreError) {
+        try await BackgroundThread.shared.run { [file] () throws(StoreError) in try file.syncStatusLog() }
     }
 
     /// A file is not held open between calls.

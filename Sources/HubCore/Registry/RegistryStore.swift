@@ -30,11 +30,15 @@ public protocol RegistryStore: Sendable {
     /// What hubd learnt of some sensors (statuses, attributes, sessions), recorded without touching the others: a
     /// file appends them to its status log, a database writes their rows. An update for a sensor that is gone (or
     /// older than what the store holds) changes nothing. `beforeReplacing` as for `update`; a store may skip it when
-    /// nothing changed.
+    /// nothing changed. Not `durable`: a file leaves the lines to the kernel's writeback (readers see them at once; a
+    /// power cut may take them), for `syncStatuses` to flush later with those of other calls.
     func recordStatuses(
-        _ updates: [SensorStatusUpdate],
+        _ updates: [SensorStatusUpdate], durable: Bool,
         beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
     ) async throws(StoreError)
+
+    /// Makes every status recorded so far durable (a database's are already).
+    func syncStatuses() async throws(StoreError)
 
     /// The store's version now, without reading the document; `nil` when there is none (or it can't be told).
     func version() async -> RegistryVersion?
@@ -48,6 +52,14 @@ public protocol RegistryStore: Sendable {
 }
 
 extension RegistryStore {
+    /// `recordStatuses`, durable.
+    public func recordStatuses(
+        _ updates: [SensorStatusUpdate],
+        beforeReplacing: @escaping @Sendable (_ read: RegistryVersion?, _ written: RegistryVersion) -> Void
+    ) async throws(StoreError) {
+        try await recordStatuses(updates, durable: true, beforeReplacing: beforeReplacing)
+    }
+
     /// `update`, without being told the versions.
     @discardableResult
     public func update<Result: Sendable>(

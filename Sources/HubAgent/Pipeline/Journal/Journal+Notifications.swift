@@ -31,9 +31,9 @@ extension Journal: NotificationLog {
         }
     }
 
-    /// How long the outbox's `sync` waits for the `fsync` a commit has put off (`sensors.sync_delay`, 1 s by default)
-    /// before it makes one of its own.
-    static let notificationsWait = Duration.seconds(2)
+    /// How long the outbox's `sync` waits for the `fsync` a commit has put off (`sensors.sync_delay`, 5 s by default)
+    /// before it makes one of its own: the longest delay there can be, and a second.
+    static let notificationsWait = HubConfiguration.longestSyncDelay + .seconds(1)
 
     /// Ingest put off the `fsync` of the bursts these notifications came from: it comes within `sync_delay` and
     /// covers them too, so the outbox waits for it rather than making one of its own. At 100 msg/s that was every

@@ -1,0 +1,44 @@
+import Foundation
+import HubCore
+
+/// How `hubctl` has the hubd running on a state directory write what it holds for the history before reading it:
+/// hubd commits every `history.commit_interval` (a minute by default, for the SD card), so without asking, `hubctl
+/// history` and `hubctl events` would miss what came since. The request is SIGUSR1; hubd answers by rewriting
+/// `history.answered` in the state directory (its pid and how many it answered; not flushed: worth nothing after a
+/// crash) once the commit is done. hubd writes the file first when it starts trapping the signal, so `hubctl` only
+/// signals a hubd that answers: SIGUSR1 ends a process that does not trap it (an older hubd, or one starting).
+public enum HistoryRequest {
+    public static let fileName = "history.answered"
+
+    /// hubd: process `pid` answers requests, `count` so far.
+    public static func answer(in directory: String, pid: Int32, count: Int) {
+        try? replaceFileAtomically(at: directory + "/" + fileName, with: Array("\(pid) \(count)\n".utf8), sync: false)
+    }
+
+    /// hubctl: has the hubd running on `directory`, if one answers requests, write what it holds, waiting up to
+    /// `limit` for it; whether it answered. Nothing when no hubd runs there or it is another user's.
+    @discardableResult
+    public static func ask(directory: String, within limit: Duration = .seconds(2)) -> Bool {
+        guard let before = answered(in: directory), before.pid == InstanceLock.holder(directory: directory),
+            kill(before.pid, SIGUSR1) == 0
+        else { return false }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            usleep(10_000)
+            if let now = answered(in: directory), now != before { return true }
+        }
+        return false
+    }
+
+    private static func answered(in directory: String) -> Answer? {
+        guard let text = try? String(contentsOfFile: directory + "/" + fileName, encoding: .utf8) else { return nil }
+        let fields = text.split(whereSeparator: \.isWhitespace)
+        guard fields.count == 2, let pid = Int32(fields[0]), pid > 0, let count = Int(fields[1]) else { return nil }
+        return Answer(pid: pid, count: count)
+    }
+
+    private struct Answer: Equatable {
+        var pid: Int32
+        var count: Int
+    }
+}
