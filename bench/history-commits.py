@@ -6,6 +6,8 @@
                                          10 thermometers whose every message is a reading)
     history-commits.py measure PATH      then commits 10 minutes of the same at each interval and prints the pages
                                          SQLite appends to the write-ahead log a commit, and what that makes a day
+    history-commits.py by-time PATH      the same, once the indexes that start with the sensor are replaced by ones
+                                         that start with the time (an experiment: hubd's queries need the former)
 
 SQLite appends every page a transaction changed to the WAL, whole (4 KiB), and a reading or an event changes a leaf
 of each index that starts with the sensor: with 20 sensors a commit touches dozens of leaves however few rows it
@@ -90,10 +92,25 @@ def measure(path):
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+def by_time(path):
+    """Indexes that grow at their end: a commit appends to the last leaf of each, whatever the sensors."""
+    db = connect(path)
+    db.executescript("""
+        DROP INDEX readings_by_sensor; DROP INDEX events_by_sensor; DROP INDEX events_by_time;
+        DROP INDEX events_by_id;
+        CREATE INDEX readings_by_time ON readings(time, sensor); CREATE INDEX events_by_time ON events(time, sensor);
+        """)
+    db.execute("VACUUM")
+    db.close()
+    measure(path)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("age", "measure"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("age", "measure", "by-time"):
         sys.exit(__doc__)
     if sys.argv[1] == "age":
         age(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 7)
+    elif sys.argv[1] == "by-time":
+        by_time(sys.argv[2])
     else:
         measure(sys.argv[2])

@@ -28,12 +28,18 @@ stop_hubd
     echo "\`bench/history-commits.sh\` (history.sqlite made by a release hubd at $(git rev-parse --short HEAD), on"
     echo "$(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
     python3 bench/history-commits.py age "$state/history.sqlite" "$DAYS"
+    size=$(stat -c %s "$state/history.sqlite")
     echo
     echo "Then 10 minutes of the same rows, committed at each interval; the pages SQLite appended to the write-ahead"
     echo "log (each written whole), and what that makes a day:"
     echo
     python3 bench/history-commits.py measure "$state/history.sqlite"
     echo
-    echo "The rows themselves take about $(awk -v d="$DAYS" -v s="$(stat -c %s "$state/history.sqlite")" 'BEGIN { printf "%.0f", s / d / 1e6 }') MB a day in the file; a checkpoint copies the"
+    echo "An experiment: the same again once the indexes that start with the sensor (which hubd's queries by sensor"
+    echo "need) are replaced by ones that start with the time, which grow at their end:"
+    echo
+    python3 bench/history-commits.py by-time "$state/history.sqlite"
+    echo
+    echo "The rows themselves take about $(awk -v d="$DAYS" -v s="$size" 'BEGIN { printf "%.0f", s / d / 1e6 }') MB a day in the file; a checkpoint copies the"
     echo "pages the log holds into it once more. hubd commits every \`history.commit_interval\` (60 s by default)."
 } | tee "$OUT"
