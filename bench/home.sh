@@ -4,7 +4,7 @@
 # second between them, each every 5 s — half doors whose every message is a change (open, closed, …: the worst a
 # home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
 # and a webhook (a local receiver answering 200).
-# Over SECS (60) seconds, measured on the running process:
+# Over SECS (60) seconds untraced (hubd's CPU, and what reached the disk), then SECS more under strace:
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
@@ -77,9 +77,10 @@ fi
 start_hubd "$state" "$config"
 
 # The publisher: RATE messages a second in turn over the sensors, QoS 1 and retained as firmware publishes, for
-# SECS seconds plus the warm-up; it prints when the measured window begins and ends.
+# 2 × SECS seconds plus the warm-up (the untraced window, then the traced one); it prints when the first begins and
+# the last ends.
 publisher_log=$work/publisher.log
-python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" "$SECS" >"$publisher_log" <<'PY' &
+python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" $((2 * SECS)) >"$publisher_log" <<'PY' &
 import socket, struct, sys, time
 port, count, doors, rate, secs = (int(a) for a in sys.argv[1:6])
 def packet(kind, body):
@@ -120,8 +121,12 @@ until grep -q '^begin' "$publisher_log"; do sleep 0.1; done
 begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
 sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
 
-# The window: strace on every thread of hubd, its io counters before and after.
 io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
+# The first window, untraced: hubd's CPU and what reached the disk as it runs by itself.
+plain_bytes0=$(io write_bytes); plain_cancelled0=$(io cancelled_write_bytes); plain_cpu0=$(cpu_ticks "$hub_pid")
+sleep "$SECS"
+plain_bytes1=$(io write_bytes); plain_cancelled1=$(io cancelled_write_bytes); plain_cpu1=$(cpu_ticks "$hub_pid")
+# The second: strace on every thread of hubd, its io counters before and after.
 bytes0=$(io write_bytes); cancelled0=$(io cancelled_write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
 messages0=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
@@ -190,6 +195,7 @@ day=$(echo "86400 / $SECS" | bc -l)
 mb() { awk -v b="$1" -v d="$day" 'BEGIN { printf "%.1f", b * d / 1e6 }'; }
 perday() { awk -v n="$1" -v d="$day" 'BEGIN { printf "%.0f", n * d }'; }
 each() { awk -v n="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", n / m; else printf "–" }'; }
+percent() { awk -v t="$1" -v hz="$TICK" -v s="$SECS" 'BEGIN { printf "%.2f", t / hz / s * 100 }'; }
 asked=0; syncs=0
 {
     echo "# A home's writes, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -215,8 +221,9 @@ asked=0; syncs=0
     echo "  asked of the kernel in all (wchar, sockets included): $((wchar1 - wchar0)) bytes."
     echo "- Per message: $(each "$asked" "$messages") bytes asked, $(each $((bytes1 - bytes0)) "$messages") bytes to the disk,"
     echo "  $(each "$syncs" "$messages") fsyncs; per notification: $(each "$syncs" "$notifications") fsyncs."
-    echo "- hubd's CPU: $(seconds_of_ticks $((cpu1 - cpu0))) s in $SECS s ($(awk -v t=$((cpu1 - cpu0)) -v hz="$TICK" -v s="$SECS" 'BEGIN { printf "%.2f", t / hz / s * 100 }') % of a core, strace attached)."
-    echo "- Goals (issue 55): ≤ 300 MB a day by default, ≤ 30 MB a day in a low-wear setting."
+    echo "- Untraced, the $SECS s before: $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) bytes reached the disk, **$(mb $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0))) MB a day**;"
+    echo "  hubd's CPU $(seconds_of_ticks $((plain_cpu1 - plain_cpu0))) s, **$(percent $((plain_cpu1 - plain_cpu0))) % of a core** ($(percent $((cpu1 - cpu0))) % with strace attached)."
+    echo "- Goals (issue 55): ≤ 300 MB a day by default, ≤ 30 MB a day in a low-wear setting; CPU ≤ 0.2 % of a core."
     echo
     echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
     echo "$(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r); $(swift --version 2>&1 | head -1)."
