@@ -10,6 +10,11 @@ import HubCore
 public enum HistoryRequest {
     public static let fileName = "history.answered"
 
+    /// hubd, as it starts: an earlier hubd's answer goes, lest its pid be this one's before the signal is trapped.
+    public static func forget(in directory: String) {
+        unlink(directory + "/" + fileName)
+    }
+
     /// hubd: process `pid` answers requests, `count` so far.
     public static func answer(in directory: String, pid: Int32, count: Int) {
         try? replaceFileAtomically(at: directory + "/" + fileName, with: Array("\(pid) \(count)\n".utf8), sync: false)

@@ -47,6 +47,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         self.history = history
         self.commitInterval = commitInterval
         pruner = HistoryPruner(retention: retention, delete: history.prune, errors: errors, logger: logger)
+        HistoryRequest.forget(in: history.directory)
         self.errors = errors
         self.logger = logger
     }
