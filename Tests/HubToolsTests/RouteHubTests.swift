@@ -45,7 +45,8 @@ struct RouteHubTests {
                 try await eventually(
                     "the first \(sent) readings in the history with their positions", within: .seconds(60)
                 ) {
-                    // hubd creates the file when it starts, and commits every `history.commit_interval`: asked, at once.
+                    // hubd creates the file when it starts, and commits every `history.commit_interval`: asked, at
+                    // once.
                     HistoryRequest.ask(directory: hub.hubctl.state.path)
                     let history = try? History(directory: hub.hubctl.state.path, create: false)
                     return (try? history?.pollutionReadings(in: world, since: since).matched) == sent

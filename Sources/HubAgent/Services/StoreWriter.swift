@@ -8,9 +8,9 @@ import ServiceLifecycle
 /// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
 /// `hubctl` change made meanwhile stays), flushed to disk every `syncInterval` (or `syncAfter` statuses) and only
 /// then acknowledged to the journal, which holds them meanwhile; and the status file `hubctl status`
-/// reads, as soon as its counters move or the connection or the registry changes but at most once every 5 s, and
-/// every 5 s besides (written once a second, it was a home's third-largest writer: 118 MB a day asked,
-/// `bench/home.sh`). Both once more when hubd stops, after every other service but the journal: the last
+/// reads, every 5 s (written within a second of a change, it was a home's third-largest writer: 118 MB a day asked,
+/// `bench/home.sh`). A change of the counters, the connection or the registry still wakes the writer
+/// (`statusChanged`), but no file comes sooner than `statusInterval` after the last, so it keeps that cadence. Both once more when hubd stops, after every other service but the journal: the last
 /// statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.

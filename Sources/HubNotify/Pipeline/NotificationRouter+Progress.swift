@@ -4,9 +4,10 @@ import HubCore
 /// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.add(_:durable: false)`),
 /// in hubd to the journal's own file right after the records they came from, so the journal's `fsync` of those
 /// records covers them; `outboxSyncDelay` after the first routed batch, the outbox's `sync` makes sure of it (an
-/// `fsync` only when something was written since the last), and then the position they reach is reported. Until then the journal
-/// keeps the events, and a crash (or a power cut) replays them into the same notifications, with the same ids. So a
-/// burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per notification).
+/// `fsync` only when something was written since the last), and then the position they reach is reported. Until then
+/// the journal keeps the events, and a crash (or a power cut) replays them into the same notifications, with the
+/// same ids. So a burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per
+/// notification).
 extension NotificationRouter {
     /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more. As
     /// long as the journal's own put-off `fsync` (`sensors.sync_delay`, 5 s by default), which covers the outbox's
