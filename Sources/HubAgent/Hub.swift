@@ -237,7 +237,6 @@ public struct Hub: Sendable {
         if let discoverer { listeners.append(discoverer) }
         if let homeAssistant { listeners.append(homeAssistant) }
         var readingSinks: [any ReadingSink] = []
-        if let history { readingSinks.append(history) }
         if let storeHistory { readingSinks.append(storeHistory) }
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(

@@ -105,6 +105,12 @@ public final class History: Sendable {
                     CREATE INDEX events_by_session ON events(value) WHERE kind = 'session';
                     """)
         }
+        // The journal's position the rows reach, written with them (one row): hubd's journal keeps the readings
+        // until they are here, and after a crash hands again those past the last acknowledgement it wrote down,
+        // some of which this file may have. Readings have no id to be told apart by, as events do.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: "CREATE TABLE journal_position (through INTEGER NOT NULL)")
+        }
         return migrator
     }
 
@@ -177,21 +183,29 @@ public final class History: Sendable {
     /// Appends readings and events in one transaction, on the background thread (`BackgroundThread`): the journal
     /// holds the events until they are here, and a thousand rows a second must not take a core from the
     /// notifications.
-    public func record(readings: [RecordedReading], events: [SensorEvent]) async throws(HistoryError) {
-        guard !readings.isEmpty || !events.isEmpty else { return }
+    /// - Parameter position: the journal's position these rows reach (`journalPosition`), written in the same
+    ///   transaction.
+    public func record(readings: [RecordedReading], events: [SensorEvent], through position: Int? = nil)
+        async throws(HistoryError)
+    {
+        guard !readings.isEmpty || !events.isEmpty || position != nil else { return }
         do {
             try await BackgroundThread.shared.run { [writer] () throws(any Error) in
-                try Self.insert(readings, events, into: writer)
+                try Self.insert(readings, events, through: position, into: writer)
             }
         } catch {
             throw .database(path: path, "\(error)")
         }
     }
 
-    private static func insert(_ readings: [RecordedReading], _ events: [SensorEvent], into writer: any DatabaseWriter)
-        throws
-    {
+    private static func insert(
+        _ readings: [RecordedReading], _ events: [SensorEvent], through position: Int?, into writer: any DatabaseWriter
+    ) throws {
         try writer.write { db in
+            if let position {
+                try db.execute(sql: "DELETE FROM journal_position")
+                try db.execute(sql: "INSERT INTO journal_position (through) VALUES (?)", arguments: [position])
+            }
             let columns = Series.allCases.map(\.rawValue) + ["session", "lat", "lon", "alt", "accuracy"]
             let insertReading = try db.cachedStatement(
                 sql: "INSERT INTO readings (sensor, time, \(columns.joined(separator: ", ")))"
@@ -217,6 +231,12 @@ public final class History: Sendable {
                 ])
             }
         }
+    }
+
+    /// The journal's position the rows reach, as the last `record(readings:events:through:)` that named one wrote
+    /// it; 0 before any did.
+    public func journalPosition() throws(HistoryError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT through FROM journal_position") ?? 0 }
     }
 
     /// Deletes readings (of every kind) and events older than `time`; returns how many rows went.

@@ -127,7 +127,7 @@ import Testing
         }
         try check.close()
         #expect(columns == ["sensor", "time", "pm25", "pm10", "value", "session", "lat", "lon", "alt", "accuracy"])
-        #expect(migrations == ["v1", "v2", "v3", "v4", "v5"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6"])
         // Opened again: nothing left to migrate, nothing lost.
         _ = try History(directory: directory.path)
         #expect(try after.readings(of: "air", since: since).count == 1)

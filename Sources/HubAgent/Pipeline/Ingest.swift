@@ -6,8 +6,9 @@ import Mosquitto
 import ServiceLifecycle
 import Synchronization
 
-/// Where readings go (the history), without blocking. Statuses and events go through the journal to
-/// its consumers instead (`JournalConsumer`): a new sink of events is one service conforming to that, named in `Hub`.
+/// Where readings go besides the journal's records (the queues to a PostgreSQL store, durable on their own), without
+/// blocking. The history takes them with statuses and events from the journal (`JournalConsumer`): a new sink of
+/// events is one service conforming to that, named in `Hub`.
 protocol ReadingSink: Sendable {
     func accept(_ reading: RecordedReading)
 }
@@ -183,7 +184,12 @@ final class Ingest: Service, Sendable {
             let outcome = tracker.ingest(
                 topic: message.topic, payload: message.payload, retained: message.retain, time: .now, now: .now)
             let recorded = outcome.reading.map { tracker.recorded($0, topic: message.topic) }
-            return (outcome, recorded, tracker.takeRecords(events: outcome.events))
+            var records = tracker.takeRecords(events: outcome.events)
+            // The reading goes with its sensor's record: the history takes it from the journal.
+            if let recorded, let index = records.firstIndex(where: { $0.topic == message.topic }) {
+                records[index].reading = recorded
+            }
+            return (outcome, recorded, records)
         }
         journal.append(records, delivery: delivery, scheduling: false)
         account(outcome, of: message, recorded: recorded)

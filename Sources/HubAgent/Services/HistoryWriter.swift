@@ -6,16 +6,17 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-/// Keeps readings and events in the history (SQLite): readings from ingest (particulate sensors' and numeric
-/// sensors' values) and events from the journal are written in one transaction every `history.commit_interval`
-/// (then acknowledged to the journal), before the API reads, and once more when hubd stops; what is older than
-/// `history.retention` is pruned daily. An event the journal hands over again after a crash is one row (events are
-/// unique by id).
+/// Keeps readings and events in the history (SQLite): both come from the journal's records (particulate sensors' and
+/// numeric sensors' readings with the status they came with), written in one transaction every
+/// `history.commit_interval` (then acknowledged to the journal), before the API reads, and once more when hubd stops;
+/// what is older than `history.retention` is pruned daily. What the journal hands over again after a crash is one
+/// row: events are unique by id, and a reading is taken only from a record past the journal position the file
+/// holds (written with the rows; the journal numbers its records after it).
 ///
 /// The interval is the SD card's: SQLite writes every page a commit touches whole, and a reading or an event touches
 /// a leaf of each index by sensor, so on a week-old history a home's commits a second apart wrote 2.7 GB a day to
 /// the write-ahead log, and a minute apart 427 MB (`bench/home.sh`; `bench/history-commits.sh` by interval).
-final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
+final class HistoryWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "history"
 
@@ -29,6 +30,9 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
     private let logger: Logger
     private let journal: Journal
     private let pending = Locked(Pending())
+    /// The journal position the file's rows reach as hubd started: a record up to it that the journal hands over
+    /// again has its reading in the file already.
+    private let written: Int
     /// Rung when readings or events wait: written a commit interval later.
     private let pendingBell = Doorbell()
 
@@ -39,10 +43,19 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
         var through = 0
     }
 
+    /// Before the journal takes a record: it numbers them after the position the file holds.
     init(
         history: History, journal: Journal, commitInterval: Duration, retention: @escaping @Sendable () -> Duration,
         errors: ErrorRecorder, logger: Logger
     ) {
+        do {
+            written = try history.journalPosition()
+        } catch {
+            // Unreadable here means unwritable too: the writes' errors say so.
+            errors.record("could not read the history's journal position: \(error)")
+            written = 0
+        }
+        journal.continueNumbering(after: written)
         self.journal = journal
         self.history = history
         self.commitInterval = commitInterval
@@ -78,15 +91,12 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
 
     func accept(_ records: [JournalRecord], through position: Int) {
         pending.withLock { pending in
-            for record in records { pending.events += record.events }
+            for record in records {
+                pending.events += record.events
+                if let reading = record.reading, record.position > written { pending.readings.append(reading) }
+            }
             pending.through = max(pending.through, position)
         }
-        pendingBell.ring()
-    }
-
-    /// Keeps particulate readings and numeric sensors' values alike (`hubctl history`, the dashboard's charts).
-    func accept(_ reading: RecordedReading) {
-        pending.withLock { $0.readings.append(reading) }
         pendingBell.ring()
     }
 
@@ -137,7 +147,7 @@ final class HistoryWriter: Service, JournalConsumer, ReadingSink, Sendable {
             return (pending.readings, pending.events, pending.through)
         }
         do {
-            try await history.record(readings: readings, events: events)
+            try await history.record(readings: readings, events: events, through: through > 0 ? through : nil)
             journal.acknowledge(Self.consumerName, through: through)
         } catch {
             errors.record(

@@ -135,9 +135,9 @@ extension HubConfiguration {
             "commit_interval", "duration 1s–1h", default: "60s", restart: true,
             "How often what arrived is written to history.sqlite, at most. SQLite writes each index page a commit "
                 + "touches whole, so commits a minute apart write a sixth of what commits a second apart do "
-                + "(docs/performance.md, the write budget): an SD card lasts. Events are in the journal until "
-                + "written; readings of the last interval are lost if hubd dies, not if it stops. The API and the "
-                + "dashboard write what waits before they read; `hubctl history` sees it within this interval."),
+                + "(docs/performance.md, the write budget): an SD card lasts. Readings and events wait in the "
+                + "journal until written, so a hubd that dies loses none. The API, the dashboard and `hubctl "
+                + "history` (which asks a running hubd) have what waits written before they read."),
     ]
 
     static let httpKeys: [ConfigKey] = [

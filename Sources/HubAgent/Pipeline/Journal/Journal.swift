@@ -189,6 +189,18 @@ public final class Journal: Sendable {
         }
     }
 
+    /// Numbers the records appended from now after `position` at least: a consumer that keeps the position it has
+    /// made durable with what it wrote (the history) tells records it has from records it lacks by it, and the
+    /// numbering starts again at 1 when hubd starts on an empty journal. Called before anything is appended.
+    public func continueNumbering(after position: Int) {
+        state.withLock { state in
+            guard position >= state.nextPosition else { return }
+            state.nextPosition = position + 1
+            // No record lies between: nothing to wait for up to there.
+            if state.pending.isEmpty { state.durable = position }
+        }
+    }
+
     // MARK: - Records
 
     /// Takes `records` for the next commit and returns at once; their positions are given here. `delivery`: the

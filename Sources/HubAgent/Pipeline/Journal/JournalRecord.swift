@@ -12,6 +12,9 @@ public struct JournalRecord: Sendable, Hashable {
     public var statusUpdate: SensorStatusUpdate
     /// None when only the last-updated time moved.
     public var events: [SensorEvent]
+    /// The reading the message brought, for the history (which takes it from here, so that it is as durable as the
+    /// status it came with).
+    public var reading: RecordedReading?
 
     public subscript<Value>(dynamicMember member: WritableKeyPath<SensorStatusUpdate, Value>) -> Value {
         get { statusUpdate[keyPath: member] }
@@ -31,9 +34,10 @@ public struct JournalRecord: Sendable, Hashable {
     }
 
     /// A record of `update`, with the events that change caused.
-    init(_ update: SensorStatusUpdate, events: [SensorEvent], position: Int) {
+    init(_ update: SensorStatusUpdate, events: [SensorEvent], reading: RecordedReading? = nil, position: Int) {
         self.statusUpdate = update
         self.events = events
+        self.reading = reading
         self.position = position
     }
 
@@ -54,6 +58,10 @@ public struct JournalRecord: Sendable, Hashable {
             }
             writer.raw("]")
         }
+        if let reading {
+            writer.key("reading", first: &first)
+            reading.write(into: &writer)
+        }
         writer.raw("}")
         return writer.bytes
     }
@@ -64,6 +72,7 @@ public struct JournalRecord: Sendable, Hashable {
         var at: Int?
         var status: SensorStatusUpdate.Wire
         var events: [SensorEvent]?
+        var reading: RecordedReading.Wire?
         var ack: String?
         var through: Int?
         var delivered: [Int]?
@@ -71,13 +80,14 @@ public struct JournalRecord: Sendable, Hashable {
         var anew: Bool?
 
         private enum CodingKeys: String, CodingKey {
-            case at, events, ack, through, delivered, digests, anew
+            case at, events, reading, ack, through, delivered, digests, anew
         }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             at = try container.decodeIfPresent(Int.self, forKey: .at)
             events = try container.decodeIfPresent([SensorEvent].self, forKey: .events)
+            reading = try container.decodeIfPresent(RecordedReading.Wire.self, forKey: .reading)
             ack = try container.decodeIfPresent(String.self, forKey: .ack)
             through = try container.decodeIfPresent(Int.self, forKey: .through)
             delivered = try container.decodeIfPresent([Int].self, forKey: .delivered)
@@ -88,7 +98,8 @@ public struct JournalRecord: Sendable, Hashable {
 
         var record: JournalRecord? {
             guard let at, let update = status.update else { return nil }
-            return JournalRecord(update, events: events ?? [], position: at)
+            return JournalRecord(
+                update, events: events ?? [], reading: reading?.reading(sensorID: update.sensorID), position: at)
         }
     }
 
