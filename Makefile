@@ -34,8 +34,8 @@ docs:
 	mkdir -p docs/images
 	HUB_SCREENSHOTS=$(CURDIR)/docs/images swift test --skip-build --filter "DashboardLookTests|MapBrowserTests"
 
-## Install hubd and hubctl (release builds with the Swift runtime inside), their man pages and completions, the
-## systemd unit and /etc/sensorhub/hubd.yaml (kept when there): PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc).
+## Install hubd and hubctl (one release build with the Swift runtime inside; hubctl a link to hubd), man pages,
+## completions, the systemd unit and /etc/sensorhub/hubd.yaml (kept when there): PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc).
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 install:

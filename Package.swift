@@ -183,7 +183,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "hubd", dependencies: ["HubAgent"]),
+        // hubd and hubctl in one executable, dispatching on the name it was run by: what the package installs.
+        .executableTarget(name: "hubd", dependencies: ["HubAgent", "HubCLI"]),
         .executableTarget(name: "hubctl", dependencies: ["HubCLI"]),
         // A small client on the wrapper, used by tests (a client that dies) and by the receive benchmark.
         .executableTarget(
