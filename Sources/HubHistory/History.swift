@@ -111,6 +111,12 @@ public final class History: Sendable {
         migrator.registerMigration("v6") { db in
             try db.execute(sql: "CREATE TABLE journal_position (through INTEGER NOT NULL)")
         }
+        // Events are told apart by id through `events_by_time` (an event handed over again has its own time), not
+        // an index of their own: ids start with the sensor's, so each commit changed a leaf of that index per sensor,
+        // whole pages an SD card writes (issue 55).
+        migrator.registerMigration("v7") { db in
+            try db.execute(sql: "DROP INDEX events_by_id")
+        }
         return migrator
     }
 
@@ -221,13 +227,17 @@ public final class History: Sendable {
                 try insertReading.execute(
                     arguments: StatementArguments([recorded.sensor, reading.time.millisecondsSince1970] + values))
             }
+            // An event the file has (the journal hands it over again after a crash) is not written twice.
             let insertEvent = try db.cachedStatement(
-                sql: "INSERT OR IGNORE INTO events (sensor, time, kind, old, new, value, topic, id)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                sql: "INSERT INTO events (sensor, time, kind, old, new, value, topic, id)"
+                    + " SELECT ?, ?, ?, ?, ?, ?, ?, ?"
+                    + " WHERE NOT EXISTS (SELECT 1 FROM events WHERE time = ? AND id = ?)")
             for event in events {
+                let id = event.id.isEmpty ? nil : event.id
+                let time = event.time.millisecondsSince1970
                 try insertEvent.execute(arguments: [
-                    event.sensor, event.time.millisecondsSince1970, event.kind.rawValue, event.oldStatus,
-                    event.newStatus, event.value, event.topic, event.id.isEmpty ? nil : event.id,
+                    event.sensor, time, event.kind.rawValue, event.oldStatus, event.newStatus, event.value,
+                    event.topic, id, time, id,
                 ])
             }
         }

@@ -127,9 +127,38 @@ import Testing
         }
         try check.close()
         #expect(columns == ["sensor", "time", "pm25", "pm10", "value", "session", "lat", "lon", "alt", "accuracy"])
-        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6"])
+        #expect(migrations == ["v1", "v2", "v3", "v4", "v5", "v6", "v7"])
         // Opened again: nothing left to migrate, nothing lost.
         _ = try History(directory: directory.path)
         #expect(try after.readings(of: "air", since: since).count == 1)
+    }
+}
+
+/// What the journal hands over again after a crash: an event the file has is one row, by id (without an index of its
+/// own, issue 55); the journal position the rows reach is kept with them.
+@Suite struct HistoryReplayTests {
+    @Test func anEventWrittenTwiceIsOneRowAndThePositionIsKept() async throws {
+        let directory = try TemporaryDirectory()
+        let history = try History(directory: directory.path)
+        #expect(try history.journalPosition() == 0)
+        let time = Timestamp(millisecondsSince1970: 1_765_000_000_000)
+        func event(_ sequence: Int, _ status: String, at time: Timestamp = time) -> SensorEvent {
+            SensorEvent(
+                id: SensorEvent.id(sensor: "0a1b2c3d4e5f", sequence: sequence), kind: .changed, sensor: "door",
+                topic: "door", oldStatus: "closed", newStatus: status, time: time)
+        }
+        try await history.record(readings: [], events: [event(1, "open"), event(2, "closed")], through: 7)
+        // Handed over again with the next one; and another sensor's event at the same instant.
+        var other = event(1, "open")
+        other.id = SensorEvent.id(sensor: "ffeeddccbbaa", sequence: 1)
+        try await history.record(
+            readings: [], events: [event(1, "open"), event(2, "closed"), event(3, "open", at: time.adding(milliseconds: 5)), other],
+            through: 9)
+        let since = Timestamp(millisecondsSince1970: 0)
+        #expect(try history.events(of: nil, since: since).map(\.id).sorted() == [
+            event(1, "open").id, event(2, "closed").id, event(3, "open").id, other.id,
+        ].sorted())
+        #expect(try history.journalPosition() == 9)
+        #expect(try History(directory: directory.path).journalPosition() == 9)
     }
 }

@@ -10,8 +10,8 @@ import UnixSignals
 /// numeric sensors' readings with the status they came with), written in one transaction every
 /// `history.commit_interval` (then acknowledged to the journal), before the API reads, and once more when hubd stops;
 /// what is older than `history.retention` is pruned daily. What the journal hands over again after a crash is one
-/// row: events are unique by id, and a reading is taken only from a record past the journal position the file
-/// holds (written with the rows; the journal numbers its records after it).
+/// row: an event the file has (by id) is not written again, and a reading is taken only from a record past the
+/// journal position the file holds (written with the rows; the journal numbers its records after it).
 ///
 /// The interval is the SD card's: SQLite writes every page a commit touches whole, and a reading or an event touches
 /// a leaf of each index by sensor, so on a week-old history a home's commits a second apart wrote 2.7 GB a day to
