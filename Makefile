@@ -55,7 +55,8 @@ deb-check:
 ## Benchmarks: the wrapper beside a bare mosquitto_sub; the registry at 1k-100k sensors; the hub beside mqttwarn;
 ## routes on a 1,000 x 1,000 grid and a 100k-edge road network, A* beside Dijkstra; an authenticated GET beside an
 ## unauthenticated one; the dashboard's pages and what open dashboards cost a quiet hub; what a home's hub writes to
-## its disk, by file, and what a commit to the history costs it at each interval (write bench/results/).
+## its disk, by file, and what a commit to the history costs it at each interval; the package's and the executable's
+## size and hubd's memory at 1,000 sensors, beside issue 55's goals (write bench/results/).
 bench:
 	bench/receive.sh
 	bench/store.sh
@@ -69,6 +70,7 @@ bench:
 	bench/auth.sh
 	bench/dashboard.sh
 	bench/home.sh
+	bench/footprint.sh
 	bench/history-commits.sh
 
 ## The tests once more under ThreadSanitizer (separate build folder). The suites that start hubd and hubctl
