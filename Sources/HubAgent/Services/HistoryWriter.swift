@@ -35,6 +35,13 @@ final class HistoryWriter: Service, JournalConsumer, Sendable {
     private let written: Int
     /// Rung when readings or events wait: written a commit interval later.
     private let pendingBell = Doorbell()
+    /// Rung when `mostPending` rows wait: written at once.
+    private let fullBell = Doorbell()
+    /// The rows that wait at most before a commit, whatever the interval (`defaultMostPending`).
+    private let mostPending: Int
+    /// A home's minute is a few hundred rows; a building's 10,000 messages a second would otherwise hold 600,000 rows
+    /// in memory, and as many records in the journal, for a minute.
+    static let defaultMostPending = 10_000
 
     struct Pending {
         var readings: [RecordedReading] = []
@@ -46,8 +53,9 @@ final class HistoryWriter: Service, JournalConsumer, Sendable {
     /// Before the journal takes a record: it numbers them after the position the file holds.
     init(
         history: History, journal: Journal, commitInterval: Duration, retention: @escaping @Sendable () -> Duration,
-        errors: ErrorRecorder, logger: Logger
+        errors: ErrorRecorder, logger: Logger, mostPending: Int = defaultMostPending
     ) {
+        self.mostPending = mostPending
         do {
             written = try history.journalPosition()
         } catch {
@@ -90,20 +98,23 @@ final class HistoryWriter: Service, JournalConsumer, Sendable {
     }
 
     func accept(_ records: [JournalRecord], through position: Int) {
-        pending.withLock { pending in
+        let full = pending.withLock { pending in
             for record in records {
                 pending.events += record.events
                 if let reading = record.reading, record.position > written { pending.readings.append(reading) }
             }
             pending.through = max(pending.through, position)
+            return pending.readings.count + pending.events.count >= mostPending
         }
         pendingBell.ring()
+        if full { fullBell.ring() }
     }
 
     func run() async {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await whenRung(self.pendingBell, every: self.commitInterval) { await self.write() } }
+                group.addTask { await whenRung(self.fullBell, every: .zero) { await self.write() } }
                 group.addTask { await self.pruner.run() }
                 group.addTask { await self.answerRequests() }
             }
