@@ -44,11 +44,12 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The statuses written since the last `fsync`: how many, through which journal position, and when that was.
     private let unsynced = Locked<(count: Int, through: Int, since: ContinuousClock.Instant)>((0, 0, .now))
 
-    /// How long statuses written to the status log may wait for its `fsync`. Written every flush interval, `hubctl`
-    /// sees them as before; flushed every second, a home's log took 47 `fsync`s a minute, each writing its last page
-    /// again (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`). The journal holds them until then, so
-    /// a power cut loses none.
-    static let syncInterval = Duration.seconds(30)
+    /// How long statuses written to the status log may wait for its `fsync` (`defaultSyncInterval`).
+    private let syncInterval: Duration
+    /// Written every flush interval, `hubctl` sees them as before; flushed every second, a home's log took 47 `fsync`s
+    /// a minute, each writing its last page again (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`).
+    /// The journal holds them until then, so a power cut loses none.
+    static let defaultSyncInterval = Duration.seconds(30)
     /// Or how many: the journal can't drop what they came from meanwhile (at 1,000 statuses a second, 3 MB).
     static let syncAfter = 10_000
 
@@ -57,8 +58,10 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         followedVersion: Locked<RegistryVersion?>,
         stateDirectory: String, flushInterval: Duration,
         snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, countersMoved: ChangeSignal? = nil,
-        errors: ErrorRecorder, logger: Logger, recordsStatuses: Bool = true
+        errors: ErrorRecorder, logger: Logger, recordsStatuses: Bool = true,
+        syncInterval: Duration = defaultSyncInterval
     ) {
+        self.syncInterval = syncInterval
         self.countersMoved = countersMoved
         self.recordsStatuses = recordsStatuses
         self.store = store
@@ -95,6 +98,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 group.addTask {
                     await whenRung(self.backlogBell, every: self.flushInterval, resting: 10) { await self.flush() }
                 }
+                // Statuses written and not yet flushed are flushed once their `syncInterval` has come, whether or not
+                // more arrive: a flush runs only when rung, and the last statuses before a quiet spell were otherwise
+                // flushed (and the journal let go of them) only with the next status.
+                group.addTask {
+                    while (try? await Task.sleep(for: self.syncInterval)) != nil {
+                        if self.unsynced.withLock({ $0.count > 0 }) { self.backlogBell.ring() }
+                    }
+                }
                 group.addTask {
                     // The first at once (hubctl status has no file yet).
                     var written = ContinuousClock.now - Self.statusInterval
@@ -124,7 +135,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         }
         let (count, since) = unsynced.withLock { ($0.count, $0.since) }
         let durable =
-            last || count + updates.count >= Self.syncAfter || ContinuousClock.now - since >= Self.syncInterval
+            last || count + updates.count >= Self.syncAfter || ContinuousClock.now - since >= syncInterval
         guard !updates.isEmpty else {
             guard durable, count > 0 else { return }
             do {
