@@ -4,7 +4,8 @@
 # second between them, each every 5 s — half doors whose every message is a change (open, closed, …: the worst a
 # home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
 # and a webhook (a local receiver answering 200).
-# Over SECS (60) seconds untraced (hubd's CPU, and what reached the disk), then SECS more under strace:
+# Over SECS (300: the history commits every 5 minutes) seconds untraced (hubd's CPU, and what reached the disk),
+# then SECS more under strace:
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HOME_SENSORS=${HOME_SENSORS:-20}
-SECS=${SECS:-60}
+SECS=${SECS:-300}
 RATE=${RATE:-4}
 OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
 

@@ -60,7 +60,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `history.commit_interval`: how often readings and events are committed to history.sqlite, at most.
-    public var historyCommitInterval: Duration = .seconds(60)
+    public var historyCommitInterval: Duration = .seconds(300)
     /// `route.roads`: a GeoJSON file of roads (LineStrings) that `/api/v1/route` follows, read once at start.
     public var routeRoads: String?
     /// `remote`: the PostgreSQL database readings, sessions and events are sent to; `nil`: none.

@@ -2,7 +2,7 @@ import Foundation
 import HubCore
 
 /// How `hubctl` has the hubd running on a state directory write what it holds for the history before reading it:
-/// hubd commits every `history.commit_interval` (a minute by default, for the SD card), so without asking, `hubctl
+/// hubd commits every `history.commit_interval` (five minutes by default, for the SD card), so without asking, `hubctl
 /// history` and `hubctl events` would miss what came since. The request is SIGUSR1; hubd answers by rewriting
 /// `history.answered` in the state directory (its pid and how many it answered; not flushed: worth nothing after a
 /// crash) once the commit is done. hubd writes the file first when it starts trapping the signal, so `hubctl` only

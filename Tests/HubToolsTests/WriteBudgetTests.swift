@@ -1,4 +1,5 @@
 import Foundation
+import HubHistory
 import HubTestKit
 import Mosquitto
 import Testing
@@ -43,6 +44,9 @@ import Testing
             try await Self.publish(firmware, seconds: 5, from: 0)
             let before = try Self.written(by: pid)
             try await Self.publish(firmware, seconds: 60, from: 20)
+            // The history commits every five minutes by default: the minute's rows are committed now, as a minute's
+            // commit (one a minute costs more a row than one every five: an upper bound).
+            #expect(HistoryRequest.ask(directory: hub.hubctl.state.path, within: .seconds(10)))
             let after = try Self.written(by: pid)
             await firmware.disconnect()
             await hub.stop()

@@ -132,12 +132,13 @@ extension HubConfiguration {
             "retention", "duration 1h–3650d", default: "400d",
             "How long readings and events are kept (`hubctl history`, `hubctl events`)."),
         ConfigKey(
-            "commit_interval", "duration 1s–1h", default: "60s", restart: true,
-            "How often what arrived is written to history.sqlite, at most. SQLite writes each index page a commit "
-                + "touches whole, so commits a minute apart write a sixth of what commits a second apart do "
-                + "(docs/performance.md, the write budget): an SD card lasts. Readings and events wait in the "
-                + "journal until written, so a hubd that dies loses none. The API, the dashboard and `hubctl "
-                + "history` (which asks a running hubd) have what waits written before they read."),
+            "commit_interval", "duration 1s–1h", default: "5m", restart: true,
+            "How often what arrived is written to history.sqlite, at most (or once 10,000 rows wait). SQLite "
+                + "writes each index page a commit touches whole, so commits five minutes apart write an eighteenth "
+                + "of what commits a second apart do (docs/performance.md, the write budget): an SD card lasts. "
+                + "Readings and events wait in the journal until written, so a hubd that dies loses none. The API, "
+                + "the dashboard and `hubctl history` (which asks a running hubd) have what waits written before "
+                + "they read."),
     ]
 
     static let httpKeys: [ConfigKey] = [

@@ -248,7 +248,7 @@ public final class Journal: Sendable {
 
     /// Commits what is appended and flushes everything written to disk, on the calling thread, holding the executor.
     public func syncNow() {
-        queue.sync { commit() }
+        _ = queue.sync { commit() }
     }
 
     /// Runs `action` once everything appended so far is durable: at once when it is, else on the journal's queue
@@ -265,7 +265,7 @@ public final class Journal: Sendable {
 
     /// Returns once everything appended so far is durable and handed to the consumers.
     public func flushed() async {
-        await queue.run { self.commit() }
+        _ = await queue.run { self.commit() }
     }
 
     /// Says that `consumer` has made every record up to `position` durable itself.
