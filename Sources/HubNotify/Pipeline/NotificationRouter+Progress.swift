@@ -9,14 +9,11 @@ import HubCore
 /// same ids. So a burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per
 /// notification).
 extension NotificationRouter {
-    /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more. At
-    /// least the journal's own put-off `fsync` (`sensors.sync_delay`, 5 s by default), which covers the outbox's adds;
-    /// and each report needs the alert book saved first, which a home's book, changing with every door, made 33
-    /// `fsync`s a minute at a second and 12 at 5 s (`bench/home.sh`). The history keeps the journal's records for its
-    /// commit (`history.commit_interval`, five minutes) anyway, so reporting sooner lets the journal forget nothing
-    /// sooner; after a crash, the events of the last 30 s are routed again into the same notifications, with the same
-    /// ids, which the outbox has.
-    static let outboxSyncDelay = Duration.seconds(30)
+    /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more. As
+    /// long as the journal's own put-off `fsync` (`sensors.sync_delay`, 5 s by default), which covers the outbox's
+    /// adds: reported sooner, the position needs the alert book saved sooner too, and a home's book, saved every
+    /// second or so with it, took 33 `fsync`s a minute (`bench/home.sh`).
+    static let outboxSyncDelay = Duration.seconds(5)
 
     /// Everything submitted up to `position` is written to the outbox (or needed nothing there): reported once the
     /// outbox is flushed. In a cluster, where the shared outbox commits each batch, at once.
