@@ -5,7 +5,7 @@
 # home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
 # and a webhook (a local receiver answering 200).
 # Over SECS (300: the history commits every 5 minutes) seconds untraced (hubd's CPU, and what reached the disk),
-# then SECS more under strace:
+# then SECS more under strace, each window ending with its rows committed to the history (SIGUSR1, as hubctl asks):
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
@@ -123,9 +123,23 @@ begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
 sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
 
 io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
+# Each window starts and ends with the history committed (SIGUSR1, as hubctl asks: HistoryRequest), so it holds
+# the commits of its own rows, whether or not the history's timer (history.commit_interval, 5 min) fell in it.
+commit_history() {
+    local before; before=$(awk '{ print $2 }' "$state/history.answered")
+    kill -USR1 "$hub_pid"
+    for _ in $(seq 200); do
+        [ "$(awk '{ print $2 }' "$state/history.answered")" != "$before" ] && return
+        sleep 0.05
+    done
+    echo "home: hubd did not answer SIGUSR1 (history.answered) in 10 s" >&2
+    exit 1
+}
 # The first window, untraced: hubd's CPU and what reached the disk as it runs by itself.
+commit_history
 plain_bytes0=$(io write_bytes); plain_cancelled0=$(io cancelled_write_bytes); plain_cpu0=$(cpu_ticks "$hub_pid")
 sleep "$SECS"
+commit_history
 plain_bytes1=$(io write_bytes); plain_cancelled1=$(io cancelled_write_bytes); plain_cpu1=$(cpu_ticks "$hub_pid")
 # The second: strace on every thread of hubd, its io counters before and after.
 bytes0=$(io write_bytes); cancelled0=$(io cancelled_write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
@@ -135,6 +149,7 @@ strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o
 tracer=$!
 pids+=("$tracer")
 sleep "$SECS"
+commit_history
 kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
 bytes1=$(io write_bytes); cancelled1=$(io cancelled_write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
 messages1=$(metric sensorhub_messages_total | cut -d. -f1)
