@@ -15,7 +15,8 @@ import UnixSignals
 ///
 /// The interval is the SD card's: SQLite writes every page a commit touches whole, and a reading or an event touches
 /// a leaf of each index by sensor, so on a week-old history a home's commits a second apart wrote 2.7 GB a day to
-/// the write-ahead log, and a minute apart 427 MB (`bench/home.sh`; `bench/history-commits.sh` by interval).
+/// the write-ahead log, a minute apart 427 MB, and five minutes apart (without `events_by_id`) 141 MB
+/// (`bench/home.sh`; `bench/history-commits.sh` by interval).
 final class HistoryWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "history"
