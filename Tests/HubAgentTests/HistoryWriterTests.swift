@@ -28,12 +28,12 @@ import Testing
         let base = Timestamp.now.millisecondsSince1970
         func records(_ range: Range<Int>) -> [JournalRecord] {
             range.map { index in
+                let time = Timestamp(millisecondsSince1970: base + Int64(index))
                 var record = JournalRecord(
-                    topic: "cellar", sensorID: "0a1b2c3d4e5f", status: "\(index)",
-                    lastUpdated: Timestamp(millisecondsSince1970: base + Int64(index)), sequence: 1, events: [])
+                    topic: "cellar", sensorID: "0a1b2c3d4e5f", status: "\(index)", lastUpdated: time, sequence: 1,
+                    events: [])
                 record.reading = RecordedReading(
-                    sensor: "cellar",
-                    reading: .numeric(Double(index), unit: nil, time: Timestamp(millisecondsSince1970: base + Int64(index))),
+                    sensor: "cellar", reading: .numeric(Double(index), unit: nil, time: time),
                     sensorID: "0a1b2c3d4e5f")
                 return record
             }

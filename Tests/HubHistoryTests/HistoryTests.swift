@@ -152,12 +152,15 @@ import Testing
         var other = event(1, "open")
         other.id = SensorEvent.id(sensor: "ffeeddccbbaa", sequence: 1)
         try await history.record(
-            readings: [], events: [event(1, "open"), event(2, "closed"), event(3, "open", at: time.adding(milliseconds: 5)), other],
+            readings: [],
+            events: [event(1, "open"), event(2, "closed"), event(3, "open", at: time.adding(milliseconds: 5)), other],
             through: 9)
         let since = Timestamp(millisecondsSince1970: 0)
-        #expect(try history.events(of: nil, since: since).map(\.id).sorted() == [
-            event(1, "open").id, event(2, "closed").id, event(3, "open").id, other.id,
-        ].sorted())
+        #expect(
+            try history.events(of: nil, since: since).map(\.id).sorted()
+                == [
+                    event(1, "open").id, event(2, "closed").id, event(3, "open").id, other.id,
+                ].sorted())
         #expect(try history.journalPosition() == 9)
         #expect(try History(directory: directory.path).journalPosition() == 9)
     }
