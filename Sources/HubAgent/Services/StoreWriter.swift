@@ -10,8 +10,8 @@ import ServiceLifecycle
 /// then acknowledged to the journal, which holds them meanwhile; and the status file `hubctl status`
 /// reads, every 5 s (written within a second of a change, it was a home's third-largest writer: 118 MB a day asked,
 /// `bench/home.sh`). A change of the counters, the connection or the registry still wakes the writer
-/// (`statusChanged`), but no file comes sooner than `statusInterval` after the last, so it keeps that cadence. Both once more when hubd stops, after every other service but the journal: the last
-/// statuses are written.
+/// (`statusChanged`), but no file comes sooner than `statusInterval` after the last, so it keeps that cadence. Both
+/// once more when hubd stops, after every other service but the journal: the last statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"
@@ -41,6 +41,9 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let recordsStatuses: Bool
     /// Rung when statuses wait in the backlog: a flush follows a flush interval later.
     private let backlogBell = Doorbell()
+    /// Rung when statuses are written and not flushed: a flush follows a `syncInterval` later, whether or not more
+    /// statuses come (a flush otherwise runs only when the backlog rings).
+    private let unsyncedBell = Doorbell()
     /// The statuses written since the last `fsync`: how many, through which journal position, and when that was.
     private let unsynced = Locked<(count: Int, through: Int, since: ContinuousClock.Instant)>((0, 0, .now))
 
@@ -98,13 +101,10 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                 group.addTask {
                     await whenRung(self.backlogBell, every: self.flushInterval, resting: 10) { await self.flush() }
                 }
-                // Statuses written and not yet flushed are flushed once their `syncInterval` has come, whether or not
-                // more arrive: a flush runs only when rung, and the last statuses before a quiet spell were otherwise
-                // flushed (and the journal let go of them) only with the next status.
+                // The last statuses before a quiet spell are flushed (and the journal lets go of them) a `syncInterval`
+                // after they were written, not with the next status; nothing wakes an idle hub for it.
                 group.addTask {
-                    while (try? await Task.sleep(for: self.syncInterval)) != nil {
-                        if self.unsynced.withLock({ $0.count > 0 }) { self.backlogBell.ring() }
-                    }
+                    await whenRung(self.unsyncedBell, every: self.syncInterval) { self.backlogBell.ring() }
                 }
                 group.addTask {
                     // The first at once (hubctl status has no file yet).
@@ -164,6 +164,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     $0.count += updates.count
                     $0.through = max($0.through, through)
                 }
+                unsyncedBell.ring()
             }
         } catch {
             // The next flush tries again, unless a newer status of the sensor has arrived meanwhile.
