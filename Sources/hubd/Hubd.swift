@@ -16,7 +16,7 @@ enum Hubd {
 
 /// Which command a multi-call binary was run as: the last component of `argv[0]`, so `/usr/bin/hubctl`, `./hubctl`
 /// and `hubctl` are the command line, and any other name (`hubd`, a copy renamed) is the agent.
-enum Invocation: Equatable {
+enum Invocation {
     case hubd, hubctl
 
     static func command(calledAs path: String) -> Invocation {

@@ -11,7 +11,7 @@ extension RecordedReading {
         writer.key("name", first: &first)
         writer.string(sensor)
         writer.key("ms", first: &first)
-        writer.raw(String(reading.time.millisecondsSince1970))
+        writer.number(Int(reading.time.millisecondsSince1970))
         switch reading {
         case .particulate(let particulate):
             Self.write("pm25", particulate.pm25, into: &writer, first: &first)
