@@ -56,6 +56,43 @@ import Testing
         #expect(syncs >= 1 && syncs <= seconds + 1, "outbox fsyncs for 50 batches in \(seconds) s: \(syncs)")
     }
 
+    /// A home's doors change the alert book with every message. Its files are written as the router goes (whoever
+    /// reads them, Home Assistant's alert entities among them, follows within `outboxSyncDelay`), but `fsync`ed and
+    /// reported only every `reportInterval`: reported every `outboxSyncDelay`, a home's book took 17,856 `fsync`s a
+    /// day (`bench/home.sh`).
+    @Test func theBookIsWrittenAsItGoesAndReportedEveryInterval() async throws {
+        let directory = try TemporaryDirectory()
+        let reports = Reports(directory)
+        let yaml = """
+            notifiers:
+              backends:
+                audit: { type: file, path: audit.jsonl }
+              rules:
+                doors: { events: [changed], statuses: [open], backends: [audit], group_by: [sensor], group_wait: 1h }
+            """
+        let clock = ContinuousClock()
+        let started = clock.now
+        let count = 48
+        let elapsed = try await withRouter(yaml, directory: directory, progress: { reports.report($0) }) { router in
+            for position in 1...count {
+                router.submit([event("door\(position)")], through: position)
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            // Each door an alert, waiting out its group's hour: on disk within a pass, as they were before.
+            try await eventually("every door's alert in the book's files") {
+                (try? SavedAlerts(directory: directory.path).book.alerts.count) == count
+            }
+            return clock.now - started
+        }
+        // The first routed batch is reported at the first pass; the next only 30 s later. Reported every pass (5 s),
+        // 12 s of doors made two or three.
+        let seen = reports.seen.withLock { $0.map(\.position) }
+        let allowed = 1 + Int((elapsed - NotificationRouter.outboxSyncDelay) / .seconds(30))
+        // Stopping reports the last position, whenever it comes.
+        #expect(seen.last == count)
+        #expect(seen.count - 1 <= allowed, "\(seen.count - 1) reports in \(elapsed) before the stop's: \(seen)")
+    }
+
     /// Stopping reports what was routed last, flushed: nothing waits a second that never comes.
     @Test func stoppingReportsTheLastPosition() async throws {
         let directory = try TemporaryDirectory()

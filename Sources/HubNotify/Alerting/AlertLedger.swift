@@ -7,7 +7,8 @@ import Logging
 /// router says the events that made it are routed, so a crash or a restart neither repeats nor forgets an alert, an
 /// acknowledgement or a silence.
 ///
-/// A save appends what changed since the last one (`AlertBook.Change`) as a line of `alerts.changes`, `fsync`ed;
+/// A save appends what changed since the last one (`AlertBook.Change`) as a line of `alerts.changes`, `fsync`ed
+/// unless the save need not be durable yet (`save(durable:)`, the router's between its progress reports);
 /// when the log would outgrow the book (and 256 KiB), the book is written whole instead, atomically, as
 /// `alerts.json` of the next generation, and the log emptied (`AlertLedger+Files`). Written whole each time, a
 /// home's book (20 sensors, 4 messages a second, `bench/home.sh`) took 431 MB a day, 7.7 KB a save; a power cut's
@@ -35,6 +36,9 @@ final class AlertLedger: Sendable {
         /// The next save writes the book whole, changed or not: an append failed (what the log holds is not known),
         /// or the log read at start is to be folded in (no line is ever appended after one a crash tore).
         var mustFold = false
+        /// Lines were appended to the log without `fsync` (`save(durable: false)`): the next durable save flushes it,
+        /// changed or not.
+        var unsynced = false
         var errors = 0
         /// Whether the mark has been checked since this book was begun.
         var marked = false
@@ -169,10 +173,14 @@ final class AlertLedger: Sendable {
     var lastWrite: Duration { state.withLock { $0.lastWrite } }
 
     /// Writes what changed in the book since the last save; false (logged and counted) when it could not be.
+    /// `durable`: on disk when it returns (`fsync`), with every line written before without it. Not durable, the
+    /// line is in the file for every reader at once (`hubctl`, the API, Home Assistant's entities follow the files),
+    /// and a crash may take it: the journal keeps the events that made it until a durable save
+    /// (`NotificationRouter+Progress`).
     @discardableResult
-    func save() -> Bool {
+    func save(durable: Bool = true) -> Bool {
         // One save at a time (the router's and a button's): an older book must not land after a newer one.
-        writing.withLock { _ in saveNow() }
+        writing.withLock { _ in saveNow(durable: durable) }
     }
 
     private let writing = Locked(())
@@ -190,7 +198,7 @@ final class AlertLedger: Sendable {
         case book([UInt8], generation: Int)
     }
 
-    private func saveNow() -> Bool {
+    private func saveNow(durable: Bool) -> Bool {
         let started = ContinuousClock.now
         // What the save starts from, taken under the lock; the comparing and the encoding are done outside it, so
         // the router's next event does not wait for them (a storm's whole book is 150 ms of JSON). Only a save
@@ -205,7 +213,7 @@ final class AlertLedger: Sendable {
                 Files(generation: state.generation, logBytes: state.logBytes, bookBytes: state.bookBytes)
             )
         }
-        guard let (book, saved, files) = taken else { return true }
+        guard let (book, saved, files) = taken else { return durable ? syncLog() : true }
         let write: Write?
         do {
             write = try plan(book, from: saved, files)
@@ -216,20 +224,23 @@ final class AlertLedger: Sendable {
         }
         guard let write else {
             state.withLock { $0.savedRevision = book.revision }
-            return true
+            return durable ? syncLog() : true
         }
         do {
             switch write {
             case .line(let line):
                 let (fd, created) = try logDescriptor()
                 do {
-                    try AppendFile.append(line, to: fd, path: logPath, sync: true)
+                    try AppendFile.append(line, to: fd, path: logPath, sync: durable)
                 } catch {
                     state.withLock { $0.mustFold = true }
                     throw error
                 }
                 if created { try syncDirectory(directory) }
-                state.withLock { $0.logBytes += line.count }
+                state.withLock { state in
+                    state.logBytes += line.count
+                    state.unsynced = !durable
+                }
             case .book(let bytes, let generation):
                 try replaceFileAtomically(at: path, with: bytes)
                 // The log's lines are of the last generation now: readers leave them out. They are cut off (should
@@ -238,6 +249,8 @@ final class AlertLedger: Sendable {
                     (state.generation, state.bookBytes, state.mustFold) = (generation, bytes.count, false)
                     _ = state.log < 0 ? truncate(logPath, 0) : ftruncate(state.log, 0)
                     state.logBytes = 0
+                    // Lines written without `fsync` are in the book now, which is.
+                    state.unsynced = false
                 }
             }
         } catch {
@@ -277,6 +290,25 @@ final class AlertLedger: Sendable {
     }
 
     var logPath: String { "\(directory)/\(Self.logName)" }
+
+    /// Flushes the lines appended without `fsync`, if any; false (logged and counted) when it fails, and the next
+    /// save then writes the book whole (what the log holds on disk is not known).
+    private func syncLog() -> Bool {
+        let fd = state.withLock { $0.unsynced ? $0.log : -1 }
+        guard fd >= 0 else { return true }
+        do {
+            try AppendFile.sync(fd, path: logPath)
+        } catch {
+            state.withLock { state in
+                state.errors += 1
+                state.mustFold = true
+            }
+            logger.error("cannot write the alert book", metadata: ["path": "\(logPath)", "error": "\(error)"])
+            return false
+        }
+        state.withLock { $0.unsynced = false }
+        return true
+    }
 
     /// The log's descriptor, opened the first time (and whether that created the file).
     private func logDescriptor() throws(StoreError) -> (Int32, created: Bool) {

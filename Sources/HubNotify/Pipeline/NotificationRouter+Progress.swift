@@ -4,15 +4,15 @@ import HubCore
 /// alert book they changed are on disk. The outbox's adds are written without `fsync` (`Outbox.add(_:durable: false)`),
 /// in hubd to the journal's own file right after the records they came from, so the journal's `fsync` of those
 /// records covers them; `outboxSyncDelay` after the first routed batch, the outbox's `sync` makes sure of it (an
-/// `fsync` only when something was written since the last), and then the position they reach is reported. Until then
+/// `fsync` only when something was written since the last), and then the position they reach is reported, every
+/// `reportInterval` at most (the alert book is `fsync`ed for each report). Until then
 /// the journal keeps the events, and a crash (or a power cut) replays them into the same notifications, with the
 /// same ids. So a burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per
 /// notification).
 extension NotificationRouter {
-    /// How long routed positions wait for the outbox's `fsync`: the journal holds those events that long more. As
-    /// long as the journal's own put-off `fsync` (`sensors.sync_delay`, 5 s by default), which covers the outbox's
-    /// adds: reported sooner, the position needs the alert book saved sooner too, and a home's book, saved every
-    /// second or so with it, took 33 `fsync`s a minute (`bench/home.sh`).
+    /// How long after routing the alert book's files are written (readers follow it that late), and routed
+    /// positions are looked at for a report (`reportInterval`). About the journal's own put-off `fsync`
+    /// (`sensors.sync_delay`), which covers the outbox's adds.
     static let outboxSyncDelay = Duration.seconds(5)
 
     /// Everything submitted up to `position` is written to the outbox (or needed nothing there): reported once the
@@ -36,33 +36,60 @@ extension NotificationRouter {
         }
     }
 
+    /// How often the routed position is reported, at most (or once `reportAfter` events wait): each report needs
+    /// the alert book on disk, an `fsync`, and a home's book changes with every door. Between reports the book is
+    /// written every `outboxSyncDelay` without `fsync`, so that whoever reads its files (Home Assistant's alert
+    /// entities, `hubctl`, the API) follows it as before, and a crash makes it again from the journal's events.
+    /// Reported every 5 s, a home's book took 17,856 `fsync`s a day, 90 MB (`bench/home.sh`).
+    static let reportInterval = Duration.seconds(30)
+    /// Reported at once when this many journal records wait for it, whatever the interval: a building's 10,000
+    /// messages a second would keep 300,000 records in the journal for 30 s (as `HistoryWriter.defaultMostPending`).
+    static let reportAfter = 10_000
+
     /// Flushes the outbox, saves the alert book, then reports the position routed before the flush began. The book
     /// after the outbox: a crash between them makes the book again from the journal's events, into messages with
     /// the same keys, which the outbox has already. A flush or a save that fails reports nothing (the journal keeps
     /// the events) and is tried again `outboxSyncDelay` later.
     /// The book is saved only when its gap allows (`saveBookIfDue`), unless `force` (hubd stopping); until then the
-    /// position waits, and the flush is tried again `outboxSyncDelay` later.
-    func syncRouted(force: Bool = false) async {
+    /// position waits, and the flush is tried again `outboxSyncDelay` later. Until a report is due
+    /// (`reportInterval`), the book is written without `fsync` and the position waits.
+    func syncRouted(force: Bool = false, now: ContinuousClock.Instant = .now) async {
         let through = routedPosition.withLock { position in
             defer { position = nil }
             return position
         }
+        let report = force || isReportDue(through: through, now: now)
         do {
-            if through != nil { try await outbox.sync() }
-            guard saveBookIfDue(force: force) else {
+            if through != nil, report { try await outbox.sync() }
+            guard saveBookIfDue(force: force, durable: report) else {
                 // Not due yet, or failed (logged and counted by the ledger).
-                if let through { routedPosition.withLock { $0 = max($0 ?? 0, through) } }
-                outboxSyncBell.ring()
+                keep(through)
                 return
             }
-            if let through { progress?(through) }
+            guard report else { return keep(through) }
+            if let through {
+                lastReport.withLock { $0 = (now, through) }
+                progress?(through)
+            }
         } catch {
-            if let through { routedPosition.withLock { $0 = max($0 ?? 0, through) } }
-            outboxSyncBell.ring()
+            keep(through)
             inbox.withLock { $0.counters.outboxErrors += 1 }
             logger.error(
                 "cannot flush the outbox to disk; the journal keeps its events until it can",
                 metadata: ["error": "\(error)", "path": "\(outbox.path)"])
         }
+    }
+
+    /// Whether the position routed through `through` is to be reported now.
+    private func isReportDue(through: Int?, now: ContinuousClock.Instant) -> Bool {
+        guard let through, let last = lastReport.withLock({ $0 }) else { return true }
+        return now >= last.at + Self.reportInterval || through - last.position >= Self.reportAfter
+    }
+
+    /// Keeps `position` for the next pass, `outboxSyncDelay` from now.
+    private func keep(_ position: Int?) {
+        guard let position else { return }
+        routedPosition.withLock { $0 = max($0 ?? 0, position) }
+        outboxSyncBell.ring()
     }
 }

@@ -38,11 +38,14 @@ extension NotificationRouter {
         return bookSaving.withLock { ($0.forMessages(forMessages)).map { $0 + gap } }
     }
 
-    /// Saves the book now if the gap since the last save allows it (or `force`); whether it is on disk.
-    func saveBookIfDue(force: Bool = false, forMessages: Bool = false, now: ContinuousClock.Instant = .now) -> Bool {
+    /// Saves the book now if the gap since the last save allows it (or `force`); whether it is written (on disk,
+    /// when `durable`).
+    func saveBookIfDue(
+        force: Bool = false, forMessages: Bool = false, durable: Bool = true, now: ContinuousClock.Instant = .now
+    ) -> Bool {
         if !force, let next = nextBookSave(forMessages: forMessages), next > now { return false }
         // A save that fails is logged and counted by the ledger.
-        let saved = alerts.save()
+        let saved = alerts.save(durable: durable)
         bookSaving.withLock { saving in
             saving.lastSave = now
             if forMessages { saving.lastForMessages = now }

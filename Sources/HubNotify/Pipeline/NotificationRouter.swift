@@ -40,6 +40,8 @@ public final class NotificationRouter: Service, Sendable {
     let progress: (@Sendable (Int) -> Void)?
     /// Routed up to here, written to the outbox but not yet flushed (`NotificationRouter+Progress.swift`).
     let routedPosition = Locked<Int?>(nil)
+    /// The last progress report: when, and the position it reached (`NotificationRouter+Progress.swift`).
+    let lastReport = Locked<(at: ContinuousClock.Instant, position: Int)?>(nil)
     let outboxSyncBell = Doorbell()
     /// The alerts, their groups and silences (`AlertBook`), kept in `alerts.json`.
     let alerts: AlertLedger
