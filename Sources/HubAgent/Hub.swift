@@ -297,7 +297,7 @@ public struct Hub: Sendable {
             store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, countersMoved: countersMoved, errors: errors,
-            logger: logger, recordsStatuses: shared == nil)
+            logger: logger, recordsStatuses: shared == nil, runtimeDirectory: Self.runtimeDirectory())
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, file: file, ingest: ingest, router: router, errors: errors,
             notifier: notifier, logger: logger)
@@ -349,6 +349,15 @@ public struct Hub: Sendable {
                 try await connection.listen(
                     DeviceDiscovery(families: DeviceFamily.all, zigbee2mqttBases: bases), for: duration)
             })
+    }
+
+    /// systemd's `RuntimeDirectory` (the first, when it names several), where the status file goes: set by the unit
+    /// (`RuntimeDirectory=sensorhub`, a tmpfs under /run).
+    static func runtimeDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard let value = environment["RUNTIME_DIRECTORY"], let first = value.split(separator: ":").first else {
+            return nil
+        }
+        return String(first)
     }
 }
 

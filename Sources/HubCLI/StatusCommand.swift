@@ -167,6 +167,8 @@ extension Output {
             }
         } else if let status {
             fields.append(("hubd", "not running (last seen \(absolute(Timestamp(status.updated))), pid \(status.pid))"))
+        } else if let target = AgentStatus.danglingLink(in: directory.path) {
+            fields.append(("hubd", "not running (its status file, \(target), is gone: the machine restarted since)"))
         } else {
             fields.append(("hubd", "not running (it has never run with the state directory \(directory.path))"))
         }

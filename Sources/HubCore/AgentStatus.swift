@@ -249,6 +249,33 @@ public struct AgentStatus: Codable, Sendable, Hashable {
             at: directory + "/" + Self.fileName, with: Array(try Self.encoder.encode(self)), sync: false)
     }
 
+    /// Makes the status file in `directory` a symbolic link to the one in `runtime` (systemd's `RuntimeDirectory`,
+    /// a tmpfs), where hubd then writes it: its heartbeat every `statusInterval` (17,280 files a day, each a block
+    /// and an inode written back) costs an SD card nothing, and `hubctl status` reads it through the link. After a
+    /// reboot the link points at nothing (`isDangling`).
+    public static func link(from directory: String, to runtime: String) throws(StoreError) {
+        let path = directory + "/" + fileName
+        let temporary = "\(directory)/.\(fileName).\(getpid()).link"
+        unlink(temporary)
+        guard symlink(runtime + "/" + fileName, temporary) == 0 else {
+            throw .system(path: temporary, action: "make a link", errno: errno)
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .system(path: path, action: "rename", errno: code)
+        }
+    }
+
+    /// Where the status file in `directory` links to when what it links to is gone (the machine restarted since
+    /// hubd last ran, and `RuntimeDirectory` with it); nil otherwise.
+    public static func danglingLink(in directory: String) -> String? {
+        let path = directory + "/" + fileName
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, access(path, F_OK) != 0 else { return nil }
+        return try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+    }
+
     /// The status hubd last wrote in `directory`, if any.
     public static func read(from directory: String) -> AgentStatus? {
         guard let data = FileManager.default.contents(atPath: directory + "/" + fileName) else { return nil }

@@ -29,4 +29,36 @@ struct StatusFileTests {
             #expect(await hub.stop() == 0)
         }
     }
+
+    /// Under systemd (`RuntimeDirectory=sensorhub`, a tmpfs) the status file is written there and linked from the
+    /// state directory, so its heartbeat every 5 s never reaches an SD card; `hubctl status` reads it through the
+    /// link, and the last one, at the stop, is in the state directory itself.
+    @Test func underSystemdTheStatusFileIsInTheRuntimeDirectory() async throws {
+        try await withBroker { broker in
+            let hub = try RunningHub()
+            let runtime = try TemporaryDirectory()
+            try await hub.prepare(broker, sensors: ["kitchen"])
+            try await hub.startAndWaitUntilReady(["RUNTIME_DIRECTORY": runtime.path])
+            let path = hub.hubctl.state.file(AgentStatus.fileName)
+            let linked = try FileManager.default.destinationOfSymbolicLink(atPath: path)
+            #expect(linked == runtime.file(AgentStatus.fileName))
+            #expect(AgentStatus.read(from: runtime.path)?.isRunning == true)
+            try await eventually("hubctl status: running and connected") {
+                let running = try await hub.hubctl.run("status")
+                return running.status == 0 && running.standardOutput.contains("running (pid")
+            }
+
+            #expect(await hub.stop() == 0)
+            var info = stat()
+            #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the last status is a file of its own")
+            let stopped = try await hub.hubctl.run("status")
+            #expect(stopped.standardOutput.contains("last seen"), "\(stopped.standardOutput)")
+
+            // A reboot after a power cut: the link is left, what it pointed at is gone.
+            #expect(symlink(runtime.file("gone.json"), path + ".new") == 0 && rename(path + ".new", path) == 0)
+            let rebooted = try await hub.hubctl.run("status")
+            #expect(rebooted.status == 3, "\(rebooted.standardOutput)")
+            #expect(rebooted.standardOutput.contains("the machine restarted since"), "\(rebooted.standardOutput)")
+        }
+    }
 }

@@ -28,6 +28,9 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let countersMoved: ChangeSignal?
     private let errors: ErrorRecorder
     private let logger: Logger
+    /// Where the status file is written while hubd runs, the state directory's a link to it (`AgentStatus.link`):
+    /// systemd's `RuntimeDirectory`, a tmpfs. Nil: in the state directory.
+    private let runtimeDirectory: String?
     /// Registry writes since start (the snapshot reads it).
     private let writes: Locked<Int>
     /// The registry version whose sensors the subscriptions service follows: a flush of that version writes only
@@ -62,9 +65,10 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         stateDirectory: String, flushInterval: Duration,
         snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, countersMoved: ChangeSignal? = nil,
         errors: ErrorRecorder, logger: Logger, recordsStatuses: Bool = true,
-        syncInterval: Duration = defaultSyncInterval
+        syncInterval: Duration = defaultSyncInterval, runtimeDirectory: String? = nil
     ) {
         self.syncInterval = syncInterval
+        self.runtimeDirectory = runtimeDirectory
         self.countersMoved = countersMoved
         self.recordsStatuses = recordsStatuses
         self.store = store
@@ -91,6 +95,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     }
 
     func run() async {
+        let statusDirectory = await files.run { self.linkStatusFile() }
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 // A flush appends its sensors' lines to the status log; now and then one folds the log into the
@@ -113,7 +118,7 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                         await self.statusChanged.wait(until: written + Self.statusInterval)
                         // At most one a `statusInterval`: what moves meanwhile goes into this one.
                         try? await Task.sleep(until: written + Self.statusInterval)
-                        await self.files.run { self.writeStatus() }
+                        await self.files.run { self.writeStatus(in: statusDirectory) }
                         written = .now
                     }
                 }
@@ -121,7 +126,9 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         }
         // Every other service but the journal has stopped: whatever arrived until the client closed is here now.
         await flush(last: true)
-        await files.run { self.writeStatus() }
+        // The last in the state directory, over the link: `hubctl status` says when hubd was last seen, after a reboot
+        // too.
+        await files.run { self.writeStatus(in: self.stateDirectory) }
         logger.info("stopped")
     }
 
@@ -184,10 +191,27 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     /// `AgentStatus.staleAfter` for a hub that is gone), and the shortest time between two.
     static let statusInterval = Duration.seconds(5)
 
-    private func writeStatus() {
+    /// Where the status file goes while hubd runs: the runtime directory when there is one and the link to it could
+    /// be made (logged when not), else the state directory. The link comes after the first file: `hubctl status`
+    /// never finds it pointing at nothing while hubd runs.
+    private func linkStatusFile() -> String {
+        guard let runtimeDirectory else { return stateDirectory }
+        do {
+            try snapshot(false).agentStatus.write(to: runtimeDirectory)
+            try AgentStatus.link(from: stateDirectory, to: runtimeDirectory)
+            return runtimeDirectory
+        } catch {
+            logger.warning(
+                "the status file stays in the state directory: no link to the runtime directory",
+                metadata: ["runtime_directory": "\(runtimeDirectory)", "error": "\(error)"])
+            return stateDirectory
+        }
+    }
+
+    private func writeStatus(in directory: String) {
         countersMoved?.rearm()
         do {
-            try snapshot(false).agentStatus.write(to: stateDirectory)
+            try snapshot(false).agentStatus.write(to: directory)
         } catch {
             logger.debug("could not write the status file", metadata: ["error": "\(error)"])
         }
