@@ -49,6 +49,9 @@ public struct Hub: Sendable {
         var document: DefaultsDocument
         /// The registry read: the subscriptions service need not read it again when the broker connects.
         let followed: Locked<RegistryVersion?>
+        let runtime = runtimeDirectory()
+        let journalDirectory = try placeLogs(
+            lowWear: configuration.lowWear, state: state.path, runtime: runtime, logger: logger)
         do {
             let (version, read) = try await store.read(ifChangedFrom: nil)
             document = read ?? DefaultsDocument()
@@ -62,7 +65,7 @@ public struct Hub: Sendable {
         let pipeline = DispatchQueue(label: "sensorhub.pipeline")
         // What the last run applied and had not written everywhere before it stopped (a crash, a power cut): its
         // statuses are the hub's statuses from the start, its events go to the consumers that lack them.
-        let journal = Journal(directory: state.path, logger: logger, executor: pipeline)
+        let journal = Journal(directory: journalDirectory, logger: logger, executor: pipeline)
         let replay: Journal.Replay
         do {
             replay = try journal.open()
@@ -156,7 +159,7 @@ public struct Hub: Sendable {
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, log: journal,
             shared: outbox,
-            sharedAlerts: alertBook, moved: countersMoved, executor: pipeline)
+            sharedAlerts: alertBook, moved: countersMoved, executor: pipeline, lowWear: configuration.lowWear)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(
@@ -297,7 +300,7 @@ public struct Hub: Sendable {
             store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
             snapshot: snapshot, statusChanged: statusChanged, countersMoved: countersMoved, errors: errors,
-            logger: logger, recordsStatuses: shared == nil, runtimeDirectory: Self.runtimeDirectory())
+            logger: logger, recordsStatuses: shared == nil, runtimeDirectory: runtime)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, file: file, ingest: ingest, router: router, errors: errors,
             notifier: notifier, logger: logger)

@@ -254,17 +254,7 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     /// and an inode written back) costs an SD card nothing, and `hubctl status` reads it through the link. After a
     /// reboot the link points at nothing (`isDangling`).
     public static func link(from directory: String, to runtime: String) throws(StoreError) {
-        let path = directory + "/" + fileName
-        let temporary = "\(directory)/.\(fileName).\(getpid()).link"
-        unlink(temporary)
-        guard symlink(runtime + "/" + fileName, temporary) == 0 else {
-            throw .system(path: temporary, action: "make a link", errno: errno)
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .system(path: path, action: "rename", errno: code)
-        }
+        try MemoryLogs.link(directory + "/" + fileName, to: runtime + "/" + fileName)
     }
 
     /// Where the status file in `directory` links to when what it links to is gone (the machine restarted since

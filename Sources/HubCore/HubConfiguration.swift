@@ -11,6 +11,12 @@ public struct HubConfiguration: Sendable, Hashable {
 
     /// `state.directory`: where the registry lives (`--state-dir` and `$HUB_STATE_DIR` come first).
     public var stateDirectory: String?
+    /// `state.low_wear`: the journal and the registry's and the alert book's logs kept in memory (systemd's
+    /// `RuntimeDirectory`), the history committed hourly: an SD card written a tenth as much, and a power cut loses
+    /// what was only in memory (docs/raspberry-pi.md).
+    public var lowWear = false
+    /// The history's commit interval in low wear, unless `history.commit_interval` says.
+    public static let lowWearCommitInterval = Duration.seconds(3600)
     /// `sensors.topic_template`: how a new sensor's topic follows from its name.
     public var topicTemplate: TopicTemplate = .default
     /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
@@ -215,6 +221,7 @@ public struct HubConfiguration: Sendable, Hashable {
         let state = root["state"]
         try state.allow(stateKeys)
         if let directory = try state["directory"].string(), !directory.isEmpty { result.stateDirectory = directory }
+        if let lowWear = try state["low_wear"].bool() { result.lowWear = lowWear }
 
         let sensors = root["sensors"]
         try sensors.allow(sensorsKeys)
@@ -354,6 +361,8 @@ public struct HubConfiguration: Sendable, Hashable {
         }
         if let interval = try history["commit_interval"].duration(in: .seconds(1)...(.seconds(3600))) {
             result.historyCommitInterval = interval
+        } else if result.lowWear {
+            result.historyCommitInterval = lowWearCommitInterval
         }
     }
 }

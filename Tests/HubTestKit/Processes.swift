@@ -108,8 +108,10 @@ public final class TemporaryDirectory: Sendable {
     public let url: URL
     public var path: String { url.path }
 
-    public init(prefix: String = "sensorhub-test") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    /// In `parent` when given (`/dev/shm`, a tmpfs), else in the temporary directory.
+    public init(prefix: String = "sensorhub-test", in parent: String? = nil) throws {
+        let base = parent.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        url = base.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

@@ -126,6 +126,14 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         }
         // Every other service but the journal has stopped: whatever arrived until the client closed is here now.
         await flush(last: true)
+        do {
+            try await store.foldStatusesInMemory()
+        } catch {
+            errors.record("could not fold the status log kept in memory into the registry: \(error)")
+            logger.error(
+                "cannot fold the status log kept in memory into the registry; a reboot loses its statuses",
+                metadata: ["error": "\(error)"])
+        }
         // The last in the state directory, over the link: `hubctl status` says when hubd was last seen, after a reboot
         // too.
         await files.run { self.writeStatus(in: self.stateDirectory) }

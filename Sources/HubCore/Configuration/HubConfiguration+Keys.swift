@@ -30,7 +30,15 @@ extension HubConfiguration {
         ConfigKey(
             "directory", "directory path",
             "Where the registry, the journal, the outbox and the history live; `--state-dir` and `$HUB_STATE_DIR` "
-                + "come first, and `/var/lib/sensorhub` is used when none says.")
+                + "come first, and `/var/lib/sensorhub` is used when none says."),
+        ConfigKey(
+            "low_wear", "true or false", default: "false",
+            "For an SD card: the journal and the registry's and the alert book's logs are kept in memory (systemd's "
+                + "RuntimeDirectory, or $RUNTIME_DIRECTORY), folded onto the disk as they grow, and the history is "
+                + "committed hourly unless `history.commit_interval` says (docs/raspberry-pi.md). A crash, a restart "
+                + "or a clean stop loses nothing; a power cut loses what was only in memory: statuses since the "
+                + "registry's last fold, up to an hour of history, alert changes since the book's last fold (never "
+                + "an acknowledgement or a silence: those are written at once)."),
     ]
 
     static let sensorsKeys: [ConfigKey] = [
@@ -138,7 +146,7 @@ extension HubConfiguration {
                 + "of what commits a second apart do (docs/performance.md, the write budget): an SD card lasts. "
                 + "Readings and events wait in the journal until written, so a hubd that dies loses none. The API, "
                 + "the dashboard and `hubctl history` (which asks a running hubd) have what waits written before "
-                + "they read."),
+                + "they read. An hour with `state.low_wear`, unless set."),
     ]
 
     static let httpKeys: [ConfigKey] = [

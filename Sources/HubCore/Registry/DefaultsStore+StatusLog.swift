@@ -23,7 +23,12 @@ extension DefaultsStore {
     /// than one burst of their statuses). Replaying a line takes 6–13 µs.
     static let statusLogLimit = 1 << 18
 
-    public var statusLogPath: String { directory + "/" + Self.statusLogName }
+    /// In low wear a link to the log in memory (`MemoryLogs`): the log's own path, which a fold unlinks and the
+    /// next append makes again.
+    public var statusLogPath: String {
+        let path = directory + "/" + Self.statusLogName
+        return MemoryLogs.target(of: path) ?? path
+    }
 
     /// Records what hubd learnt of some sensors: appended to the status log, or folded into the document with the
     /// log when the log would outgrow it. An update for a sensor that is gone changes nothing when replayed.
@@ -106,6 +111,15 @@ extension DefaultsStore {
             throw .system(path: statusLogPath, action: "write", errno: errno)
         }
         return end
+    }
+
+    /// Folds the status log into the document when the log is kept in memory (low wear, `MemoryLogs`): hubd does so
+    /// as it stops, so that a reboot, which empties the memory, loses none of its statuses.
+    public func foldStatusLogInMemory() throws(StoreError) {
+        guard MemoryLogs.target(of: directory + "/" + Self.statusLogName) != nil else { return }
+        let lock = try acquireLock(lockPath, directory: directory)
+        defer { close(lock) }
+        try updateHoldingLock({ _ in }, folding: true, beforeReplacing: { _, _ in })
     }
 
     /// Removes the log once the document holds its updates. Unlinked rather than emptied: a reader that opened it

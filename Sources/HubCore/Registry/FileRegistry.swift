@@ -60,6 +60,10 @@ public struct FileRegistry: RegistryStore {
         }
     }
 
+    public func foldStatusesInMemory() async throws(StoreError) {
+        try await BackgroundThread.shared.run { [file] () throws(StoreError) in try file.foldStatusLogInMemory() }
+    }
+
     public func syncStatuses() async throws(StoreError) {
         try await BackgroundThread.shared.run { [file] () throws(StoreError) in try file.syncStatusLog() }
     }

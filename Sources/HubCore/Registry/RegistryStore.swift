@@ -40,6 +40,10 @@ public protocol RegistryStore: Sendable {
     /// Makes every status recorded so far durable (a database's are already).
     func syncStatuses() async throws(StoreError)
 
+    /// Writes the statuses a log in memory holds (low wear) where a reboot keeps them; nothing for a store without
+    /// one. hubd calls it as it stops.
+    func foldStatusesInMemory() async throws(StoreError)
+
     /// The store's version now, without reading the document; `nil` when there is none (or it can't be told).
     func version() async -> RegistryVersion?
 
@@ -52,6 +56,8 @@ public protocol RegistryStore: Sendable {
 }
 
 extension RegistryStore {
+    public func foldStatusesInMemory() async throws(StoreError) {}
+
     /// `recordStatuses`, durable.
     public func recordStatuses(
         _ updates: [SensorStatusUpdate],

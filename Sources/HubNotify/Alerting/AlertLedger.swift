@@ -49,10 +49,15 @@ final class AlertLedger: Sendable {
     /// Below this, the log is not folded in however small the book: a fold writes the book whole, and a home's
     /// saves are about 1 KB. 256 KiB unless a test says otherwise.
     let logLimit: Int
+    /// Low wear (`state.low_wear`): the log is in memory (`MemoryLogs`), so what must outlast a power cut (`lasting`:
+    /// what a person did) is written as the book whole.
+    let logInMemory: Bool
 
-    init(directory: String, logger: Logger, logLimit: Int = 1 << 18) {
+    /// In low wear the log, in memory, is folded in at 4 MiB: a home's doors fill it in about an hour.
+    init(directory: String, logger: Logger, logLimit: Int? = nil, logInMemory: Bool = false) {
         self.directory = directory
-        self.logLimit = logLimit
+        self.logLimit = logLimit ?? (logInMemory ? 1 << 22 : 1 << 18)
+        self.logInMemory = logInMemory
         self.path = "\(directory)/\(Self.bookName)"
         self.logger = logger
     }
@@ -176,11 +181,12 @@ final class AlertLedger: Sendable {
     /// `durable`: on disk when it returns (`fsync`), with every line written before without it. Not durable, the
     /// line is in the file for every reader at once (`hubctl`, the API, Home Assistant's entities follow the files),
     /// and a crash may take it: the journal keeps the events that made it until a durable save
-    /// (`NotificationRouter+Progress`).
+    /// (`NotificationRouter+Progress`). `lasting`: what a person did (an acknowledgement, a silence), which in low
+    /// wear is written to the disk at once, the book whole, where the log in memory would lose it to a power cut.
     @discardableResult
-    func save(durable: Bool = true) -> Bool {
+    func save(durable: Bool = true, lasting: Bool = false) -> Bool {
         // One save at a time (the router's and a button's): an older book must not land after a newer one.
-        writing.withLock { _ in saveNow(durable: durable) }
+        writing.withLock { _ in saveNow(durable: durable, whole: lasting && logInMemory) }
     }
 
     private let writing = Locked(())
@@ -198,7 +204,7 @@ final class AlertLedger: Sendable {
         case book([UInt8], generation: Int)
     }
 
-    private func saveNow(durable: Bool) -> Bool {
+    private func saveNow(durable: Bool, whole: Bool) -> Bool {
         let started = ContinuousClock.now
         // What the save starts from, taken under the lock; the comparing and the encoding are done outside it, so
         // the router's next event does not wait for them (a storm's whole book is 150 ms of JSON). Only a save
@@ -207,9 +213,9 @@ final class AlertLedger: Sendable {
             // A hub that never alerted writes no file (and spends nothing on it per event); an unchanged book is not
             // even compared, unless what the files hold must be written again (`mustFold`).
             if state.saved == nil && state.book.isEmpty && state.book.reset == nil { return nil }
-            if !state.mustFold, state.book.revision == state.savedRevision, state.saved != nil { return nil }
+            if !state.mustFold, !whole, state.book.revision == state.savedRevision, state.saved != nil { return nil }
             return (
-                state.book, state.mustFold ? nil : state.saved,
+                state.book, state.mustFold || whole ? nil : state.saved,
                 Files(generation: state.generation, logBytes: state.logBytes, bookBytes: state.bookBytes)
             )
         }

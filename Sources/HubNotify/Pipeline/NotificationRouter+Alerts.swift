@@ -126,7 +126,7 @@ extension NotificationRouter {
         }
         if outcome.hasPrefix("queued") { return "Taken: the hub acts on it in a moment." }
         if sharedAlerts == nil {
-            alerts.save()
+            alerts.save(lasting: true)
             wantPass()
         }
         return outcome.hasPrefix("acknowledged") ? "Acknowledged." : "Snoozed for an hour."
@@ -159,7 +159,7 @@ extension NotificationRouter {
                         "skipped unreadable alert requests",
                         metadata: ["lines": "\(unreadable)", "path": "\(self.requests.path)"])
                 }
-                return alerts.save()
+                return alerts.save(lasting: !requests.isEmpty)
             }
         } catch {
             logger.error("cannot take the alert requests", metadata: ["error": "\(error)"])

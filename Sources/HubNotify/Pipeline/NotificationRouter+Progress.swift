@@ -61,7 +61,8 @@ extension NotificationRouter {
         let report = force || isReportDue(through: through, now: now)
         do {
             if through != nil, report { try await outbox.sync() }
-            guard saveBookIfDue(force: force, durable: report) else {
+            // Stopping: in low wear the book is written whole, where a reboot keeps it.
+            guard saveBookIfDue(force: force, durable: report, lasting: force) else {
                 // Not due yet, or failed (logged and counted by the ledger).
                 keep(through)
                 return

@@ -41,11 +41,12 @@ extension NotificationRouter {
     /// Saves the book now if the gap since the last save allows it (or `force`); whether it is written (on disk,
     /// when `durable`).
     func saveBookIfDue(
-        force: Bool = false, forMessages: Bool = false, durable: Bool = true, now: ContinuousClock.Instant = .now
+        force: Bool = false, forMessages: Bool = false, durable: Bool = true, lasting: Bool = false,
+        now: ContinuousClock.Instant = .now
     ) -> Bool {
         if !force, let next = nextBookSave(forMessages: forMessages), next > now { return false }
         // A save that fails is logged and counted by the ledger.
-        let saved = alerts.save(durable: durable)
+        let saved = alerts.save(durable: durable, lasting: lasting)
         bookSaving.withLock { saving in
             saving.lastSave = now
             if forMessages { saving.lastForMessages = now }

@@ -125,11 +125,13 @@ public final class NotificationRouter: Service, Sendable {
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
     ///   - moved: told when a backend's counters move (`hubctl status` shows them).
     ///   - executor: the pipeline's executor, shared with the journal (`Journal(executor:)`); one of its own when nil.
+    ///   - lowWear: the alert book's log is in memory (`state.low_wear`, `AlertLedger.logInMemory`).
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, log: (any NotificationLog)? = nil,
         shared: (any SharedOutbox)? = nil,
-        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil, executor: DispatchQueue? = nil
+        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil, executor: DispatchQueue? = nil,
+        lowWear: Bool = false
     ) throws(ConfigurationError) {
         self.executor = executor ?? DispatchQueue(label: "sensorhub.pipeline")
         self.executor.setSpecific(key: Self.executorKey, value: executorTag)
@@ -147,7 +149,7 @@ public final class NotificationRouter: Service, Sendable {
                 name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, moved: moved, logger: logger)
         }
         self.setup = Locked(Setup(configuration: configuration, queues: queues, alerts: configuration.alertSetup))
-        self.alerts = AlertLedger(directory: stateDirectory, logger: logger)
+        self.alerts = AlertLedger(directory: stateDirectory, logger: logger, logInMemory: lowWear)
         self.requests = AlertRequests(directory: stateDirectory)
     }
 
