@@ -7,10 +7,12 @@ import Logging
 package enum RegistryWatcher {
     /// A signal for every change; bursts collapse into one pending signal. Ends when its consumer goes away.
     /// `appended`: files beside the store that a writer keeps open and appends to (the alert book's log), watched for
-    /// each write.
+    /// each write; one that is a link to a log kept in memory (low wear, `MemoryLogs`) is written where it points,
+    /// so that directory is watched too.
     package static func changes(of store: String, appended: [String] = [], logger: Logger) -> AsyncStream<Void> {
         let directory = (store as NSString).deletingLastPathComponent
-        let names = Set(([store] + appended).map { ($0 as NSString).lastPathComponent })
+        let targets = appended.compactMap { MemoryLogs.target(of: $0) }
+        let names = Set(([store] + appended + targets).map { ($0 as NSString).lastPathComponent })
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         let mask = UInt32(
@@ -23,6 +25,13 @@ package enum RegistryWatcher {
             let poller = Task { await poll([store] + appended, continuation) }
             continuation.onTermination = { _ in poller.cancel() }
             return stream
+        }
+        for elsewhere in Set(targets.map { ($0 as NSString).deletingLastPathComponent }) where elsewhere != directory {
+            if inotify_add_watch(fd, elsewhere, mask) < 0 {
+                logger.warning(
+                    "cannot watch the logs kept in memory; their changes are seen at the next change beside the store",
+                    metadata: ["directory": "\(elsewhere)", "error": "\(String(cString: strerror(errno)))"])
+            }
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "registry-watcher"))
         source.setEventHandler {
