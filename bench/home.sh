@@ -25,6 +25,8 @@ OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# The commit the build is of (the report is written at the end, when HEAD may have moved on).
+built_at=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo "+changes")
 release_build hubd
 command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
 bench_work
@@ -223,7 +225,7 @@ asked=0; syncs=0
 {
     echo "# A home's writes, $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
-    echo "\`bench/home.sh\` (release hubd at $(git rev-parse --short HEAD), state on $(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
+    echo "\`bench/home.sh\` (release hubd at $built_at, state on $(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
     echo "$HOME_SENSORS sensors ($doors doors whose every message is a change, $((HOME_SENSORS - doors)) thermometers), $RATE messages a"
     echo "second, QoS 1 retained; history on (hubd's default, aged ${AGE_DAYS:-7} days); one alerting rule on the doors to a file and a webhook."
     echo "Measured over $SECS s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
