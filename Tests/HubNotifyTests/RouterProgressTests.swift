@@ -122,7 +122,9 @@ import Testing
               backends:
                 out: { type: file, path: "\(out)" }
               rules:
-                doors: { sensors: ["door*"], events: [changed], statuses: [open], backends: [out], group_by: [sensor], group_wait: 1h }
+                doors:
+                  { sensors: ["door*"], events: [changed], statuses: [open], backends: [out], group_by: [sensor],
+                    group_wait: 1h }
                 leak: { sensors: ["leak"], events: [changed], statuses: [wet], backends: [out], group_wait: 1s }
             """
         try await withRouter(yaml, directory: directory) { router in
