@@ -6,7 +6,16 @@ import Logging
 extension Hub {
     /// The logs kept in memory in low wear (`MemoryLogs`), linked from the state directory: the registry's status
     /// log and the alert book's.
-    static let memoryLogs = [DefaultsStore.statusLogName, "alerts.changes"]
+    static let memoryLogs = [DefaultsStore.statusLogName, AlertFiles.logName]
+
+    /// systemd's `RuntimeDirectory` (the first, when it names several), where the status file goes: set by the unit
+    /// (`RuntimeDirectory=sensorhub`, a tmpfs under /run).
+    static func runtimeDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard let value = environment["RUNTIME_DIRECTORY"], let first = value.split(separator: ":").first else {
+            return nil
+        }
+        return String(first)
+    }
 
     /// Puts the logs where `state.low_wear` says, moving what they hold: into the runtime directory (systemd's
     /// `RuntimeDirectory`, a tmpfs) in low wear, back into the state directory otherwise (a hub that ran in low wear

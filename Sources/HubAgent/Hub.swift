@@ -229,9 +229,11 @@ public struct Hub: Sendable {
                 // Each alerting rule an entity, from the hub's book or the cluster's.
                 alerts: .init(
                     place: router.alertPlace,
-                    changes: { [book = state.path + "/alerts.json", log = state.path + "/alerts.changes"] in
+                    changes: { [directory = state.path] in
                         alertBook?.committed()
-                            ?? RegistryWatcher.changes(of: book, appended: [log], logger: logger)
+                            ?? RegistryWatcher.changes(
+                                of: directory + "/" + AlertFiles.bookName,
+                                appended: [directory + "/" + AlertFiles.logName], logger: logger)
                     },
                     rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
                 logger: logger)
@@ -352,15 +354,6 @@ public struct Hub: Sendable {
                 try await connection.listen(
                     DeviceDiscovery(families: DeviceFamily.all, zigbee2mqttBases: bases), for: duration)
             })
-    }
-
-    /// systemd's `RuntimeDirectory` (the first, when it names several), where the status file goes: set by the unit
-    /// (`RuntimeDirectory=sensorhub`, a tmpfs under /run).
-    static func runtimeDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        guard let value = environment["RUNTIME_DIRECTORY"], let first = value.split(separator: ":").first else {
-            return nil
-        }
-        return String(first)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
-import HubCore
 import HTTPTypes
+import HubCore
+import HubNotify
 import HubSupport
 import Hummingbird
 import NIOCore
@@ -23,9 +24,8 @@ final class ChangeFeed: Sendable {
 
     init(stateDirectory: String, lifetime: Int = ChangeFeed.lifetime) {
         self.lifetime = lifetime
-        files = ["defaults.json", "defaults.statuses", "alerts.json", "alerts.changes", "alert-requests.jsonl"].map {
-            "\(stateDirectory)/\($0)"
-        }
+        let names = ["defaults.json", DefaultsStore.statusLogName, AlertFiles.bookName, AlertFiles.logName]
+        files = (names + ["alert-requests.jsonl"]).map { "\(stateDirectory)/\($0)" }
     }
 
     /// The files' sizes and modification times, as one number.

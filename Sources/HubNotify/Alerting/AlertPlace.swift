@@ -15,6 +15,9 @@ public protocol AlertPlace: Sendable {
 /// One hub's alert place: `alerts.json` and `alert-requests.jsonl` in the state directory.
 public struct AlertFiles: AlertPlace {
     public let directory: String
+    /// The book's file and its log of changes (`AlertLedger+Files`), for whoever watches or moves them.
+    public static let bookName = AlertLedger.bookName
+    public static let logName = AlertLedger.logName
 
     public init(directory: String) { self.directory = directory }
 
