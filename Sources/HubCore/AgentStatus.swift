@@ -252,7 +252,7 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     /// Makes the status file in `directory` a symbolic link to the one in `runtime` (systemd's `RuntimeDirectory`,
     /// a tmpfs), where hubd then writes it: its heartbeat every `statusInterval` (17,280 files a day, each a block
     /// and an inode written back) costs an SD card nothing, and `hubctl status` reads it through the link. After a
-    /// reboot the link points at nothing (`isDangling`).
+    /// reboot the link points at nothing (`danglingLink(in:)`).
     public static func link(from directory: String, to runtime: String) throws(StoreError) {
         try MemoryLogs.link(directory + "/" + fileName, to: runtime + "/" + fileName)
     }
@@ -261,9 +261,8 @@ public struct AgentStatus: Codable, Sendable, Hashable {
     /// hubd last ran, and `RuntimeDirectory` with it); nil otherwise.
     public static func danglingLink(in directory: String) -> String? {
         let path = directory + "/" + fileName
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, access(path, F_OK) != 0 else { return nil }
-        return try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+        guard let target = MemoryLogs.target(of: path), access(path, F_OK) != 0 else { return nil }
+        return target
     }
 
     /// The status hubd last wrote in `directory`, if any.

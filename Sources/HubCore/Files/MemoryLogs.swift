@@ -30,7 +30,7 @@ public enum MemoryLogs {
             try replaceFileAtomically(at: inMemory, with: Array(bytes), sync: false)
         }
         try link(path, to: inMemory)
-        if let current, current != inMemory { unlink(current) }
+        if let current { unlink(current) }
     }
 
     /// Puts the log `name` back in `state` as a file of its own, holding what its link's target held (nothing when
