@@ -129,10 +129,8 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         do {
             try await store.foldStatusesInMemory()
         } catch {
-            errors.record("could not fold the status log kept in memory into the registry: \(error)")
-            logger.error(
-                "cannot fold the status log kept in memory into the registry; a reboot loses its statuses",
-                metadata: ["error": "\(error)"])
+            errors.record(
+                "could not fold the status log kept in memory into the registry (a reboot loses it): \(error)")
         }
         // The last in the state directory, over the link: `hubctl status` says when hubd was last seen, after a reboot
         // too.
