@@ -283,9 +283,11 @@ public final class NotificationRouter: Service, Sendable {
         // sooner now (by more than the book's milliseconds turned into the clock's instants differ by from one call
         // to the next). Woken for every batch, the loop made a task group, a timer and three or four context switches
         // a message at a home's rate (`bench/home.sh`).
-        if !setup.withLock({ $0.alerts.isEmpty }), let next = alertDeadline(),
-            loopWait.withLock({ !$0.settled || $0.deadline.map { next + .milliseconds(10) < $0 } ?? true })
-        {
+        guard !setup.withLock({ $0.alerts.isEmpty }) else { return }
+        let waiting = loopWait.withLock { $0 }
+        // The loop is working its deadline out (it may have read the book before this pass): woken to do it again.
+        guard waiting.settled else { return doorbell.ring() }
+        if let next = alertDeadline(), waiting.deadline.map({ next + .milliseconds(10) < $0 }) ?? true {
             doorbell.ring()
         }
     }
@@ -342,7 +344,6 @@ public final class NotificationRouter: Service, Sendable {
                 }
             }
             while !Task.isCancelled {
-                loopWait.withLock { $0.settled = false }
                 let deadline = shared == nil ? alertDeadline() : nil
                 loopWait.withLock { $0 = LoopWait(deadline: deadline, settled: true) }
                 await doorbell.wait(until: deadline)
