@@ -28,21 +28,29 @@ struct LowWearTests {
         }
     }
 
+    /// A hub in low wear with `sensors`, its runtime directory one of the test's, and the kitchen's leak told.
+    static func leaking(
+        _ broker: MosquittoBroker, sensors: [String]
+    ) async throws -> (hub: RunningHub, runtime: TemporaryDirectory) {
+        let hub = try RunningHub(configuration: configuration)
+        let runtime = try TemporaryDirectory()
+        try await hub.prepare(broker, sensors: sensors)
+        try await hub.startAndWaitUntilReady(["RUNTIME_DIRECTORY": runtime.path])
+        try await publish(broker, "kitchen leak", "wet", retain: true)
+        try await eventually("the leak's message") { jsonLines(hub.hubctl.state.file("audit.jsonl")).count == 1 }
+        return (hub, runtime)
+    }
+
     static func isLink(_ path: String, to target: String) -> Bool {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == target
     }
 
     @Test func theLogsLiveInMemoryAndOutlastACrashAndACleanStop() async throws {
         try await withBroker { broker in
-            let hub = try RunningHub(configuration: Self.configuration)
-            let runtime = try TemporaryDirectory()
+            let (hub, runtime) = try await Self.leaking(broker, sensors: ["kitchen leak", "hall"])
             let environment = ["RUNTIME_DIRECTORY": runtime.path]
             let state = hub.hubctl.state
-            try await hub.prepare(broker, sensors: ["kitchen leak", "hall"])
-            try await hub.startAndWaitUntilReady(environment)
-            try await publish(broker, "kitchen leak", "wet", retain: true)
             try await publish(broker, "hall", "21.5", retain: true)
-            try await eventually("the leak's message") { jsonLines(state.file("audit.jsonl")).count == 1 }
             try await eventually("both statuses in the registry") {
                 try hub.sensor("kitchen leak")?.status == "wet" && hub.sensor("hall")?.status == "21.5"
             }
@@ -95,14 +103,9 @@ struct LowWearTests {
     /// acknowledgement was written to the disk at once, so the cut does not undo it.
     @Test func aPowerCutLosesOnlyWhatWasInMemoryAndNeverAnAcknowledgement() async throws {
         try await withBroker { broker in
-            let hub = try RunningHub(configuration: Self.configuration)
-            let runtime = try TemporaryDirectory()
+            let (hub, runtime) = try await Self.leaking(broker, sensors: ["kitchen leak"])
             let environment = ["RUNTIME_DIRECTORY": runtime.path]
             let state = hub.hubctl.state
-            try await hub.prepare(broker, sensors: ["kitchen leak"])
-            try await hub.startAndWaitUntilReady(environment)
-            try await publish(broker, "kitchen leak", "wet", retain: true)
-            try await eventually("the leak's message") { jsonLines(state.file("audit.jsonl")).count == 1 }
             let ack = try await hub.hubctl.run("alerts", "ack", "kitchen leak", "--by", "ana")
             #expect(ack.status == 0, "\(ack.standardError)")
             try await eventually("the acknowledgement in the book's file itself") {

@@ -49,7 +49,8 @@ import Testing
     }
 
     /// A home's minute: what hubd wrote to the disk in it (`written(by:)`), and then for the commit of its rows to the
-    /// history.
+    /// history. hubd runs as its systemd unit runs it, with a runtime directory on a tmpfs (the status file's, and
+    /// in low wear the logs').
     func homeMinute(lowWear: Bool) async throws -> (minute: Int, commit: Int) {
         let delivered = try TemporaryDirectory(in: lowWear ? "/dev/shm" : nil)
         let runtime = try TemporaryDirectory(in: "/dev/shm")
