@@ -5,11 +5,14 @@
 # home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
 # and a webhook (a local receiver answering 200).
 # Over SECS (300: the history commits every 5 minutes) seconds untraced (hubd's CPU, and what reached the disk),
-# then SECS more under strace, each window ending with its rows committed to the history (SIGUSR1, as hubctl asks):
+# then SECS more under strace. Each window runs from just after one of the history's own commits (its timer's,
+# `history.commit_interval`) to just after another, SECS / 300 of them later, so it holds the commits a day holds
+# (a window ending in a commit of its own asked for would hold two: one per 150 s, twice the day's). In low wear
+# (hourly commits) each window ends with its rows committed instead (SIGUSR1, as hubctl asks): an upper bound:
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
-# then a day of it (× 86,400 / SECS) and per notification.
+# then a day of it (× 86,400 / the window's length) and per notification.
 # Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
 # there at the end, to see what each file holds. LOW_WEAR=1: with `state.low_wear` (the journal and the logs in the
@@ -22,6 +25,12 @@ HOME_SENSORS=${HOME_SENSORS:-20}
 SECS=${SECS:-300}
 RATE=${RATE:-4}
 OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
+# Windows aligned to the history's commits (every 5 minutes), but in low wear (hourly).
+aligned=$([ "${LOW_WEAR:-0}" = 1 ] && echo 0 || echo 1)
+if [ "$aligned" = 1 ] && [ $((SECS % 300)) != 0 ]; then
+    echo "home: SECS ($SECS) must be a multiple of 300, the history's commit interval" >&2
+    exit 2
+fi
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -87,10 +96,10 @@ fi
 start_hubd "$state" "$config"
 
 # The publisher: RATE messages a second in turn over the sensors, QoS 1 and retained as firmware publishes, for
-# 2 × SECS seconds plus the warm-up (the untraced window, then the traced one); it prints when the first begins and
-# the last ends.
+# 3 × SECS seconds and two minutes (the wait for the history's first commit, the untraced window, then the traced
+# one; it is stopped with the hub); it prints when the first begins and the last ends.
 publisher_log=$work/publisher.log
-python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" $((2 * SECS)) >"$publisher_log" <<'PY' &
+python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" $((3 * SECS + 120)) >"$publisher_log" <<'PY' &
 import socket, struct, sys, time
 port, count, doors, rate, secs = (int(a) for a in sys.argv[1:6])
 def packet(kind, body):
@@ -144,12 +153,40 @@ commit_history() {
     echo "home: hubd did not answer SIGUSR1 (history.answered) in 10 s" >&2
     exit 1
 }
+# Waits for the history's next commit (its log's modification time moves; nothing else writes it), and a second more
+# for the commit to end.
+wal_time() { stat -c %.9Y "$state/history.sqlite-wal" 2>/dev/null || echo 0; }
+next_commit() {
+    local before; before=$(wal_time)
+    for _ in $(seq 9000); do
+        [ "$(wal_time)" != "$before" ] && { sleep 1; return; }
+        sleep 0.05
+    done
+    echo "home: the history did not commit in 450 s" >&2
+    exit 1
+}
+# A window's edge: by default just after the history's own commit; in low wear, its rows committed at once.
+edge() { if [ "$aligned" = 1 ]; then next_commit; else commit_history; fi; }
+# A window: SECS, ending at the edge (aligned: SECS / 300 of the history's commits on, so a little past SECS).
+window() {
+    if [ "$aligned" = 1 ]; then
+        for _ in $(seq $((SECS / 300))); do
+            sleep 270
+            next_commit
+        done
+    else
+        sleep "$SECS"
+        commit_history
+    fi
+}
+now() { date +%s.%N; }
 # The first window, untraced: hubd's CPU and what reached the disk as it runs by itself.
-commit_history
+edge
 plain_bytes0=$(io write_bytes); plain_cancelled0=$(io cancelled_write_bytes); plain_cpu0=$(cpu_ticks "$hub_pid")
-sleep "$SECS"
-commit_history
+plain_t0=$(now)
+window
 plain_bytes1=$(io write_bytes); plain_cancelled1=$(io cancelled_write_bytes); plain_cpu1=$(cpu_ticks "$hub_pid")
+plain_t1=$(now)
 # The second: strace on every thread of hubd, its io counters before and after.
 bytes0=$(io write_bytes); cancelled0=$(io cancelled_write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
 messages0=$(metric sensorhub_messages_total | cut -d. -f1)
@@ -157,13 +194,14 @@ delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
 strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o "$work/strace" &
 tracer=$!
 pids+=("$tracer")
-sleep "$SECS"
-commit_history
+t0=$(now)
+window
 kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
+t1=$(now)
 bytes1=$(io write_bytes); cancelled1=$(io cancelled_write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
 messages1=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered1=$(wc -l <"$state/delivered.jsonl")
-wait "$publisher" || true
+kill "$publisher" 2>/dev/null || true
 stop_hubd
 [ -z "${KEEP_STATE:-}" ] || { mkdir -p "$KEEP_STATE" && cp -r "$state"/. "$KEEP_STATE"/; }
 
@@ -216,11 +254,14 @@ for name, (written, calls, syncs) in sorted(files.items(), key=lambda item: -ite
 PY
 )
 
-day=$(echo "86400 / $SECS" | bc -l)
-mb() { awk -v b="$1" -v d="$day" 'BEGIN { printf "%.1f", b * d / 1e6 }'; }
+# A day of each window, by how long it really ran.
+traced_secs=$(echo "$t1 - $t0" | bc -l); plain_secs=$(echo "$plain_t1 - $plain_t0" | bc -l)
+day=$(echo "86400 / $traced_secs" | bc -l); plain_day=$(echo "86400 / $plain_secs" | bc -l)
+mb() { awk -v b="$1" -v d="${2:-$day}" 'BEGIN { printf "%.1f", b * d / 1e6 }'; }
 perday() { awk -v n="$1" -v d="$day" 'BEGIN { printf "%.0f", n * d }'; }
 each() { awk -v n="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", n / m; else printf "–" }'; }
-percent() { awk -v t="$1" -v hz="$TICK" -v s="$SECS" 'BEGIN { printf "%.2f", t / hz / s * 100 }'; }
+percent() { awk -v t="$1" -v hz="$TICK" -v s="$2" 'BEGIN { printf "%.2f", t / hz / s * 100 }'; }
+secs() { printf "%.0f" "$1"; }
 asked=0; syncs=0
 {
     echo "# A home's writes, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -228,7 +269,12 @@ asked=0; syncs=0
     echo "\`bench/home.sh\` (release hubd at $built_at, state on $(df --output=fstype "$disk" | tail -1 | tr -d ' ') in \`$TMPDIR\`):"
     echo "$HOME_SENSORS sensors ($doors doors whose every message is a change, $((HOME_SENSORS - doors)) thermometers), $RATE messages a"
     echo "second, QoS 1 retained; history on (hubd's default, aged ${AGE_DAYS:-7} days); one alerting rule on the doors to a file and a webhook."
-    echo "Measured over $SECS s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
+    echo "Measured over $(secs "$traced_secs") s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
+    if [ "$aligned" = 1 ]; then
+        echo "Each window runs from just after one of the history's own commits (every 5 minutes) to just after another."
+    else
+        echo "Each window ends with its rows committed to the history (hourly in low wear): an upper bound on its share."
+    fi
     echo "The runtime directory (as the unit's RuntimeDirectory=, a tmpfs: the status file$([ "${LOW_WEAR:-0}" = 1 ] && echo ", and in low wear (\`state.low_wear\`) the journal and the logs")) is in memory, and left out of the table."
     echo
     echo "| file | bytes asked to write | a day | writes | fsyncs | fsyncs a day |"
@@ -247,8 +293,13 @@ asked=0; syncs=0
     echo "  asked of the kernel in all (wchar, sockets included): $((wchar1 - wchar0)) bytes."
     echo "- Per message: $(each "$asked" "$messages") bytes asked, $(each $((bytes1 - bytes0)) "$messages") bytes to the disk,"
     echo "  $(each "$syncs" "$messages") fsyncs; per notification: $(each "$syncs" "$notifications") fsyncs."
-    echo "- Untraced, the $SECS s before: $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) bytes reached the disk, **$(mb $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0))) MB a day**;"
-    echo "  hubd's CPU $(seconds_of_ticks $((plain_cpu1 - plain_cpu0))) s, **$(percent $((plain_cpu1 - plain_cpu0))) % of a core** ($(percent $((cpu1 - cpu0))) % with strace attached)."
+    echo "- Untraced, the $(secs "$plain_secs") s before: $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) bytes reached the disk, **$(mb $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) "$plain_day") MB a day**;"
+    echo "  hubd's CPU $(seconds_of_ticks $((plain_cpu1 - plain_cpu0))) s, **$(percent $((plain_cpu1 - plain_cpu0)) "$plain_secs") % of a core** ($(percent $((cpu1 - cpu0)) "$traced_secs") % with strace attached)."
+    wal=$(awk '$1 == "history.sqlite-wal" { print $2 }' <<<"$by_file")
+    if [ -n "$wal" ] && ! grep -q '^history.sqlite ' <<<"$by_file"; then
+        echo "- SQLite's checkpoint (the log's pages written into history.sqlite, every 1,000 pages of log) did not fall in"
+        echo "  the window: it writes each page of the log at most once more, so at most $(mb "$wal") MB a day more."
+    fi
     echo "- Goals (issue 55): ≤ 300 MB a day by default, ≤ 30 MB a day in a low-wear setting; CPU ≤ 0.2 % of a core."
     echo
     echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
