@@ -96,7 +96,7 @@ import Testing
             var takesWrittenRecords: Bool { true }
             func accept(_ records: [JournalRecord], through position: Int) {
                 let file = String(decoding: AppendFile.contents(path), as: UTF8.self)
-                let inFile = records.allSatisfy { file.contains("\"status\": \"\($0.status)\"") }
+                let inFile = records.allSatisfy { file.contains("\"status\":\"\($0.status)\"") }
                 seen.withLock { $0.append((records.map(\.position), inFile, confirmed.withLock { $0 })) }
             }
         }

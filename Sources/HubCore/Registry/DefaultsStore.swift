@@ -182,7 +182,7 @@ public struct DefaultsStore: Sendable {
         let logged = read?.logSize ?? 0
         guard document.revision != 0 || (folding && logged > 0) else { return result }
         try replaceFileAtomically(at: path, with: document.encode()) { status in
-            var written = FileIdentity(status, log: nil)
+            let written = FileIdentity(status, log: nil)
             // The log is unlinked: the next append makes another.
             beforeReplacing(read, written)
         }

@@ -33,7 +33,7 @@ extension Journal {
 
     /// `{"delivered":[812,813],"digests":["9f…","2c…"]}` and a newline.
     static func deliveriesLine(_ deliveries: [(packet: Int, digest: UInt64)], anew: Bool = false) -> [UInt8] {
-        var writer = JSONWriter(capacity: 40 + deliveries.count * 26)
+        var writer = JSONWriter(capacity: 40 + deliveries.count * 26, compact: true)
         var first = true
         writer.raw("{")
         writer.key("delivered", first: &first)

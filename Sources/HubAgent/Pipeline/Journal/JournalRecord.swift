@@ -43,7 +43,7 @@ public struct JournalRecord: Sendable, Hashable {
 
     /// The record as one journal line (without its newline), in the shape `Line` reads.
     var line: [UInt8] {
-        var writer = JSONWriter(capacity: 200 + events.count * 200)
+        var writer = JSONWriter(capacity: 200 + events.count * 200, compact: true)
         var first = true
         writer.raw("{")
         writer.key("at", first: &first)
@@ -105,7 +105,7 @@ public struct JournalRecord: Sendable, Hashable {
 
     /// An acknowledgement line.
     static func ackLine(_ consumer: String, through position: Int) -> [UInt8] {
-        var writer = JSONWriter(capacity: 48)
+        var writer = JSONWriter(capacity: 48, compact: true)
         var first = true
         writer.raw("{")
         writer.key("ack", first: &first)
