@@ -211,6 +211,49 @@ import Testing
         #expect(replay.acknowledged["router"] == count)
     }
 
+    /// A rewrite waits for a consumer that still needs a good part of the file (the history, until its next commit)
+    /// rather than copy that part: the file is left as it is while it holds more than an eighth of it, and emptied
+    /// once it acknowledges; past four times the threshold, a rewrite keeps up to half, as a bound.
+    @Test func aRewriteWaitsForAConsumerThatStillNeedsMuch() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        journal.attach([("store", Consumer()), ("history", Consumer())])
+        var count = 0
+        /// Appends records (none acknowledged: nothing is compacted) until the file is larger than `size`.
+        func append(past size: Int) async -> Int {
+            var added = 0
+            while fileSize <= size {
+                for _ in 0..<500 {
+                    count += 1
+                    journal.append([record("door", "s\(count)", sequence: count)])
+                }
+                added += 500
+                await journal.flushed()
+            }
+            return added
+        }
+        var added = await append(past: Journal.compactionThreshold)
+        let full = fileSize
+        // The history holds a fifth of the file: not copied.
+        journal.acknowledge("store", through: count)
+        journal.acknowledge("history", through: count - added / 5)
+        await journal.flushed()
+        #expect(fileSize >= full, "rewritten to \(fileSize) of \(full) bytes")
+        // It commits: the file is emptied.
+        journal.acknowledge("history", through: count)
+        await journal.flushed()
+        #expect(fileSize < Journal.compactionThreshold / 10)
+        // Past four times the threshold, a fifth is copied.
+        added = await append(past: 4 * Journal.compactionThreshold)
+        journal.acknowledge("store", through: count)
+        journal.acknowledge("history", through: count - added / 5)
+        await journal.flushed()
+        #expect(fileSize < 2 * Journal.compactionThreshold)
+        let replay = try Journal(directory: directory, logger: logger).open()
+        #expect(replay.records.map(\.sequence) == Array(count - added / 5 + 1...count))
+    }
+
     /// The packet ids of the messages applied come back after a crash and through compactions, so a message the
     /// broker sends again is known; a delivery that changed nothing is committed before it may be acknowledged; a
     /// session the broker made anew forgets them.

@@ -4,6 +4,14 @@ import HubCore
 // Compaction: the journal's file kept small once its records are in every consumer's hands and its notifications
 // delivered.
 extension Journal {
+    /// A rewrite keeps at most 1/8 of the file, below four times `compactionThreshold`, and half of it above. The
+    /// history acknowledges its records once a commit (every 5 minutes): a home's file passes the threshold with
+    /// minutes of records it still needs, and kept by half, each rewrite copied them, a third of the journal's bytes
+    /// (`bench/home.sh`: 683 KB written in a window that held a rewrite, 392 KB in one that did not). Waiting for
+    /// the history's next commit (a few seconds of records left then) costs the file a few hundred kilobytes.
+    /// (Asked for, `force`: half, whatever the size.)
+    static func keptShare(of size: Int, force: Bool) -> Int { force || size > 4 * compactionThreshold ? 2 : 8 }
+
     /// Empties the file when every consumer has acknowledged everything in it and no notification is pending, or
     /// rewrites it with what some consumer still needs and the pending notifications; only once it is larger than
     /// `compactionThreshold`, unless `force`d. `mend`: an `fsync` failed, and the file is written anew whatever it
@@ -18,7 +26,8 @@ extension Journal {
         guard mend || state.withLock({ $0.size > (force ? 0 : Self.compactionThreshold) }) else { return }
         // The outbox's pending lines are gathered only when they could leave a rewrite worth it (below).
         let (within, pending, read) = state.withLock { state in
-            let within = mend ? Int.max : max(1, state.size / 2 - state.retained.byteCount)
+            let most = state.size / Self.keptShare(of: state.size, force: force)
+            let within = mend ? Int.max : max(1, most - state.retained.byteCount)
             return (within, state.pendingNotifications, state.notificationLines)
         }
         let notifications: [UInt8]
@@ -34,8 +43,9 @@ extension Journal {
             if state.retained.isEmpty && state.deliveries.isEmpty && notifications.isEmpty && !mend {
                 return (true, nil, state.fd)
             }
-            // Rewriting most of the file gains nothing.
-            guard mend || state.retained.byteCount + notifications.count < state.size / 2 else {
+            // Rewriting most of the file gains nothing, and rewriting a good part of it waits for the consumers.
+            let most = state.size / Self.keptShare(of: state.size, force: force)
+            guard mend || state.retained.byteCount + notifications.count < most else {
                 return (false, nil, state.fd)
             }
             var bytes: [UInt8] = []
