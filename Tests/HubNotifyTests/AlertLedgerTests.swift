@@ -124,6 +124,50 @@ import Testing
         #expect(AppendFile.contents(directory.file(AlertLedger.logName)).count == log.utf8.count)
     }
 
+    /// An alert the book had that changes is written as a merge patch of its JSON: a door's alert firing again
+    /// writes its new event and times, not its rule, group and the rest again. A patch that can't be made (its alert
+    /// is not in the book the line extends) leaves its line out, as a torn one is.
+    @Test func aChangedAlertIsWrittenAsItsPatch() throws {
+        let directory = try TemporaryDirectory()
+        let ledger = AlertLedger(directory: directory.path, logger: Logger(label: "test"))
+        ledger.open()
+        var alert = Self.alert("front", 1)
+        alert.told = ["phone", "hook"]
+        alert.labels = ["room": "hall"]
+        ledger.update { book in
+            book.alerts[alert.id] = alert
+            book.revision += 1
+        }
+        #expect(ledger.save())
+        let whole = try JSONEncoder().encode(alert).count
+        let logPath = directory.file(AlertLedger.logName)
+        for step in 2...6 {
+            ledger.update { book in
+                book.alerts[alert.id]?.firing = step % 2 == 0
+                book.alerts[alert.id]?.event = Self.event("front", step, step % 2 == 0 ? "open" : "closed")
+                book.alerts[alert.id]?.resolved = step % 2 == 0 ? nil : Self.event("front", step, "closed").time
+                book.revision += 1
+            }
+            #expect(ledger.save())
+            let line = try #require(AppendFile.lines(AppendFile.contents(logPath)).last)
+            let text = String(decoding: line, as: UTF8.self)
+            #expect(text.contains("\"patched\"") && !text.contains("\"hall\"") && !text.contains("\"rule\""), "\(text)")
+            #expect(line.count * 2 < whole, "a line of \(line.count) bytes for an alert of \(whole)")
+            let read = try #require(try AlertLedger.read(directory: directory.path))
+            #expect(read.damaged == 0 && read.book.alerts == ledger.book.alerts, "step \(step)")
+        }
+        // A patch to an alert the book lacks: that line is left out, the others are read.
+        var stray = AlertLedger.Logged(
+            change: .init(), generation: try #require(try AlertLedger.read(directory: directory.path)).generation)
+        stray.change.patched["door/nowhere/open"] = .object([.init(key: "firing", value: .bool(false))])
+        let handle = try #require(FileHandle(forWritingAtPath: logPath))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: try JSONEncoder().encode(stray) + Data("\n".utf8))
+        try handle.close()
+        let read = try #require(try AlertLedger.read(directory: directory.path))
+        #expect(read.damaged == 1 && read.lines == 5 && read.book.alerts == ledger.book.alerts)
+    }
+
     /// A crash between a fold and the log's truncation leaves lines of the last generation: readers leave them
     /// out. A line torn by a crash is left out, logged, and folded in at the next start; no line follows it.
     @Test func linesOfAnotherGenerationAndATornLineAreLeftOut() throws {

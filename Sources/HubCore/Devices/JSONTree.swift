@@ -16,6 +16,10 @@ public indirect enum JSONTree: Sendable, Equatable {
     public struct Member: Sendable, Equatable {
         public var key: String
         public var value: JSONTree
+
+        public init(key: String, value: JSONTree) {
+            (self.key, self.value) = (key, value)
+        }
     }
 
     /// Parses one JSON document.

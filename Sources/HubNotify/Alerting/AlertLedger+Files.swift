@@ -48,7 +48,12 @@ extension AlertLedger {
                     continue
                 }
                 guard logged.generation == snapshot.generation else { continue }
-                saved.book.apply(logged.change)
+                do {
+                    try saved.book.apply(logged.change)
+                } catch {
+                    saved.damaged += 1
+                    continue
+                }
                 saved.lines += 1
             }
             return saved
