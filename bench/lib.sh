@@ -233,15 +233,14 @@ release_build() {
 # removed at exit with $work: $state, in $disk. After bench_work.
 disk_state() {
     export TMPDIR=${BENCH_TMPDIR:-/var/tmp}
-    disk=$(mktemp -d)
-    shm=$disk  # removed at exit with $work
+    disk=$(mktemp -d)  # removed at exit with $work
     state=$disk/hub
     mkdir -p "$state"
 }
 
 # --- the bench's own folder ------------------------------------------------------------------------------------------
 # Makes $work (a temporary folder), $pids (processes to stop at the end) and the files goals, warnings and quiet in it;
-# at exit every process in $pids is stopped and $work (and $shm, when a bench set one) is removed.
+# at exit every process in $pids is stopped and $work (and $shm and $disk, when a bench made them) is removed.
 bench_work() {
     work=$(mktemp -d)
     pids=()
@@ -251,5 +250,5 @@ bench_work() {
 bench_cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    rm -rf "$work" "${shm:-}"
+    rm -rf "$work" "${shm:-}" "${disk:-}"
 }
