@@ -200,7 +200,7 @@ public struct Hub: Sendable {
                     history: file, journal: journal, commitInterval: configuration.historyCommitInterval,
                     retention: retention, errors: errors, logger: logger)
                 history = writer
-                historySource = .file(directory: state.path, pending: { await writer.writePending() })
+                historySource = .file(directory: state.path, held: writer)
             } else {
                 history = nil
                 historySource = .file(directory: state.path)

@@ -176,13 +176,29 @@ public final class History: Sendable {
 
         /// SQL for the period's start, in milliseconds, from `time`.
         var bucket: String {
-            switch self {
-            case .hour: "(time / 3600000) * 3600000"
-            case .day: "(time / 86400000) * 86400000"
-            // 1970-01-05 was a Monday.
-            case .week: "((time - 345600000) / 604800000) * 604800000 + 345600000"
-            case .month: "CAST(strftime('%s', date(time / 1000, 'unixepoch', 'start of month')) AS INTEGER) * 1000"
+            guard let (length, offset) = length else {
+                return "CAST(strftime('%s', date(time / 1000, 'unixepoch', 'start of month')) AS INTEGER) * 1000"
             }
+            return "((time - \(offset)) / \(length)) * \(length) + \(offset)"
+        }
+
+        /// How long the period is and where one begins, in milliseconds since 1970 (weeks: 1970-01-05 was a Monday);
+        /// nil for a month.
+        var length: (Int64, offset: Int64)? {
+            switch self {
+            case .hour: (3_600_000, 0)
+            case .day: (86_400_000, 0)
+            case .week: (604_800_000, 345_600_000)
+            case .month: nil
+            }
+        }
+
+        /// The start of the period `time` is in (as `bucket` says it in SQL), for an hour, a day or a week.
+        func start(of time: Timestamp) -> Timestamp {
+            let (length, offset) = length ?? (1, 0)
+            let since = time.millisecondsSince1970 - offset
+            // SQL's integer division rounds toward zero, as Swift's does: the same for any time since 1970.
+            return Timestamp(millisecondsSince1970: (since / length) * length + offset)
         }
     }
 

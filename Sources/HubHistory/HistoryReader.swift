@@ -40,21 +40,19 @@ extension History: HistoryReader {
 /// Where the history is read from: the state directory's `history.sqlite` (opened for each use: it appears once hubd
 /// has written, and hubd may migrate it meanwhile), or a reader kept open (the store's database).
 public enum HistorySource: Sendable {
-    /// `history.sqlite` in `directory`; `pending` writes what hubd holds for it (a commit a `commit_interval`), so a
-    /// reader in hubd (the API) sees everything that arrived.
-    case file(directory: String, pending: (@Sendable () async -> Void)? = nil)
+    /// `history.sqlite` in `directory`; `held`: what hubd holds for it until its next commit (one a
+    /// `commit_interval`), which hubd's own readers (the API, the dashboard) see with the file's rows.
+    case file(directory: String, held: (any HeldHistory)? = nil)
     case reader(any HistoryReader)
 
-    /// Writes what waits to be committed, where hubd holds some (before a read in hubd).
-    public func writePending() async {
-        if case .file(_, let pending?) = self { await pending() }
-    }
-
-    /// The reader, once what hubd holds for the history is written (`writePending`): how hubd's own readers (the API,
-    /// the dashboard) open it, so that they see everything that arrived.
-    public func openWritten() async throws(HistoryError) -> any HistoryReader {
-        await writePending()
-        return try open()
+    /// The reader with what hubd holds for the history (`HeldHistoryReader`): how hubd's own readers (the API, the
+    /// dashboard) open it, so that they see everything that arrived without asking for a commit; a dashboard's
+    /// charts, redrawn each minute, made the history commit each minute, four times what a day of five-minute
+    /// commits writes (bench/history-commits.sh).
+    public func openAll() throws(HistoryError) -> any HistoryReader {
+        let reader = try open()
+        guard case .file(_, let held?) = self else { return reader }
+        return HeldHistoryReader(file: reader, held: held)
     }
 
     /// The reader; `HistoryError.missing` when the file is not there yet.

@@ -55,7 +55,7 @@ extension HubAPI {
         let end = Timestamp.now.millisecondsSince1970
         let start = end - Int64(span.seconds * 1000)
         var points: [ChartPoint] = []
-        if !subject.sensor.isEmpty, let history = try? await history.openWritten() {
+        if !subject.sensor.isEmpty, let history = try? history.openAll() {
             let since = Timestamp(millisecondsSince1970: start)
             let series = subject.series
             if let period {

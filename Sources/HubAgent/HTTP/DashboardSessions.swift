@@ -16,7 +16,7 @@ extension HubAPI {
         if let name = sensor, let found = try await readStore().sensor(named: name) { sensor = found.name }
         let since = Timestamp(millisecondsSince1970: Timestamp.now.millisecondsSince1970 - 30 * 86_400_000)
         var sessions: [SessionSummary] = []
-        if let history = try? await history.openWritten() {
+        if let history = try? history.openAll() {
             sessions = (try? await history.sessions(of: sensor, since: since, limit: 200)) ?? []
         }
         let title = sensor.map { "Sessions of \($0)" } ?? "Sessions"
@@ -30,7 +30,7 @@ extension HubAPI {
     /// One session: its figures, map, chart and downloads, then the sensor's other recent sessions.
     func sessionPage(_ context: HubRequestContext) async throws -> Response {
         let id = pathName(context, "id")
-        let history = try? await history.openWritten()
+        let history = try? history.openAll()
         guard let history, let summary = try? await history.session(id) else {
             var html = Self.pageHead(title: "No such session · SensorHub") + topBar(context, current: "/sessions")
             html += "<main>\n"

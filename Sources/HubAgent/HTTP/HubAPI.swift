@@ -149,7 +149,7 @@ struct HubAPI: Sendable {
 
     func historyCall<T>(_ body: (any HistoryReader) async throws(HistoryError) -> T) async throws -> T {
         do {
-            return try await body(try await history.openWritten())
+            return try await body(try history.openAll())
         } catch .missing {
             throw HTTPError(.notFound, message: "no history yet: hubd records it as readings and events arrive")
         } catch .unavailable(_, let reason) {

@@ -17,7 +17,7 @@ import UnixSignals
 /// a leaf of each index by sensor, so on a week-old history a home's commits a second apart wrote 2.7 GB a day to
 /// the write-ahead log, a minute apart 427 MB, and five minutes apart (without `events_by_id`) 141 MB
 /// (`bench/home.sh`; `bench/history-commits.sh` by interval).
-final class HistoryWriter: Service, JournalConsumer, Sendable {
+final class HistoryWriter: Service, JournalConsumer, HeldHistory, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "history"
 
@@ -135,6 +135,25 @@ final class HistoryWriter: Service, JournalConsumer, Sendable {
             await writePending()
             answered += 1
             HistoryRequest.answer(in: history.directory, pid: getpid(), count: answered)
+        }
+    }
+
+    /// Runs `read` with the rows held for the next commit, the events the journal holds for its put-off `fsync`
+    /// (`sensors.sync_delay`) with them, no commit starting meanwhile: hubd's readers (the API, the dashboard) read
+    /// the file and these (`HeldHistoryReader`), and commit nothing.
+    func withHeld<Value: Sendable>(_ read: (HeldRows) async throws(HistoryError) -> Value)
+        async throws(HistoryError) -> Value
+    {
+        await journal.flushed()
+        do {
+            return try await writing.withLock {
+                let rows = pending.withLock { HeldRows(readings: $0.readings, events: $0.events) }
+                return try await read(rows)
+            }
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw .database(path: history.path, "\(error)")
         }
     }
 
