@@ -4,11 +4,12 @@
 # second between them, each every 5 s — half doors whose every message is a change (open, closed, …: the worst a
 # home does), half thermometers (JSON, a value each time) — with one alerting rule on the doors to a file backend
 # and a webhook (a local receiver answering 200).
-# Over SECS (300: the history commits every 5 minutes) seconds untraced (hubd's CPU, and what reached the disk),
-# then SECS more under strace. Each window runs from just after one of the history's own commits (its timer's,
-# `history.commit_interval`) to just after another, SECS / 300 of them later, so it holds the commits a day holds
-# (a window ending in a commit of its own asked for would hold two: one per 150 s, twice the day's). In low wear
-# (hourly commits) each window ends with its rows committed instead (SIGUSR1, as hubctl asks): an upper bound:
+# Over SECS seconds untraced (hubd's CPU, and what reached the disk), then SECS more under strace. hubd commits the
+# history hourly (or at 10,000 rows: every 42 minutes at this rate), longer than a window: each window ends with its
+# rows committed (SIGUSR1, as hubctl asks), so SECS (1800) sets how often the history commits, and the history's
+# share is an upper bound on a day's. INTERVAL=300: with `history.commit_interval` that many seconds, and each window
+# (SECS, 300 then, a multiple of INTERVAL) from just after one of the history's own commits to just after another,
+# so it holds the commits a day holds (a window ending in a commit asked for would hold two):
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
 # - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
@@ -16,19 +17,19 @@
 # Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
 # there at the end, to see what each file holds. LOW_WEAR=1: with `state.low_wear` (the journal and the logs in the
-# runtime directory, a tmpfs here as under the unit, the history committed hourly: each window's commit at its end is
-# then an upper bound on it).
+# runtime directory, a tmpfs here as under the unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HOME_SENSORS=${HOME_SENSORS:-20}
-SECS=${SECS:-300}
+INTERVAL=${INTERVAL:-}
+SECS=${SECS:-$([ -n "$INTERVAL" ] && echo 300 || echo 1800)}
 RATE=${RATE:-4}
 OUT=${OUT:-bench/results/home-$(date +%Y-%m-%d).md}
-# Windows aligned to the history's commits (every 5 minutes), but in low wear (hourly).
-aligned=$([ "${LOW_WEAR:-0}" = 1 ] && echo 0 || echo 1)
-if [ "$aligned" = 1 ] && [ $((SECS % 300)) != 0 ]; then
-    echo "home: SECS ($SECS) must be a multiple of 300, the history's commit interval" >&2
+# Windows aligned to the history's commits when INTERVAL says how often they come.
+aligned=$([ -n "$INTERVAL" ] && echo 1 || echo 0)
+if [ "$aligned" = 1 ] && { [ "$INTERVAL" -lt 60 ] || [ $((SECS % INTERVAL)) != 0 ]; }; then
+    echo "home: SECS ($SECS) must be a multiple of INTERVAL ($INTERVAL, at least 60), the history's commit interval" >&2
     exit 2
 fi
 
@@ -83,6 +84,7 @@ YAML
 )
 # LOW_WEAR=1: hubd's low-wear setting (state.low_wear).
 if [ "${LOW_WEAR:-0}" = 1 ]; then config+=$'\nstate: { low_wear: true }'; fi
+if [ -n "$INTERVAL" ]; then config+=$'\n'"history: { commit_interval: ${INTERVAL}s }"; fi
 # As the systemd unit runs it: RuntimeDirectory= (a tmpfs) for the status file, and the logs in low wear.
 shm=$(mktemp -d /dev/shm/bench-home.XXXXXX)
 export RUNTIME_DIRECTORY=$shm
@@ -96,10 +98,10 @@ fi
 start_hubd "$state" "$config"
 
 # The publisher: RATE messages a second in turn over the sensors, QoS 1 and retained as firmware publishes, for
-# 3 × SECS seconds and two minutes (the wait for the history's first commit, the untraced window, then the traced
-# one; it is stopped with the hub); it prints when the first begins and the last ends.
+# 2 × SECS seconds, INTERVAL and two minutes (the wait for the history's first commit, the untraced window, then the
+# traced one; it is stopped with the hub); it prints when the first begins and the last ends.
 publisher_log=$work/publisher.log
-python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" $((3 * SECS + 120)) >"$publisher_log" <<'PY' &
+python3 - "$port" "$HOME_SENSORS" "$doors" "$RATE" $((${INTERVAL:-0} + 2 * SECS + 120)) >"$publisher_log" <<'PY' &
 import socket, struct, sys, time
 port, count, doors, rate, secs = (int(a) for a in sys.argv[1:6])
 def packet(kind, body):
@@ -158,20 +160,20 @@ commit_history() {
 wal_time() { stat -c %.9Y "$state/history.sqlite-wal" 2>/dev/null || echo 0; }
 next_commit() {
     local before; before=$(wal_time)
-    for _ in $(seq 9000); do
+    for _ in $(seq $(((INTERVAL + 150) * 20))); do
         [ "$(wal_time)" != "$before" ] && { sleep 1; return; }
         sleep 0.05
     done
-    echo "home: the history did not commit in 450 s" >&2
+    echo "home: the history did not commit in $((INTERVAL + 150)) s" >&2
     exit 1
 }
-# A window's edge: by default just after the history's own commit; in low wear, its rows committed at once.
+# A window's edge: just after the history's own commit (INTERVAL), or its rows committed at once.
 edge() { if [ "$aligned" = 1 ]; then next_commit; else commit_history; fi; }
-# A window: SECS, ending at the edge (aligned: SECS / 300 of the history's commits on, so a little past SECS).
+# A window: SECS, ending at the edge (aligned: SECS / INTERVAL of the history's commits on, a little past SECS).
 window() {
     if [ "$aligned" = 1 ]; then
-        for _ in $(seq $((SECS / 300))); do
-            sleep 270
+        for _ in $(seq $((SECS / INTERVAL))); do
+            sleep $((INTERVAL - 30))
             next_commit
         done
     else
@@ -271,9 +273,9 @@ asked=0; syncs=0
     echo "second, QoS 1 retained; history on (hubd's default, aged ${AGE_DAYS:-7} days); one alerting rule on the doors to a file and a webhook."
     echo "Measured over $(secs "$traced_secs") s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
     if [ "$aligned" = 1 ]; then
-        echo "Each window runs from just after one of the history's own commits (every 5 minutes) to just after another."
+        echo "\`history.commit_interval: ${INTERVAL}s\`; each window runs from just after one of the history's own commits to just after another."
     else
-        echo "Each window ends with its rows committed to the history (hourly in low wear): an upper bound on its share."
+        echo "Each window ends with its rows committed to the history (one commit a window, where a day has one every 42 minutes at this rate): an upper bound on its share."
     fi
     echo "The runtime directory (as the unit's RuntimeDirectory=, a tmpfs: the status file$([ "${LOW_WEAR:-0}" = 1 ] && echo ", and in low wear (\`state.low_wear\`) the journal and the logs")) is in memory, and left out of the table."
     echo

@@ -12,11 +12,9 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `state.directory`: where the registry lives (`--state-dir` and `$HUB_STATE_DIR` come first).
     public var stateDirectory: String?
     /// `state.low_wear`: the journal and the registry's and the alert book's logs kept in memory (systemd's
-    /// `RuntimeDirectory`), the history committed hourly: an SD card written a tenth as much, and a power cut loses
-    /// what was only in memory (docs/raspberry-pi.md).
+    /// `RuntimeDirectory`): an SD card written a tenth as much, and a power cut loses what was only in memory
+    /// (docs/raspberry-pi.md).
     public var lowWear = false
-    /// The history's commit interval in low wear, unless `history.commit_interval` says.
-    public static let lowWearCommitInterval = Duration.seconds(3600)
     /// `sensors.topic_template`: how a new sensor's topic follows from its name.
     public var topicTemplate: TopicTemplate = .default
     /// `sensors.qos`: the QoS of the hub's subscriptions (1: the broker queues statuses while the hub is away).
@@ -66,7 +64,7 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `history.retention`: how long readings and events are kept.
     public var historyRetention: Duration = .seconds(400 * 86_400)
     /// `history.commit_interval`: how often readings and events are committed to history.sqlite, at most.
-    public var historyCommitInterval: Duration = .seconds(300)
+    public var historyCommitInterval: Duration = .seconds(3600)
     /// `route.roads`: a GeoJSON file of roads (LineStrings) that `/api/v1/route` follows, read once at start.
     public var routeRoads: String?
     /// `remote`: the PostgreSQL database readings, sessions and events are sent to; `nil`: none.
@@ -361,8 +359,6 @@ public struct HubConfiguration: Sendable, Hashable {
         }
         if let interval = try history["commit_interval"].duration(in: .seconds(1)...(.seconds(3600))) {
             result.historyCommitInterval = interval
-        } else if result.lowWear {
-            result.historyCommitInterval = lowWearCommitInterval
         }
     }
 }

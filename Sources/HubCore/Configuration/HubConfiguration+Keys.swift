@@ -34,11 +34,11 @@ extension HubConfiguration {
         ConfigKey(
             "low_wear", "true or false", default: "false",
             "For an SD card: the journal and the registry's and the alert book's logs are kept in memory (systemd's "
-                + "RuntimeDirectory, or $RUNTIME_DIRECTORY), folded onto the disk as they grow, and the history is "
-                + "committed hourly unless `history.commit_interval` says (docs/raspberry-pi.md). A crash, a restart "
-                + "or a clean stop loses nothing; a power cut loses what was only in memory: statuses since the "
-                + "registry's last fold, up to an hour of history, alert changes since the book's last fold (never "
-                + "an acknowledgement or a silence: those are written at once)."),
+                + "RuntimeDirectory, or $RUNTIME_DIRECTORY), folded onto the disk as they grow "
+                + "(docs/raspberry-pi.md). A crash, a restart or a clean stop loses nothing; a power cut loses what "
+                + "was only in memory: statuses since the registry's last fold, the history's rows since its last "
+                + "commit (`history.commit_interval`), alert changes since the book's last fold (never an "
+                + "acknowledgement or a silence: those are written at once)."),
     ]
 
     static let sensorsKeys: [ConfigKey] = [
@@ -140,13 +140,12 @@ extension HubConfiguration {
             "retention", "duration 1h–3650d", default: "400d",
             "How long readings and events are kept (`hubctl history`, `hubctl events`)."),
         ConfigKey(
-            "commit_interval", "duration 1s–1h", default: "5m", restart: true,
+            "commit_interval", "duration 1s–1h", default: "1h", restart: true,
             "How often what arrived is written to history.sqlite, at most (or once 10,000 rows wait). SQLite "
-                + "writes each index page a commit touches whole, so commits five minutes apart write an eighteenth "
-                + "of what commits a second apart do (docs/performance.md, the write budget): an SD card lasts. "
-                + "Readings and events wait in the journal until written, so a hubd that dies loses none. The API, "
-                + "the dashboard and `hubctl history` (which asks a running hubd) have what waits written before "
-                + "they read. An hour with `state.low_wear`, unless set."),
+                + "writes each index page a commit touches whole, so the fewer the commits, the less an SD card is "
+                + "written (docs/performance.md, the write budget). Readings and events wait in the journal until "
+                + "written, so a hubd that dies loses none; the API and the dashboard read them beside the file's "
+                + "rows, and `hubctl history` asks a running hubd to write them first."),
     ]
 
     static let httpKeys: [ConfigKey] = [
