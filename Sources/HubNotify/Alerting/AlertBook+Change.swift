@@ -61,9 +61,10 @@ extension AlertBook {
         }
 
         /// A save holding more changed alerts than this writes them whole: a patch costs two encodings and a
-        /// decoding of the alert (its check), and a power cut's thousands of alerts resolving in one save would spend
-        /// seconds on them, where the lines they shorten are a storm's, not every day's.
-        static let mostPatched = 256
+        /// decoding of the alert (its check), and a storm's saves hold hundreds (without the storm guard, 10,000
+        /// sensors going offline over 10 s took 9.6–10.0 CPU seconds with patches up to 256 a save, 9.1–9.4 without
+        /// patches, 9.1–9.6 with up to 64: bench/results/alerts-patch-2026-12-07.md); a home's hold a few.
+        static let mostPatched = 64
 
         /// Replaces each changed alert that the book had by a patch of its JSON, when one can be made and reading it
         /// gives the alert back (else it stays whole).
