@@ -11,7 +11,10 @@ import Testing
 /// once when `mostPending` rows wait, whatever the interval (issue 55: a long interval spares an SD card, and must not
 /// hold a building's minute of rows in memory).
 @Suite struct HistoryWriterTests {
-    @Test func aCommitComesAtOnceWhenEnoughRowsWait() async throws {
+    /// A writer committing hourly (or at `mostPending` rows) on a journal and a history in a new directory.
+    static func writer(mostPending: Int = HistoryWriter.defaultMostPending) throws
+        -> (TemporaryDirectory, Journal, History, HistoryWriter)
+    {
         let state = try TemporaryDirectory(prefix: "history-writer")
         var logger = Logger(label: "history-writer-test")
         logger.logLevel = .warning
@@ -20,8 +23,14 @@ import Testing
         let history = try History(directory: state.path)
         let writer = HistoryWriter(
             history: history, journal: journal, commitInterval: .seconds(3600), retention: { .seconds(86_400) },
-            errors: ErrorRecorder(logger: logger), logger: logger, mostPending: 50)
+            errors: ErrorRecorder(logger: logger), logger: logger, mostPending: mostPending)
         journal.attach([(HistoryWriter.consumerName, writer)])
+        return (state, journal, history, writer)
+    }
+
+    @Test func aCommitComesAtOnceWhenEnoughRowsWait() async throws {
+        let (state, journal, history, writer) = try Self.writer(mostPending: 50)
+        defer { withExtendedLifetime(state) {} }
         let running = Task { await writer.run() }
         defer { running.cancel() }
 
@@ -54,16 +63,8 @@ import Testing
     /// commit nothing: a dashboard redrawing its charts each minute made the history commit each minute. A question
     /// only the file answers (aggregates by month) has them committed first.
     @Test func hubdsReadersSeeTheHeldRowsWithoutACommit() async throws {
-        let state = try TemporaryDirectory(prefix: "history-writer")
-        var logger = Logger(label: "history-writer-test")
-        logger.logLevel = .warning
-        let journal = Journal(directory: state.path, logger: logger)
-        _ = try journal.open()
-        let history = try History(directory: state.path)
-        let writer = HistoryWriter(
-            history: history, journal: journal, commitInterval: .seconds(3600), retention: { .seconds(86_400) },
-            errors: ErrorRecorder(logger: logger), logger: logger)
-        journal.attach([(HistoryWriter.consumerName, writer)])
+        let (state, journal, history, writer) = try Self.writer()
+        defer { withExtendedLifetime(state) {} }
         let running = Task { await writer.run() }
         defer { running.cancel() }
 

@@ -21,8 +21,8 @@ import Testing
 
     @Test func aHomeMinuteStaysWithinTheWriteBudget() async throws {
         let (minute, commit) = try await homeMinute(lowWear: false)
-        // The minute's rows committed at its end, as a minute's commit (one a minute costs more a row than one
-        // every five, the default: an upper bound).
+        // The minute's rows committed at its end, as a minute's commit (one a minute costs more a row than one an
+        // hour, the default: an upper bound).
         let perDay = Double(minute + commit) * 1440 / 1e6
         print("WriteBudgetTests: a home's minute wrote \(minute + commit) bytes, \(Int(perDay)) MB a day")
         #expect(perDay > 0, "no write reached /proc/<pid>/io: is the state directory on tmpfs?")
@@ -81,7 +81,7 @@ import Testing
             let before = try Self.written(by: pid)
             try await Self.publish(firmware, seconds: 60, from: 20)
             let minute = try Self.written(by: pid)
-            // The history commits every five minutes by default (hourly in low wear): the minute's rows now.
+            // The history commits hourly by default: the minute's rows now.
             #expect(HistoryRequest.ask(directory: hub.hubctl.state.path, within: .seconds(10)))
             let after = try Self.written(by: pid)
             await firmware.disconnect()

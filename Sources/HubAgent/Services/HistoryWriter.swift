@@ -8,7 +8,7 @@ import UnixSignals
 
 /// Keeps readings and events in the history (SQLite): both come from the journal's records (particulate sensors' and
 /// numeric sensors' readings with the status they came with), written in one transaction every
-/// `history.commit_interval` (then acknowledged to the journal), before the API reads, and once more when hubd stops;
+/// `history.commit_interval` (then acknowledged to the journal), when `hubctl` asks, and once more when hubd stops;
 /// what is older than `history.retention` is pruned daily. What the journal hands over again after a crash is one
 /// row: an event the file has (by id) is not written again, and a reading is taken only from a record past the
 /// journal position the file holds (written with the rows; the journal numbers its records after it).

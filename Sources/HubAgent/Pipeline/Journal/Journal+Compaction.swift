@@ -5,10 +5,11 @@ import HubCore
 // delivered.
 extension Journal {
     /// A rewrite keeps at most 1/8 of the file, below four times `compactionThreshold`, and half of it above. The
-    /// history acknowledges its records once a commit (every 5 minutes): a home's file passes the threshold with
-    /// minutes of records it still needs, and kept by half, each rewrite copied them, a third of the journal's bytes
-    /// (`bench/home.sh`: 683 KB written in a window that held a rewrite, 392 KB in one that did not). Waiting for
-    /// the history's next commit (a few seconds of records left then) costs the file a few hundred kilobytes.
+    /// history acknowledges its records once a commit (hourly, or at 10,000 rows): a home's file passes the
+    /// threshold with minutes of records it still needs, and kept by half, each rewrite copied them, a third of the
+    /// journal's bytes (`bench/home.sh` with five-minute commits: 683 KB written in a window that held a rewrite,
+    /// 392 KB in one that did not). Waiting for the history's next commit (a few seconds of records left then)
+    /// costs the file a few megabytes at most (10,000 records).
     /// (Asked for, `force`: half, whatever the size.)
     static func keptShare(of size: Int, force: Bool) -> Int { force || size > 4 * compactionThreshold ? 2 : 8 }
 
