@@ -61,7 +61,7 @@ fi
 pgport=$(free_port)
 "${as_pg[@]}" "$pgbin/initdb" -D "$work/pg/data" -U sensorhub --auth=trust -E UTF8 --locale=C.UTF-8 >"$work/initdb.log"
 "${as_pg[@]}" "$pgbin/postgres" -D "$work/pg/data" -p "$pgport" -k "$work/pg" -c listen_addresses=127.0.0.1 \
-    -c max_connections=60 >"$work/postgres.log" 2>&1 &
+    -c max_connections=60 -c dynamic_shared_memory_type=mmap >"$work/postgres.log" 2>&1 &
 pids+=($!)
 until grep -q "ready to accept connections" "$work/postgres.log"; do sleep 0.1; done
 psql_do() { "$pgbin/psql" -h "$work/pg" -p "$pgport" -U sensorhub -d "${2:-postgres}" -At -c "$1"; }
