@@ -195,7 +195,7 @@ public final class History: Sendable {
 
         /// The start of the period `time` is in (as `bucket` says it in SQL), for an hour, a day or a week.
         func start(of time: Timestamp) -> Timestamp {
-            let (length, offset) = length ?? (1, 0)
+            guard let (length, offset) = length else { preconditionFailure("a month's start is SQL's (`bucket`)") }
             let since = time.millisecondsSince1970 - offset
             // SQL's integer division rounds toward zero, as Swift's does: the same for any time since 1970.
             return Timestamp(millisecondsSince1970: (since / length) * length + offset)
