@@ -121,12 +121,9 @@ extension JSONTree: Codable {
             var container = encoder.singleValueContainer()
             try container.encode(value)
         case .number(let value, _):
+            // JSONEncoder writes an integral value without a fraction (21, not 21.0), as JSONWriter does.
             var container = encoder.singleValueContainer()
-            if value.rounded() == value && abs(value) < 1e15 {
-                try container.encode(Int64(value))
-            } else {
-                try container.encode(value)
-            }
+            try container.encode(value)
         case .string(let value):
             var container = encoder.singleValueContainer()
             try container.encode(value)
