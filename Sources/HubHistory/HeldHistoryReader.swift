@@ -90,16 +90,16 @@ struct HeldHistoryReader: HistoryReader {
         return try await file.pollutionReadings(in: box, since: time, sensors: sensors, limit: limit)
     }
 
-    /// The held readings of `sensor` since `time`, oldest first, as the file gives them back (without a unit or a
-    /// place: the file's `readings` has neither).
+    /// The held readings of `sensor` since `time`, in the order they came, as the file gives them back (without a
+    /// unit or a place: the file's `readings` has neither).
     static func readings(in rows: HeldRows, of sensor: String, since time: Timestamp) -> [SensorReading] {
-        rows.readings.lazy.filter { $0.sensor == sensor && $0.reading.time >= time }.map { recorded in
+        rows.readings.filter { $0.sensor == sensor && $0.reading.time >= time }.map { recorded in
             switch recorded.reading {
             case .numeric(let value, _, let time, _): .numeric(value, unit: nil, time: time)
             case .particulate(let reading):
                 .particulate(ParticulateReading(pm25: reading.pm25, pm10: reading.pm10, time: reading.time))
             }
-        }.sorted { $0.time < $1.time }
+        }
     }
 
     /// The file's aggregates with `readings` counted in: a period both have is weighed by how many readings each
