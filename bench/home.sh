@@ -12,7 +12,8 @@
 # so it holds the commits a day holds (a window ending in a commit asked for would hold two):
 # - the bytes it asked to write (write, pwrite64, writev) and the fsyncs (fsync, fdatasync), by file, from
 #   `strace -f -y` (a file written through a temporary name and renamed counts under its own name);
-# - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks);
+# - what reached the block layer (/proc/<pid>/io write_bytes: whole pages, the fsyncs' blocks), and the same by file:
+#   each page hubd dirties, from perf (writeback:writeback_dirty_folio), the filesystem's own blocks among them;
 # then a day of it (× 86,400 / the window's length) and per notification.
 # Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
@@ -196,9 +197,25 @@ delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
 strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o "$work/strace" &
 tracer=$!
 pids+=("$tracer")
+# And each page hubd dirties (what write_bytes counts, a page each: writeback:writeback_dirty_folio), by inode, with
+# which file each inode was (read every 2 s: a file replaced atomically gets a new one). The filesystem's own blocks
+# (inodes, bitmaps, directories) are dirtied through the block device's inode.
+pages=0
+if command -v perf >/dev/null && grep -q 'writeback:writeback_dirty_folio' <<<"$(perf list 2>/dev/null)"; then
+    perf record -q -a -e writeback:writeback_dirty_folio -o "$work/pages.data" 2>/dev/null &
+    pages=$!
+    pids+=("$pages")
+    (while :; do stat -c '%i %n' "$state"/* "$state"/.[!.]* 2>/dev/null || true; sleep 2; done) >"$work/inodes" &
+    inodes=$!
+    pids+=("$inodes")
+fi
 t0=$(now)
 window
 kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
+if [ "$pages" != 0 ]; then
+    kill -INT "$pages"; wait "$pages" 2>/dev/null || true
+    kill "$inodes" 2>/dev/null || true; wait "$inodes" 2>/dev/null || true
+fi
 t1=$(now)
 bytes1=$(io write_bytes); cancelled1=$(io cancelled_write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
 messages1=$(metric sensorhub_messages_total | cut -d. -f1)
@@ -256,6 +273,40 @@ for name, (written, calls, syncs) in sorted(files.items(), key=lambda item: -ite
 PY
 )
 
+# Pages hubd dirtied, by file: `hubd 123/124 … writeback_dirty_folio: bdi 254:0: ino=6725696 index=0`.
+by_page=""
+if [ "$pages" != 0 ] && [ -s "$work/pages.data" ]; then
+    perf script -i "$work/pages.data" -F pid,trace >"$work/pages.txt" 2>/dev/null
+    by_page=$(python3 - "$hub_pid" "$work/inodes" "$disk" "$work/pages.txt" <<'PY'
+import os, re, sys
+hub, inodes_file, disk, pages_file = sys.argv[1:5]
+names = {}
+for line in open(inodes_file, errors="replace"):
+    inode, _, path = line.rstrip("\n").partition(" ")
+    name = path.rsplit("/", 1)[-1]
+    name = re.sub(r"\.tmp$", "", name)
+    names[inode] = re.sub(r"^\.(.*)\.\d+\.\d+$", r"\1", name)
+device = os.stat(disk).st_dev
+pages = {}
+for line in open(pages_file, errors="replace"):
+    m = re.match(r"^\s*(\d+)\s.*\bbdi (\d+):(\d+): ino=(\d+)", line)
+    if not m or m.group(1) != hub:
+        continue
+    ino = m.group(4)
+    if ino in names:
+        name = names[ino]
+    elif int(ino) == (os.major(device) << 20 | os.minor(device)):
+        # The block device's inode is numbered by its device (the kernel's major << 20 | minor).
+        name = "(the filesystem's own blocks)"
+    else:
+        name = "(a file since replaced)"
+    pages[name] = pages.get(name, 0) + 1
+for name, count in sorted(pages.items(), key=lambda item: -item[1]):
+    print(name.replace(" ", "\u00a0"), count * 4096)
+PY
+)
+fi
+
 # A day of each window, by how long it really ran.
 traced_secs=$(echo "$t1 - $t0" | bc -l); plain_secs=$(echo "$plain_t1 - $plain_t0" | bc -l)
 day=$(echo "86400 / $traced_secs" | bc -l); plain_day=$(echo "86400 / $plain_secs" | bc -l)
@@ -279,15 +330,24 @@ asked=0; syncs=0
     fi
     echo "The runtime directory (as the unit's RuntimeDirectory=, a tmpfs: the status file$([ "${LOW_WEAR:-0}" = 1 ] && echo ", and in low wear (\`state.low_wear\`) the journal and the logs")) is in memory, and left out of the table."
     echo
-    echo "| file | bytes asked to write | a day | writes | fsyncs | fsyncs a day |"
-    echo "|---|---|---|---|---|---|"
+    echo "| file | bytes asked to write | a day | writes | fsyncs | fsyncs a day | pages dirtied, a day |"
+    echo "|---|---|---|---|---|---|---|"
+    reached() { awk -v n="$1" '$1 == n { print $2 }' <<<"$by_page"; }
     while read -r name b c s; do
         [ -n "$name" ] || continue
-        echo "| $name | $b | $(mb "$b") MB | $c | $s | $(perday "$s") |"
+        r=$(reached "$name")
+        echo "| $name | $b | $(mb "$b") MB | $c | $s | $(perday "$s") | $([ -n "$by_page" ] && echo "$(mb "${r:-0}") MB" || echo –) |"
     done <<<"$by_file"
+    # What only the pages show: the filesystem's own blocks, SQLite's shared memory, a checkpoint.
+    while read -r name r; do
+        [ -n "$name" ] && ! awk -v n="$name" '$1 == n { found = 1 } END { exit !found }' <<<"$by_file" || continue
+        echo "| $name | – | – | – | – | – | $(mb "$r") MB |"
+    done <<<"$by_page"
     asked=$(awk '{ n += $2 } END { print n + 0 }' <<<"$by_file")
     syncs=$(awk '{ n += $4 } END { print n + 0 }' <<<"$by_file")
-    echo "| **all** | $asked | **$(mb "$asked") MB** | | $syncs | $(perday "$syncs") |"
+    dirtied=$(awk '{ n += $2 } END { print n + 0 }' <<<"$by_page")
+    echo "| **all** | $asked | **$(mb "$asked") MB** | | $syncs | $(perday "$syncs") | $([ -n "$by_page" ] && echo "**$(mb "$dirtied") MB**" || echo –) |"
+    [ -n "$by_page" ] || echo "(No pages by file: perf, or its writeback:writeback_dirty_folio event, is not there.)"
     echo
     echo "- Reached the block layer (write_bytes, whole pages): $((bytes1 - bytes0)) bytes, **$(mb $((bytes1 - bytes0))) MB a day**;"
     echo "  of which cancelled (cancelled_write_bytes: a file replaced or cut before its pages were written back):"
