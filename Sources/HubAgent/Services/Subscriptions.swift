@@ -277,13 +277,17 @@ final class Subscriptions: Service, Sendable {
     /// (retained replays, which the pass itself brings, do not count) once a second has passed quietly, the second
     /// pass runs again: each sensor's retained newest status comes after the burst. From the first quiet second
     /// after the connection (the first pass's, `settle`) until the client is closed.
+    ///
+    /// It looks once a second while messages come (a second with none between two looks is a quiet one): looking
+    /// every 250 ms, its timer was the largest part of an idle home's CPU (4 statuses a second, `bench/home.sh`: four
+    /// of the five timers a second that woke hubd, each waking three threads).
     private func watchFloods(_ client: MosquittoClient) async {
         let flood = 1000
         var last = ingest.liveMessages.load(ordering: .relaxed)
         var burstStart: Int?
         var quietSince = ContinuousClock.now
         while !client.isClosed {
-            guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
+            guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
             let count = ingest.liveMessages.load(ordering: .relaxed)
             let quiet = ContinuousClock.now - quietSince >= .seconds(1)
             if count != last {
