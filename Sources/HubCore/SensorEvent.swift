@@ -79,21 +79,44 @@ public struct SensorEvent: Sendable, Hashable, Codable, CustomStringConvertible 
     /// A random id, for an event that belongs to no sensor's sequence (`hubctl notify test`).
     public static func randomID() -> String { UUID().uuidString.lowercased() }
 
-    private enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, kind, sensor, topic, oldStatus, newStatus, time, value
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(from: decoder.container(keyedBy: CodingKeys.self), implied: nil)
+    }
+
+    /// An event read from `container`, where the members `implied` has may be left out (`writeFields`).
+    package init(from container: KeyedDecodingContainer<CodingKeys>, implied: Implied?) throws {
+        func member<T: Decodable>(_ key: CodingKeys, _ implied: T?) throws -> T {
+            if let implied, !container.contains(key) { return implied }
+            return try container.decode(T.self, forKey: key)
+        }
         // Outboxes written before events had ids hold events without one.
-        id = try container.decodeIfPresent(String.self, forKey: .id) ?? ""
+        id = try container.decodeIfPresent(String.self, forKey: .id) ?? implied?.id ?? ""
         kind = try container.decode(Kind.self, forKey: .kind)
         sensor = try container.decode(String.self, forKey: .sensor)
-        topic = try container.decode(String.self, forKey: .topic)
+        topic = try member(.topic, implied?.topic)
         oldStatus = try container.decode(String.self, forKey: .oldStatus)
-        newStatus = try container.decode(String.self, forKey: .newStatus)
-        time = try container.decode(Timestamp.self, forKey: .time)
+        newStatus = try member(.newStatus, implied?.newStatus)
+        time = try member(.time, implied?.time)
         value = try container.decodeIfPresent(String.self, forKey: .value)
+    }
+
+    /// What the line an event is written in says already (a journal record: the sensor's topic, the status it
+    /// changed to, when, and the id its sequence gives the event): the members equal to these are left out when the
+    /// event is written (`writeFields`), and taken from here when it is read. A door's journal line was 283 bytes, of
+    /// which these were 97.
+    package struct Implied: Sendable {
+        var id: String
+        var topic: String
+        var newStatus: String
+        var time: Timestamp?
+
+        package init(id: String, topic: String, newStatus: String, time: Timestamp?) {
+            (self.id, self.topic, self.newStatus, self.time) = (id, topic, newStatus, time)
+        }
     }
 }
 
@@ -114,19 +137,23 @@ extension SensorEvent {
             kind: "event", oldStatus: "old_status", newStatus: "status", includesID: false)
     }
 
-    /// The event as its Codable form reads it (`id`, `kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`, `value`),
-    /// written straight into `writer`: the outbox writes one per notification before its first attempt, where
-    /// JSONEncoder was 15 % of hubd's time in the fan-out benchmark. A round-trip test keeps the two the same.
-    package func write(into writer: inout JSONWriter) {
+    /// The event as its Codable form reads it (`id`, `kind`, `sensor`, `topic`, `oldStatus`, `newStatus`, `time`,
+    /// `value`), written straight into `writer`: the outbox writes one per notification before its first attempt,
+    /// where JSONEncoder was 15 % of hubd's time in the fan-out benchmark. A round-trip test keeps the two the same.
+    /// Without the members `implied` has (`init(from:implied:)` reads them back from it).
+    package func write(into writer: inout JSONWriter, implied: Implied? = nil) {
         var first = true
         writer.raw("{")
-        writeFields(into: &writer, first: &first, names: .codable)
+        writeFields(into: &writer, first: &first, names: .codable, implied: implied)
         writer.raw("}")
     }
 
-    /// The event's fields as members of an object being written (the one place that lists them for the writer).
-    package func writeFields(into writer: inout JSONWriter, first: inout Bool, names: FieldNames) {
-        if names.includesID {
+    /// The event's fields as members of an object being written (the one place that lists them for the writer),
+    /// but those equal to what `implied` has.
+    package func writeFields(
+        into writer: inout JSONWriter, first: inout Bool, names: FieldNames, implied: Implied? = nil
+    ) {
+        if names.includesID, id != implied?.id {
             writer.key("id", first: &first)
             writer.string(id)
         }
@@ -134,14 +161,20 @@ extension SensorEvent {
         writer.string(kind.rawValue)
         writer.key("sensor", first: &first)
         writer.string(sensor)
-        writer.key("topic", first: &first)
-        writer.string(topic)
+        if topic != implied?.topic {
+            writer.key("topic", first: &first)
+            writer.string(topic)
+        }
         writer.key(names.oldStatus, first: &first)
         writer.string(oldStatus)
-        writer.key(names.newStatus, first: &first)
-        writer.string(newStatus)
-        writer.key("time", first: &first)
-        writer.timestamp(time)
+        if newStatus != implied?.newStatus {
+            writer.key(names.newStatus, first: &first)
+            writer.string(newStatus)
+        }
+        if time != implied?.time {
+            writer.key("time", first: &first)
+            writer.timestamp(time)
+        }
         if let value {
             writer.key("value", first: &first)
             writer.string(value)

@@ -46,6 +46,62 @@ import Testing
         #expect(replay.records.map(\.reading) == readings)
     }
 
+    /// A line leaves out what its status says already (an event's topic, new status, time and id; the reading's
+    /// time), and reads back whole; members that differ are written, and lines written whole before still read.
+    @Test func aLineLeavesOutWhatItsStatusSaysAndReadsBackWhole() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let time = Timestamp(millisecondsSince1970: 1_765_000_000_123)
+        let earlier = time.adding(milliseconds: -5_000)
+        let changed = SensorEvent(
+            id: SensorEvent.id(sensor: "0a1b2c3d4e5f", sequence: 7), kind: .changed, sensor: "door", topic: "t/7",
+            oldStatus: "closed", newStatus: "open", time: time)
+        // Nothing of it as the status has it.
+        let other = SensorEvent(
+            id: SensorEvent.randomID(), kind: .threshold, sensor: "door", topic: "elsewhere", oldStatus: "below",
+            newStatus: "above", time: earlier, value: "21.5 °C")
+        var door = JournalRecord(
+            topic: "t/7", sensorID: "0a1b2c3d4e5f", status: "open", lastUpdated: time, sequence: 7,
+            events: [changed, other])
+        door.reading = RecordedReading(
+            sensor: "door", reading: .numeric(1, unit: nil, time: time), sensorID: "0a1b2c3d4e5f")
+        var late = record(
+            RecordedReading(sensor: "t", reading: .numeric(2, unit: "°C", time: earlier), sensorID: "0a1b2c3d4e5f"),
+            sequence: 8)
+        late.events = [changed]  // its id, topic and status are not this record's
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        journal.attach([])
+        journal.append([door, late])
+        await journal.flushed()
+        await journal.close()
+
+        let lines = try String(contentsOfFile: directory + "/journal.jsonl", encoding: .utf8)
+            .split(separator: "\n").filter { $0.contains("\"at\"") }
+        try #require(lines.count == 2)
+        let implied = String(lines[0])
+        #expect(!implied.contains("\"ms\""))
+        #expect(!implied.contains("0a1b2c3d4e5f-7"))
+        #expect(implied.components(separatedBy: "\"topic\"").count == 3)  // the status's and the other event's
+        #expect(implied.components(separatedBy: "\"newStatus\"").count == 2)  // the other event's
+        #expect(implied.components(separatedBy: "\"time\"").count == 2)
+        #expect(["\"ms\"", "0a1b2c3d4e5f-7", "\"newStatus\""].allSatisfy { lines[1].contains($0) })
+        let replay = try Journal(directory: directory, logger: logger).open().records
+        #expect(replay.map(\.events) == [door.events, late.events])
+        #expect(replay.map(\.reading) == [door.reading, late.reading])
+
+        // A line written whole, as before.
+        let whole =
+            #"{"at":9,"topic":"t/7","sensor":"0a1b2c3d4e5f","status":"open","#
+            + #""updated":"2025-12-06T05:46:40.123Z","seq":7,"#
+            + #""events":[{"id":"0a1b2c3d4e5f-7","kind":"changed","sensor":"door","topic":"t/7","oldStatus":"closed","#
+            + #""newStatus":"open","time":"2025-12-06T05:46:40.123Z"}],"#
+            + #""reading":{"name":"door","ms":1765000000123,"value":1}}"# + "\n"
+        try Data(whole.utf8).write(to: URL(fileURLWithPath: directory + "/journal.jsonl"))
+        let before = try Journal(directory: directory, logger: logger).open().records
+        #expect(before.map(\.events) == [[changed]])
+        #expect(before.map(\.reading) == [door.reading])
+    }
+
     @Test func recordsAreNumberedAfterAConsumersPosition() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal(directory: directory, logger: logger)

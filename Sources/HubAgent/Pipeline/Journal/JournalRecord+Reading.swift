@@ -4,14 +4,17 @@ import HubCore
 // wait in the journal with the status they came with, and a hubd that dies loses none of those it acknowledged.
 extension RecordedReading {
     /// Its members as a journal line's `reading` object: the sensor's name (the history's rows are by name; the record
-    /// has the id), the time in milliseconds, the values, and a mobile sensor's session and position.
-    func write(into writer: inout JSONWriter) {
+    /// has the id), the time in milliseconds unless it is `impliedTime` (the record's), the values, and a mobile
+    /// sensor's session and position.
+    func write(into writer: inout JSONWriter, impliedTime: Timestamp?) {
         var first = true
         writer.raw("{")
         writer.key("name", first: &first)
         writer.string(sensor)
-        writer.key("ms", first: &first)
-        writer.number(Int(reading.time.millisecondsSince1970))
+        if reading.time != impliedTime {
+            writer.key("ms", first: &first)
+            writer.number(Int(reading.time.millisecondsSince1970))
+        }
         switch reading {
         case .particulate(let particulate):
             Self.write("pm25", particulate.pm25, into: &writer, first: &first)
@@ -49,13 +52,14 @@ extension RecordedReading {
     /// What `write(into:)` writes, read back.
     struct Wire: Decodable, Sendable {
         var name: String
-        var ms: Int64
+        var ms: Int64?
         var pm25, pm10, value, lat, lon, alt, accuracy: Double?
         var device, unit, session: String?
 
-        /// The reading of the sensor with `sensorID`; `nil` for an object with neither kind's values.
-        func reading(sensorID: String) -> RecordedReading? {
-            let time = Timestamp(millisecondsSince1970: ms)
+        /// The reading of the sensor with `sensorID`, at `impliedTime` (its record's) unless it says when; `nil` for
+        /// an object with neither kind's values, or with no time.
+        func reading(sensorID: String, impliedTime: Timestamp?) -> RecordedReading? {
+            guard let time = ms.map(Timestamp.init(millisecondsSince1970:)) ?? impliedTime else { return nil }
             let position = lat.flatMap { lat in lon.flatMap { GeoPoint(latitude: lat, longitude: $0) } }
                 .map { GeoFix(point: $0, altitude: alt, accuracy: accuracy) }
             let reading: SensorReading

@@ -41,7 +41,8 @@ public struct JournalRecord: Sendable, Hashable {
         self.position = position
     }
 
-    /// The record as one journal line (without its newline), in the shape `Line` reads.
+    /// The record as one journal line (without its newline), in the shape `Line` reads. What the status says already
+    /// is not written again: an event's topic, new status, time and id (`SensorEvent.Implied`), the reading's time.
     var line: [UInt8] {
         var writer = JSONWriter(capacity: 200 + events.count * 200, compact: true)
         var first = true
@@ -50,17 +51,18 @@ public struct JournalRecord: Sendable, Hashable {
         writer.number(position)
         statusUpdate.write(into: &writer, first: &first)
         if !events.isEmpty {
+            let implied = statusUpdate.impliedEventMembers
             writer.key("events", first: &first)
             writer.raw("[")
             for (index, event) in events.enumerated() {
                 if index > 0 { writer.raw(",") }
-                event.write(into: &writer)
+                event.write(into: &writer, implied: implied)
             }
             writer.raw("]")
         }
         if let reading {
             writer.key("reading", first: &first)
-            reading.write(into: &writer)
+            reading.write(into: &writer, impliedTime: statusUpdate.lastUpdated)
         }
         writer.raw("}")
         return writer.bytes
@@ -85,21 +87,33 @@ public struct JournalRecord: Sendable, Hashable {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
+            status = try SensorStatusUpdate.Wire(from: decoder)
             at = try container.decodeIfPresent(Int.self, forKey: .at)
-            events = try container.decodeIfPresent([SensorEvent].self, forKey: .events)
+            if container.contains(.events) {
+                // Each with what the record's status implies of it (lines written before leave nothing out).
+                let implied = status.update?.impliedEventMembers
+                var list = try container.nestedUnkeyedContainer(forKey: .events)
+                var events: [SensorEvent] = []
+                while !list.isAtEnd {
+                    events.append(
+                        try SensorEvent(
+                            from: list.nestedContainer(keyedBy: SensorEvent.CodingKeys.self), implied: implied))
+                }
+                self.events = events
+            }
             reading = try container.decodeIfPresent(RecordedReading.Wire.self, forKey: .reading)
             ack = try container.decodeIfPresent(String.self, forKey: .ack)
             through = try container.decodeIfPresent(Int.self, forKey: .through)
             delivered = try container.decodeIfPresent([Int].self, forKey: .delivered)
             digests = try container.decodeIfPresent([String].self, forKey: .digests)
             anew = try container.decodeIfPresent(Bool.self, forKey: .anew)
-            status = try SensorStatusUpdate.Wire(from: decoder)
         }
 
         var record: JournalRecord? {
             guard let at, let update = status.update else { return nil }
             return JournalRecord(
-                update, events: events ?? [], reading: reading?.reading(sensorID: update.sensorID), position: at)
+                update, events: events ?? [],
+                reading: reading?.reading(sensorID: update.sensorID, impliedTime: update.lastUpdated), position: at)
         }
     }
 
@@ -131,6 +145,16 @@ public protocol JournalConsumer: Sendable {
 
 extension JournalConsumer {
     public var takesWrittenRecords: Bool { false }
+}
+
+extension SensorStatusUpdate {
+    /// What a journal line with this status says of the events it carries: the sensor's topic, the status they
+    /// changed it to, when, and the id the sensor's sequence gives an event.
+    var impliedEventMembers: SensorEvent.Implied {
+        SensorEvent.Implied(
+            id: SensorEvent.id(sensor: sensorID, sequence: sequence), topic: topic, newStatus: status,
+            time: lastUpdated)
+    }
 }
 
 extension DefaultsDocument {
