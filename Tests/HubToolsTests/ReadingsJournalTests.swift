@@ -26,9 +26,9 @@ import Testing
             // journal so durably yet, which then hands them over again.
             #expect(try await hub.hubctl.run("history", "cellar").standardOutput.contains("10.5 °C"))
             try await send(11...25)
-            // The journal's put-off `fsync` (sensors.sync_delay, 5 s) has run: the broker has hubd's acknowledgements
+            // The journal's put-off `fsync` (sensors.sync_delay, 10 s) has run: the broker has hubd's acknowledgements
             // and sends none of these again. The history's next commit is most of a minute away.
-            try await Task.sleep(for: .seconds(7))
+            try await Task.sleep(for: .seconds(12))
             #expect(await hub.stop(SIGKILL) != nil)
 
             try await hub.startAndWaitUntilReady()

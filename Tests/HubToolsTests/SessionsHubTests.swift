@@ -121,7 +121,7 @@ struct SessionsHubTests {
             try await eventually("two sessions, the first ended") {
                 let rows = try await sessions(hub, "list", "jogger").standardOutput.split(separator: "\n").dropFirst()
                 // Newest first. The second may have ended too by the time the history has it: its records reach the
-                // history after the journal's `fsync`, up to `sync_delay` (5 s) later, and its gap is 2 s.
+                // history after the journal's `fsync`, up to `sync_delay` (10 s) later, and its gap is 2 s.
                 return rows.count == 2 && rows.last?.contains("recording") == false
             }
             await hub.stop()

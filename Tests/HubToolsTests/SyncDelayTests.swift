@@ -3,7 +3,7 @@ import HubTestKit
 import Mosquitto
 import Testing
 
-/// `sensors.sync_delay`: with hubd's defaults one journal `fsync` covers the statuses of 5 s (or 64 messages),
+/// `sensors.sync_delay`: with hubd's defaults one journal `fsync` covers the statuses of 10 s (or 64 messages),
 /// where `0` flushes each burst. Twenty statuses 50 ms apart, retained at QoS 1 as firmware publishes them.
 @Suite struct SyncDelayTests {
     /// The journal's flushes for 20 statuses, each its own burst, under `configuration`.

@@ -145,7 +145,7 @@ final class Ingest: Service, Sendable {
     /// messages, and half of it where the broker says (the broker stops sending at it, and they would wait out
     /// `sync_delay`): hubd's Receive Maximum is 200, which Mosquitto takes; EMQX takes the lower of it and its own
     /// `max_inflight`, 32 by default. In MQTT 3.1.1 the window is the broker's `max_inflight_messages`, which hubd
-    /// can't know: nothing is put off. 64: a home's 4 statuses a second share an `fsync` for the whole 5 s
+    /// can't know: nothing is put off. 64: a home's 4 statuses a second share an `fsync` for the whole 10 s
     /// (`bench/home.sh`), where 16 made one every 4 s.
     static let putOffAtMost = 64
 

@@ -102,9 +102,10 @@ final class HomeAssistantPublisher: Service, JournalConsumer, TopicListener, Sen
     }
 
     /// Takes records as they are written, as the router does, not after the journal's put-off `fsync`
-    /// (`sensors.sync_delay`, 5 s): a door Home Assistant sees open 5 s late is a light that comes on 5 s late. A power
-    /// cut before that `fsync` leaves the messages unacknowledged, so the broker sends them again and they become the
-    /// same states; and everything is published again at each connection, so acknowledging at once loses nothing.
+    /// (`sensors.sync_delay`, 10 s): a door Home Assistant sees open 10 s late is a light that comes on 10 s late. A
+    /// power cut before that `fsync` leaves the messages unacknowledged, so the broker sends them again and they
+    /// become the same states; and everything is published again at each connection, so acknowledging at once loses
+    /// nothing.
     var takesWrittenRecords: Bool { true }
 
     func accept(_ records: [JournalRecord], through position: Int) {

@@ -61,7 +61,7 @@ extension HubConfiguration {
             "A QoS 1 status is acknowledged to the broker only once the journal has it, so a crash loses none; "
                 + "false lets libmosquitto acknowledge on arrival."),
         ConfigKey(
-            "sync_delay", "duration up to \(longestSyncDelay.components.seconds)s", default: "5s",
+            "sync_delay", "duration up to \(longestSyncDelay.components.seconds)s", default: "10s",
             "How long a QoS 1 status may wait, written to the journal, for the fsync that makes it durable and "
                 + "acknowledges it to the broker (64 statuses at most): one fsync covers what arrives meanwhile, so "
                 + "the disk (an SD card) is written less. Notifications never wait for it; a power cut can take what "

@@ -31,7 +31,7 @@ extension Journal: NotificationLog {
         }
     }
 
-    /// How long the outbox's `sync` waits for the `fsync` a commit has put off (`sensors.sync_delay`, 5 s by default)
+    /// How long the outbox's `sync` waits for the `fsync` a commit has put off (`sensors.sync_delay`, 10 s by default)
     /// before it makes one of its own: the longest delay there can be, and a second.
     static let notificationsWait = HubConfiguration.longestSyncDelay + .seconds(1)
 
