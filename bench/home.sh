@@ -18,7 +18,8 @@
 # Prints a Markdown report and writes it to OUT (bench/results/home-<date>.md). BENCH_TMPDIR (/var/tmp): where the
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
 # there at the end, to see what each file holds. LOW_WEAR=1: with `state.low_wear` (the journal and the logs in the
-# runtime directory, a tmpfs here as under the unit).
+# runtime directory, a tmpfs here as under the unit). HOME_YAML: more of hubd's configuration, e.g.
+# `HOME_YAML='sensors: { sync_delay: 5s }'` for an A/B of a setting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,6 +87,8 @@ YAML
 # LOW_WEAR=1: hubd's low-wear setting (state.low_wear).
 if [ "${LOW_WEAR:-0}" = 1 ]; then config+=$'\nstate: { low_wear: true }'; fi
 if [ -n "$INTERVAL" ]; then config+=$'\n'"history: { commit_interval: ${INTERVAL}s }"; fi
+# HOME_YAML: more of hubd's configuration (a top-level key the above does not set), to measure a setting.
+if [ -n "${HOME_YAML:-}" ]; then config+=$'\n'"$HOME_YAML"; fi
 # As the systemd unit runs it: RuntimeDirectory= (a tmpfs) for the status file, and the logs in low wear.
 shm=$(mktemp -d /dev/shm/bench-home.XXXXXX)
 export RUNTIME_DIRECTORY=$shm
@@ -323,6 +326,7 @@ asked=0; syncs=0
     echo "$HOME_SENSORS sensors ($doors doors whose every message is a change, $((HOME_SENSORS - doors)) thermometers), $RATE messages a"
     echo "second, QoS 1 retained; history on (hubd's default, aged ${AGE_DAYS:-7} days); one alerting rule on the doors to a file and a webhook."
     echo "Measured over $(secs "$traced_secs") s: $messages messages, $notifications notifications in the file (the webhook gets as many)."
+    [ -z "${HOME_YAML:-}" ] || echo "hubd's configuration adds \`$HOME_YAML\` (HOME_YAML)."
     if [ "$aligned" = 1 ]; then
         echo "\`history.commit_interval: ${INTERVAL}s\`; each window runs from just after one of the history's own commits to just after another."
     else
