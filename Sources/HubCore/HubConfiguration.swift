@@ -30,8 +30,9 @@ public struct HubConfiguration: Sendable, Hashable {
     /// `sensors.sync_delay`: how long a held QoS 1 status may wait, written to the journal, for the `fsync` that
     /// makes it durable and lets its acknowledgement go to the broker: one `fsync` covers every burst that came
     /// meanwhile. Notifications do not wait for it (they go out once the status is written). Zero: an `fsync` for
-    /// every burst. 10 s: each `fsync` writes the journal's last page again and the file's inode, a home's 4
-    /// statuses a second took 16,400 a day at 5 s (`bench/home.sh`, about 130 MB of an SD card's writes).
+    /// every burst. 10 s: each `fsync` writes the journal's last page again, and the registry's writer takes the
+    /// durable records a batch at a time; against 5 s, a home's 4 statuses a second reached the disk 50 MB a day less
+    /// (`bench/home.sh`, `home-2026-12-07m.md` and `…-sync10.md`).
     public var syncDelay: Duration = .seconds(10)
     /// The longest `syncDelay` takes: its acknowledgements hold back every packet of the hub's connection, and a
     /// PINGREQ must still go out well inside the keepalive.
