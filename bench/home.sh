@@ -229,85 +229,14 @@ stop_hubd
 
 messages=$((messages1 - messages0))
 notifications=$((delivered1 - delivered0))
-# Bytes and fsyncs by file: `write(7</var/tmp/…/journal.jsonl>, "…", 312) = 312`; a temporary name
-# (`alerts.json.tmp-…`, `.tmp`) counts as the file it becomes; sockets and pipes are left out (they are not disk).
-by_file=$(python3 - "$work/strace" "$state" <<'PY'
-import re, sys
-call = re.compile(r"^(\d+) +(write|pwrite64|writev|fsync|fdatasync)\(\d+<([^>]*)>.*?(?:= (-?\d+))?$")
-resumed = re.compile(r"^(\d+) +<\.\.\. (write|pwrite64|writev|fsync|fdatasync) resumed>.*= (-?\d+)")
-files, pending = {}, {}
-
-def name_of(path):
-    if path == sys.argv[2]:
-        return "(the state directory, after a rename)"
-    name = path.rsplit("/", 1)[-1]
-    # A file replaced atomically is written as `.alerts.json.<pid>.<random>.tmp` and renamed.
-    name = re.sub(r"\.tmp$", "", name)
-    return re.sub(r"^\.(.*)\.\d+\.\d+$", r"\1", name)
-
-def count(kind, name, result):
-    entry = files.setdefault(name, [0, 0, 0])
-    if kind in ("fsync", "fdatasync"):
-        entry[2] += 1
-    elif result is not None and int(result) > 0:
-        entry[0] += int(result)
-        entry[1] += 1
-
-for line in open(sys.argv[1], errors="replace"):
-    line = line.rstrip("\n")
-    m = call.match(line)
-    if m:
-        pid, kind, path, result = m.groups()
-        if re.match(r"^(socket|pipe|anon_inode|TCP|UDP|UNIX):", path) or path.startswith("/dev/"):
-            continue
-        if line.endswith("<unfinished ...>"):
-            pending[pid] = (kind, name_of(path))
-            if kind in ("fsync", "fdatasync"):
-                count(kind, pending.pop(pid)[1], None)
-            continue
-        count(kind, name_of(path), result)
-        continue
-    m = resumed.match(line)
-    if m and m.group(1) in pending:
-        kind, name = pending.pop(m.group(1))
-        count(kind, name, m.group(3))
-for name, (written, calls, syncs) in sorted(files.items(), key=lambda item: -item[1][0]):
-    print(name.replace(" ", "\u00a0"), written, calls, syncs)
-PY
-)
+# Bytes and fsyncs by file (bench/home-files.py: a temporary name counts as the file it becomes).
+by_file=$(python3 bench/home-files.py strace "$work/strace" "$state")
 
 # Pages hubd dirtied, by file: `hubd 123/124 … writeback_dirty_folio: bdi 254:0: ino=6725696 index=0`.
 by_page=""
 if [ "$pages" != 0 ] && [ -s "$work/pages.data" ]; then
     perf script -i "$work/pages.data" -F pid,trace >"$work/pages.txt" 2>/dev/null
-    by_page=$(python3 - "$hub_pid" "$work/inodes" "$disk" "$work/pages.txt" <<'PY'
-import os, re, sys
-hub, inodes_file, disk, pages_file = sys.argv[1:5]
-names = {}
-for line in open(inodes_file, errors="replace"):
-    inode, _, path = line.rstrip("\n").partition(" ")
-    name = path.rsplit("/", 1)[-1]
-    name = re.sub(r"\.tmp$", "", name)
-    names[inode] = re.sub(r"^\.(.*)\.\d+\.\d+$", r"\1", name)
-device = os.stat(disk).st_dev
-pages = {}
-for line in open(pages_file, errors="replace"):
-    m = re.match(r"^\s*(\d+)\s.*\bbdi (\d+):(\d+): ino=(\d+)", line)
-    if not m or m.group(1) != hub:
-        continue
-    ino = m.group(4)
-    if ino in names:
-        name = names[ino]
-    elif int(ino) == (os.major(device) << 20 | os.minor(device)):
-        # The block device's inode is numbered by its device (the kernel's major << 20 | minor).
-        name = "(the filesystem's own blocks)"
-    else:
-        name = "(a file since replaced)"
-    pages[name] = pages.get(name, 0) + 1
-for name, count in sorted(pages.items(), key=lambda item: -item[1]):
-    print(name.replace(" ", "\u00a0"), count * 4096)
-PY
-)
+    by_page=$(python3 bench/home-files.py pages "$work/pages.txt" "$work/inodes" "$disk" "$hub_pid")
 fi
 
 # A day of each window, by how long it really ran.
