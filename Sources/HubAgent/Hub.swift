@@ -229,12 +229,7 @@ public struct Hub: Sendable {
                 // Each alerting rule an entity, from the hub's book or the cluster's.
                 alerts: .init(
                     place: router.alertPlace,
-                    changes: { [directory = state.path] in
-                        alertBook?.committed()
-                            ?? RegistryWatcher.changes(
-                                of: directory + "/" + AlertFiles.bookName,
-                                appended: [directory + "/" + AlertFiles.logName], logger: logger)
-                    },
+                    changes: { router.alertChanges() },
                     rules: { router.configuration.rules.compactMap { $0.alerting == nil ? nil : $0.name } }),
                 logger: logger)
             : nil
@@ -327,6 +322,14 @@ public struct Hub: Sendable {
         if let storeHistory { services.append(storeHistory) }
         if let remote { services.append(remote) }
         services.append(router)
+        // After the writers it asks, so it stops before them.
+        services.append(
+            WriteRequestAnswerer(
+                directory: state.path, journal: journal,
+                writes: [
+                    { await storeWriter.writeNow() }, { router.writeBookForReaders() },
+                    { await history?.writePending() },
+                ]))
         // Before ingest, which hands it devices, and after the journal and the store it writes to.
         if let discoverer { services.append(discoverer) }
         if let homeAssistant { services.append(homeAssistant) }

@@ -30,8 +30,9 @@ public struct HubdCommand: AsyncParsableCommand {
             registry, not the configuration.
 
             Signals: SIGTERM or SIGINT stop it cleanly (statuses written, 'offline' published); SIGHUP reloads \
-            the configuration; SIGUSR1 writes what waits for the history now (hubctl history asks this way). \
-            Under systemd (Type=notify) it reports READY=1 once subscribed, and watchdog pings.
+            the configuration; SIGUSR1 writes what it holds for the history, the registry and the alert book \
+            now (hubctl asks this way before it reads them). Under systemd (Type=notify) it reports READY=1 \
+            once subscribed, and watchdog pings.
 
             Examples:
               hubd

@@ -60,6 +60,8 @@ struct AlertView {
                 server: server, hub: configuration.storeHub, name: "hubctl alerts", keepsConnection: false,
                 logger: logger)
         } else {
+            // A running hubd writes the book's files only when it must be durable: it writes them now.
+            WriteRequest.ask(directory: state.path)
             place = AlertFiles(directory: state.path)
         }
         do {

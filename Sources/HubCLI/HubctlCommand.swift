@@ -87,6 +87,14 @@ struct StateOptions: ParsableArguments {
         return Self.registry(configuration: configuration, state: state)
     }
 
+    /// The registry, for a command that shows statuses: a running hubd writes the ones it holds first (it writes
+    /// them every `store.flush_interval`, 30 s by default: `WriteRequest`).
+    func registryWithStatuses() async throws -> any RegistryStore {
+        let (configuration, state) = try await resolve()
+        if configuration.store == nil { WriteRequest.ask(directory: state.path) }
+        return Self.registry(configuration: configuration, state: state)
+    }
+
     /// The registry `configuration` and `state` choose.
     static func registry(configuration: HubConfiguration, state: StateDirectory) -> any RegistryStore {
         guard let server = configuration.store else { return state.registry }
@@ -107,7 +115,7 @@ struct StateOptions: ParsableArguments {
     static func history(configuration: HubConfiguration, state: StateDirectory) throws -> any HistoryReader {
         guard let server = configuration.store else {
             // A running hubd commits every `history.commit_interval`: what it holds is written first.
-            HistoryRequest.ask(directory: state.path)
+            WriteRequest.ask(directory: state.path)
             return try withHistoryErrors { () throws(HistoryError) in
                 try HistorySource.file(directory: state.path).open()
             }

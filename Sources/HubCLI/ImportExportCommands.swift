@@ -138,7 +138,7 @@ extension HubctlCommand.Sensors {
         var format: SensorList.Format?
 
         func run() async throws {
-            let store = try await state.registry()
+            let store = try await state.registryWithStatuses()
             let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             let format = format ?? file.flatMap(SensorList.Format.init(fileName:)) ?? .csv
             let text = SensorList.render(document.sensors, as: format)

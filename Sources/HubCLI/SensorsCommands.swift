@@ -136,7 +136,7 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let store = try await state.registry()
+            let store = try await state.registryWithStatuses()
             let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             if json {
                 print(Output.json(document.sensors), terminator: "")
@@ -163,7 +163,7 @@ extension HubctlCommand.Sensors {
         @Flag(help: "Print JSON, for scripts.") var json = false
 
         func run() async throws {
-            let store = try await state.registry()
+            let store = try await state.registryWithStatuses()
             let document = try await withStoreErrors { () async throws(StoreError) in try await store.read() }
             guard let sensor = document.sensor(named: name) else {
                 throw Failure.report(

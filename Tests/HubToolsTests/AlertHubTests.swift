@@ -81,7 +81,7 @@ import Testing
             }
             // Nothing more: the book is empty once the resolved message went.
             try await eventually("no open alert left") {
-                (try? SavedAlerts(directory: hub.hubctl.state.path).book.alerts.isEmpty) == true
+                (try? hub.savedAlerts().book.alerts.isEmpty) == true
             }
             // Each message under one id on both backends, and no other: said in full when it fails.
             let ids = webhookIds()

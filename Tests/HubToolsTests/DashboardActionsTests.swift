@@ -39,7 +39,7 @@ extension InChromium {
                 try await publish(broker, [("front door", Array("open".utf8)), ("cellar", Array("dry".utf8))])
                 let front = "doors/front door/status"
                 try await eventually("the front door's alert told") {
-                    try SavedAlerts(directory: hub.hubctl.state.path).book.alerts[front]?.told.isEmpty == false
+                    try hub.savedAlerts().book.alerts[front]?.told.isEmpty == false
                 }
                 try await WebDriver.with { browser in
                     try await act(browser, origin: "http://\(address)", hub: hub, broker: broker, delivered: delivered)
@@ -94,7 +94,7 @@ extension InChromium {
             }
         }
 
-        func book(_ hub: RunningHub) throws -> AlertBook { try SavedAlerts(directory: hub.hubctl.state.path).book }
+        func book(_ hub: RunningHub) throws -> AlertBook { try hub.savedAlerts().book }
 
         func act(
             _ browser: WebDriver, origin: String, hub: RunningHub, broker: MosquittoBroker, delivered: String

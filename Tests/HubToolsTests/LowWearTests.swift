@@ -72,7 +72,7 @@ struct LowWearTests {
             try await publish(broker, "kitchen leak", "dry", retain: true)
             try await eventually("the hall's next status, and the leak over in the book's log") {
                 try hub.sensor("hall")?.status == "22.0"
-                    && SavedAlerts(directory: state.path).book.alerts["leak/kitchen leak/status"]?.firing == false
+                    && hub.savedAlerts().book.alerts["leak/kitchen leak/status"]?.firing == false
             }
 
             // A clean stop folds the logs onto the disk before systemd empties the runtime directory.

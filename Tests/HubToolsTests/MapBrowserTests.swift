@@ -74,7 +74,7 @@ extension InChromium {
                 let world = GeoBoundingBox(south: -90, west: -180, north: 90, east: 180)
                 let since = Timestamp(millisecondsSince1970: first - 1000)
                 try await eventually("every reading in the history", within: .seconds(60)) {
-                    HistoryRequest.ask(directory: hub.hubctl.state.path)
+                    WriteRequest.ask(directory: hub.hubctl.state.path)
                     let history = try? History(directory: hub.hubctl.state.path, create: false)
                     return (try? history?.pollutionReadings(in: world, since: since).matched) == city.count + walk.count
                 }

@@ -47,7 +47,7 @@ struct RouteHubTests {
                 ) {
                     // hubd creates the file when it starts, and commits every `history.commit_interval`: asked, at
                     // once.
-                    HistoryRequest.ask(directory: hub.hubctl.state.path)
+                    WriteRequest.ask(directory: hub.hubctl.state.path)
                     let history = try? History(directory: hub.hubctl.state.path, create: false)
                     return (try? history?.pollutionReadings(in: world, since: since).matched) == sent
                 }

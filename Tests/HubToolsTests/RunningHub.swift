@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HubCore
+import HubNotify
 import HubSupport
 import HubTestKit
 import Logging
@@ -184,8 +185,17 @@ final class RunningHub: Sendable {
         return await child.wait(timeout: .seconds(20))
     }
 
-    /// The registry as hubd last wrote it.
-    func registry() throws -> DefaultsDocument { try DefaultsStore(directory: hubctl.state.path).read() }
+    /// The registry as `hubctl` reads it: a running hubd writes the statuses it holds first (`WriteRequest`).
+    func registry() throws -> DefaultsDocument {
+        WriteRequest.ask(directory: hubctl.state.path)
+        return try DefaultsStore(directory: hubctl.state.path).read()
+    }
+
+    /// The alert book as `hubctl` reads it: a running hubd writes its files first (`WriteRequest`).
+    func savedAlerts() throws -> SavedAlerts {
+        WriteRequest.ask(directory: hubctl.state.path)
+        return try SavedAlerts(directory: hubctl.state.path)
+    }
 
     func sensor(_ name: String) throws -> Sensor? { try registry().sensor(named: name) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HubCore
 import HubHistory
 import HubTestKit
 import Mosquitto
@@ -82,7 +83,7 @@ import Testing
             try await Self.publish(firmware, seconds: 60, from: 20)
             let minute = try Self.written(by: pid)
             // The history commits hourly by default: the minute's rows now.
-            #expect(HistoryRequest.ask(directory: hub.hubctl.state.path, within: .seconds(10)))
+            #expect(WriteRequest.ask(directory: hub.hubctl.state.path, within: .seconds(10)))
             let after = try Self.written(by: pid)
             await firmware.disconnect()
             await hub.stop()

@@ -48,7 +48,7 @@ final class ChangeFeed: Sendable {
 
 extension HubAPI {
     /// What a page shows may have changed when this changes: statuses taken, the connection, the backends'
-    /// counts, the alerts' counts, the registry's and the book's files.
+    /// counts, the alerts' counts, the book's revision, the registry's and the book's files.
     func changePrint() -> Int {
         let now = snapshot(false)
         var hasher = Hasher()
@@ -58,6 +58,8 @@ extension HubAPI {
         hasher.combine(now.sensorCount)
         hasher.combine(now.notifications.backends)
         hasher.combine(now.notifications.alerts)
+        // hubd's book in memory: its files are written only when it must be durable.
+        hasher.combine(alerts.revision)
         hasher.combine(changes.filesPrint())
         return hasher.finalize()
     }

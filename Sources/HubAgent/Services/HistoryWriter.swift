@@ -4,7 +4,6 @@ import HubHistory
 import HubSupport
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// Keeps readings and events in the history (SQLite): both come from the journal's records (particulate sensors' and
 /// numeric sensors' readings with the status they came with), written in one transaction every
@@ -69,7 +68,6 @@ final class HistoryWriter: Service, JournalConsumer, HeldHistory, Sendable {
         self.history = history
         self.commitInterval = commitInterval
         pruner = HistoryPruner(retention: retention, delete: history.prune, errors: errors, logger: logger)
-        HistoryRequest.forget(in: history.directory)
         self.errors = errors
         self.logger = logger
     }
@@ -117,25 +115,10 @@ final class HistoryWriter: Service, JournalConsumer, HeldHistory, Sendable {
                 group.addTask { await whenRung(self.pendingBell, every: self.commitInterval) { await self.write() } }
                 group.addTask { await whenRung(self.fullBell, every: .zero) { await self.write() } }
                 group.addTask { await self.pruner.run() }
-                group.addTask { await self.answerRequests() }
             }
         }
         // Ingest has stopped: the last readings and events are here.
         await write()
-    }
-
-    /// `hubctl` is about to read the history (`HistoryRequest`): SIGUSR1 writes what waits, then the marker file
-    /// says so. The marker names this process once the signal is trapped, so `hubctl` never signals a hubd that
-    /// would die of it (an older one, or one still starting).
-    private func answerRequests() async {
-        let signals = await UnixSignalsSequence(trapping: .sigusr1)
-        var answered = 0
-        HistoryRequest.answer(in: history.directory, pid: getpid(), count: answered)
-        for await _ in signals {
-            await writePending()
-            answered += 1
-            HistoryRequest.answer(in: history.directory, pid: getpid(), count: answered)
-        }
     }
 
     /// Runs `read` with the rows held for the next commit, the events the journal holds for its put-off `fsync`

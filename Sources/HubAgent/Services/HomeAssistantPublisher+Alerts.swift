@@ -7,8 +7,8 @@ import Logging
 // The alert entities of `homeassistant:` (`HomeAssistantDiscovery`'s alerts part): for each rule that makes alerts,
 // a sensor with the rule's state and a button that acknowledges its firing alerts.
 //
-// The book is read through its `AlertPlace`, as hubctl and the API read it, when it changes (inotify on
-// `alerts.json`, or in a cluster the keeper's notice on the database: nothing is polled) and at most once a second;
+// The book is read through its `AlertPlace`, as the API reads it, when it changes (the router's book in memory, or
+// in a cluster the keeper's notice on the database: nothing is polled) and at most once a second;
 // the rules are the router's, looked at on each of the publisher's wakes (every 5 s at most), so a reload that makes
 // a rule stop alerting removes its entities within seconds. A press is a request like `hubctl alerts ack`: durable,
 // logged by the book's keeper as it takes it. In a cluster the agent holding the `homeassistant` duty publishes and

@@ -7,7 +7,9 @@ import ServiceLifecycle
 /// Writes back what hubd learnt: the statuses the journal has made durable since the last flush, recorded in the
 /// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
 /// `hubctl` change made meanwhile stays), flushed to disk every `syncInterval` (or `syncAfter` statuses) and only
-/// then acknowledged to the journal, which holds them meanwhile; and the status file `hubctl status`
+/// then acknowledged to the journal, which holds them meanwhile. The flush interval (`store.flush_interval`) is
+/// 30 s by default, as long as `syncInterval`, so each flush is `fsync`ed: hubd's readers take the live statuses,
+/// and `hubctl` asks hubd to write them first (`WriteRequest`, `writeNow`). And the status file `hubctl status`
 /// reads, every 5 s (written within a second of a change, it was a home's third-largest writer: 118 MB a day asked,
 /// `bench/home.sh`). A change of the counters, the connection or the registry still wakes the writer
 /// (`statusChanged`), but no file comes sooner than `statusInterval` after the last, so it keeps that cadence. Both
@@ -49,12 +51,15 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let unsyncedBell = Doorbell()
     /// The statuses written since the last `fsync`: how many, through which journal position, and when that was.
     private let unsynced = Locked<(count: Int, through: Int, since: ContinuousClock.Instant)>((0, 0, .now))
+    /// One flush at a time (the writer's own and `writeNow`'s): an older status must not land after a newer one.
+    private let flushing = AsyncLock()
 
     /// How long statuses written to the status log may wait for its `fsync` (`defaultSyncInterval`).
     private let syncInterval: Duration
-    /// Written every flush interval, `hubctl` sees them as before; flushed every second, a home's log took 47 `fsync`s
-    /// a minute, each writing its last page again (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`).
-    /// The journal holds them until then, so a power cut loses none.
+    /// Flushed every second, a home's log took 47 `fsync`s a minute, each writing its last page again
+    /// (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`); written every 10 s (the journal's put-off
+    /// `fsync` hands them over so) and flushed every 30 s, 31 MB of pages. The journal holds them until then, so a
+    /// power cut loses none.
     static let defaultSyncInterval = Duration.seconds(30)
     /// Or how many: the journal can't drop what they came from meanwhile (at 1,000 statuses a second, 3 MB).
     static let syncAfter = 10_000
@@ -138,17 +143,26 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         logger.info("stopped")
     }
 
+    /// Writes the statuses made durable so far into the registry now (`hubctl` is about to read it: `WriteRequest`),
+    /// flushed to disk when that is due anyway.
+    func writeNow() async { await flush() }
+
     /// Merges the statuses made durable since the last flush into the store; a sensor removed meanwhile is skipped.
-    /// Flushed to disk, and acknowledged to the journal, once `syncInterval` or `syncAfter` has come, and at the
-    /// `last` flush.
+    /// Flushed to disk, and acknowledged to the journal, when `syncInterval` would pass before the next flush, once
+    /// `syncAfter` statuses wait, and at the `last` flush.
     private func flush(last: Bool = false) async {
+        await flushing.withLock { await flushNow(last: last) }
+    }
+
+    private func flushNow(last: Bool) async {
         let (updates, through) = backlog.withLock { backlog in
             defer { backlog.updates = [:] }
             return (backlog.updates, backlog.through)
         }
         let (count, since) = unsynced.withLock { ($0.count, $0.since) }
         let durable =
-            last || count + updates.count >= Self.syncAfter || ContinuousClock.now - since >= syncInterval
+            last || count + updates.count >= Self.syncAfter
+            || ContinuousClock.now - since + flushInterval > syncInterval
         guard !updates.isEmpty else {
             guard durable, count > 0 else { return }
             do {

@@ -82,9 +82,11 @@ extension HubConfiguration {
     static let storeKeys: [ConfigKey] =
         [
             ConfigKey(
-                "flush_interval", "duration up to 60s", default: "1s",
-                "How often received statuses are written to the registry, at most; every status is in the "
-                    + "journal first, so a crash loses none.")
+                "flush_interval", "duration up to 60s", default: "30s",
+                "How often received statuses are written to the registry's files, at most; every status is in the "
+                    + "journal first, so a crash loses none. The API and the dashboard show the live statuses, and "
+                    + "`hubctl` asks a running hubd to write them before it reads; shorter is more writes to the "
+                    + "disk.")
         ] + DatabaseSettings.keys
 
     static let logKeys: [ConfigKey] = [

@@ -3,12 +3,13 @@ import HubCore
 import HubSupport
 import Logging
 
-/// The alert book of a hub, kept in the state directory and read at start: saved after each change and before the
-/// router says the events that made it are routed, so a crash or a restart neither repeats nor forgets an alert, an
-/// acknowledgement or a silence.
+/// The alert book of a hub, kept in memory and in the state directory, read at start: saved before alert messages
+/// go, when a person acted, and before the router says the events that made it are routed, so a crash or a restart
+/// neither repeats nor forgets an alert, an acknowledgement or a silence. hubd's readers follow the book in memory
+/// (`changes()`, `LiveAlerts`).
 ///
 /// A save appends what changed since the last one (`AlertBook.Change`) as a line of `alerts.changes`, `fsync`ed
-/// unless the save need not be durable yet (`save(durable:)`, the router's between its progress reports);
+/// unless the save need not be durable (`save(durable:)`, for `hubctl`'s reading);
 /// when the log would outgrow the book (and 256 KiB), the book is written whole instead, atomically, as
 /// `alerts.json` of the next generation, and the log emptied (`AlertLedger+Files`). Written whole each time, a
 /// home's book (20 sensors, 4 messages a second, `bench/home.sh`) took 431 MB a day, 7.7 KB a save; a power cut's
@@ -44,7 +45,12 @@ final class AlertLedger: Sendable {
         var marked = false
         /// How long the last save that wrote took, encoding and writing (the router spaces saves by it).
         var lastWrite = Duration.zero
+        /// Whether `open` has read the files: until then the book in memory is not the hub's.
+        var opened = false
     }
+
+    /// Told each time the book in memory changes (`changes()`), by the order they asked.
+    private let followers = Locked<(next: Int, streams: [Int: AsyncStream<Void>.Continuation])>((0, [:]))
 
     /// Below this, the log is not folded in however small the book: a fold writes the book whole, and a home's
     /// saves are about 1 KB. 256 KiB unless a test says otherwise.
@@ -77,6 +83,10 @@ final class AlertLedger: Sendable {
     /// (`AlertBook.epoch`), so no later message is taken for one already sent and no used link works again, and
     /// the reset is logged as an error and kept in the book (`hubctl status`, /metrics, the dashboard).
     func open(now: Timestamp = .now) {
+        defer {
+            state.withLock { $0.opened = true }
+            announce()
+        }
         let mark = readMark()
         let saved: Saved?
         do {
@@ -165,12 +175,39 @@ final class AlertLedger: Sendable {
         }
     }
 
-    /// Runs `body` on the book.
+    /// Runs `body` on the book; those following its changes are told when it changed it.
     func update<T>(_ body: (inout AlertBook) -> T) -> T {
-        state.withLock { body(&$0.book) }
+        let (result, changed) = state.withLock { state in
+            let before = state.book.revision
+            let result = body(&state.book)
+            return (result, state.book.revision != before)
+        }
+        if changed { announce() }
+        return result
     }
 
     var book: AlertBook { state.withLock { $0.book } }
+
+    /// The book in memory, once `open` has read the files (nil before: the files are what there is).
+    var openBook: AlertBook? { state.withLock { $0.opened ? $0.book : nil } }
+
+    /// A signal each time the book in memory changes (an event taken, a request applied, a tick), the latest
+    /// kept while the follower is busy: what hubd's own readers (the API's change feed, Home Assistant's alert
+    /// entities) follow, where they watched the files, which are now written only when they must be durable.
+    func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = followers.withLock { followers in
+            defer { followers.next += 1 }
+            followers.streams[followers.next] = continuation
+            return followers.next
+        }
+        continuation.onTermination = { [followers] _ in followers.withLock { _ = $0.streams.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private func announce() {
+        for continuation in followers.withLock({ Array($0.streams.values) }) { continuation.yield() }
+    }
 
     var errors: Int { state.withLock { $0.errors } }
 
@@ -178,11 +215,11 @@ final class AlertLedger: Sendable {
     var lastWrite: Duration { state.withLock { $0.lastWrite } }
 
     /// Writes what changed in the book since the last save; false (logged and counted) when it could not be.
-    /// `durable`: on disk when it returns (`fsync`), with every line written before without it. Not durable, the
-    /// line is in the file for every reader at once (`hubctl`, the API, Home Assistant's entities follow the files),
-    /// and a crash may take it: the journal keeps the events that made it until a durable save
-    /// (`NotificationRouter+Progress`). `lasting`: what a person did (an acknowledgement, a silence), which in low
-    /// wear is written to the disk at once, the book whole, where the log in memory would lose it to a power cut.
+    /// `durable`: on disk when it returns (`fsync`), with every line written before without it. Not durable (for
+    /// `hubctl`, which asked hubd to write the book before reading its files: `WriteRequest`), a crash may take the
+    /// line: the journal keeps the events that made it until a durable save (`NotificationRouter+Progress`).
+    /// `lasting`: what a person did (an acknowledgement, a silence), which in low wear is written to the disk at
+    /// once, the book whole, where the log in memory would lose it to a power cut.
     @discardableResult
     func save(durable: Bool = true, lasting: Bool = false) -> Bool {
         // One save at a time (the router's and a button's): an older book must not land after a newer one.

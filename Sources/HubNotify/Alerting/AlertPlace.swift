@@ -10,6 +10,13 @@ public protocol AlertPlace: Sendable {
     func saved() async throws -> SavedAlerts
     /// Leaves `requests` for the book's keeper, durably.
     func send(_ requests: [AlertRequest]) async throws
+    /// A number that moves whenever the book does, where the place can tell without reading it (hubd's own place);
+    /// nil where only the files or the database can say.
+    var revision: Int? { get }
+}
+
+extension AlertPlace {
+    public var revision: Int? { nil }
 }
 
 /// One hub's alert place: `alerts.json` and `alert-requests.jsonl` in the state directory.
@@ -26,6 +33,27 @@ public struct AlertFiles: AlertPlace {
     public func send(_ requests: [AlertRequest]) async throws {
         try AlertRequests(directory: directory).append(requests)
     }
+}
+
+/// hubd's own place on one hub (`NotificationRouter.alertPlace`): the requests not taken yet, read from
+/// `alert-requests.jsonl` first, then the book the router keeps in memory, which has every request taken between the
+/// two reads (as `SavedAlerts(directory:)` reads the files in that order). The files follow the book only when it
+/// must be durable (before alert messages go, at the router's progress reports, when a person acted, when `hubctl`
+/// asks: `WriteRequest`), so hubd's readers — the API, the dashboard, Home Assistant's alert entities — read the
+/// book here, and before the router has opened it, the files.
+struct LiveAlerts: AlertPlace {
+    let files: AlertFiles
+    let ledger: AlertLedger
+
+    func saved() async throws -> SavedAlerts {
+        let waiting = AlertRequests(directory: files.directory).pending().requests
+        guard let book = ledger.openBook else { return try await files.saved() }
+        return SavedAlerts(book: book, pending: waiting)
+    }
+
+    func send(_ requests: [AlertRequest]) async throws { try await files.send(requests) }
+
+    var revision: Int? { ledger.book.revision }
 }
 
 /// A cluster's alert book (docs/cluster.md, "Alerts"): kept by one agent at a time, the holder of the `alerts` duty,

@@ -10,9 +10,8 @@ import HubCore
 /// same ids. So a burst pays one `fsync`, the journal's (issues 38 and 54; `bench/profile.sh` counts them per
 /// notification).
 extension NotificationRouter {
-    /// How long after routing the alert book's files are written (readers follow it that late), and routed
-    /// positions are looked at for a report (`reportInterval`). About the journal's own put-off `fsync`
-    /// (`sensors.sync_delay`), which covers the outbox's adds.
+    /// How long after routing the routed positions are looked at for a report (`reportInterval`). About the
+    /// journal's own put-off `fsync` (`sensors.sync_delay`), which covers the outbox's adds.
     static let outboxSyncDelay = Duration.seconds(5)
 
     /// Everything submitted up to `position` is written to the outbox (or needed nothing there): reported once the
@@ -38,9 +37,10 @@ extension NotificationRouter {
 
     /// How often the routed position is reported, at most (or once `reportAfter` events wait): each report needs
     /// the alert book on disk, an `fsync`, and a home's book changes with every door. Between reports the book is
-    /// written every `outboxSyncDelay` without `fsync`, so that whoever reads its files (Home Assistant's alert
-    /// entities, `hubctl`, the API) follows it as before, and a crash makes it again from the journal's events.
-    /// Reported every 5 s, a home's book took 17,856 `fsync`s a day, 90 MB (`bench/home.sh`).
+    /// not written (a crash makes it again from the journal's events): hubd's readers take it from memory
+    /// (`LiveAlerts`), and `hubctl` asks hubd to write it first (`WriteRequest`). Reported every 5 s, a home's book
+    /// took 17,856 `fsync`s a day, 90 MB; written without `fsync` every 5 s between reports, 58 MB
+    /// (`bench/home.sh`).
     static let reportInterval = Duration.seconds(30)
     /// Reported at once when this many journal records wait for it, whatever the interval: a building's 10,000
     /// messages a second would keep 300,000 records in the journal for 30 s (as `HistoryWriter.defaultMostPending`).
@@ -52,22 +52,21 @@ extension NotificationRouter {
     /// the events) and is tried again `outboxSyncDelay` later.
     /// The book is saved only when its gap allows (`saveBookIfDue`), unless `force` (hubd stopping); until then the
     /// position waits, and the flush is tried again `outboxSyncDelay` later. Until a report is due
-    /// (`reportInterval`), the book is written without `fsync` and the position waits.
+    /// (`reportInterval`), nothing is written and the position waits.
     func syncRouted(force: Bool = false, now: ContinuousClock.Instant = .now) async {
         let through = routedPosition.withLock { position in
             defer { position = nil }
             return position
         }
-        let report = force || isReportDue(through: through, now: now)
+        guard force || isReportDue(through: through, now: now) else { return keep(through) }
         do {
-            if through != nil, report { try await outbox.sync() }
+            if through != nil { try await outbox.sync() }
             // Stopping: in low wear the book is written whole, where a reboot keeps it.
-            guard saveBookIfDue(force: force, durable: report, lasting: force) else {
+            guard saveBookIfDue(force: force, lasting: force) else {
                 // Not due yet, or failed (logged and counted by the ledger).
                 keep(through)
                 return
             }
-            guard report else { return keep(through) }
             if let through {
                 lastReport.withLock { $0 = (now, through) }
                 progress?(through)

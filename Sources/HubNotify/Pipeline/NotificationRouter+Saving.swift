@@ -38,15 +38,13 @@ extension NotificationRouter {
         return bookSaving.withLock { ($0.forMessages(forMessages)).map { $0 + gap } }
     }
 
-    /// Saves the book now if the gap since the last save allows it (or `force`); whether it is written (on disk,
-    /// when `durable`).
+    /// Saves the book now if the gap since the last save allows it (or `force`); whether it is on disk.
     func saveBookIfDue(
-        force: Bool = false, forMessages: Bool = false, durable: Bool = true, lasting: Bool = false,
-        now: ContinuousClock.Instant = .now
+        force: Bool = false, forMessages: Bool = false, lasting: Bool = false, now: ContinuousClock.Instant = .now
     ) -> Bool {
         if !force, let next = nextBookSave(forMessages: forMessages), next > now { return false }
         // A save that fails is logged and counted by the ledger.
-        let saved = alerts.save(durable: durable, lasting: lasting)
+        let saved = alerts.save(lasting: lasting)
         bookSaving.withLock { saving in
             saving.lastSave = now
             if forMessages { saving.lastForMessages = now }
@@ -70,6 +68,14 @@ extension NotificationRouter {
             defer { saving.held = [] }
             return saving.held
         }
+    }
+
+    /// Writes the book's files for a reader outside hubd (`hubctl`, through `WriteRequest`), without `fsync`: in
+    /// between, the files follow the book only when it must be durable. On one hub only (a cluster's book is the
+    /// database's).
+    public func writeBookForReaders() {
+        guard sharedAlerts == nil, alerts.openBook != nil else { return }
+        alerts.save(durable: false)
     }
 
     /// Sends what waited for the book's save, once it is due.

@@ -5,8 +5,14 @@ import HubSupport
 // it, and people's requests, in steps that commit the book with the messages it made; every other agent only
 // queues. The book's rules are one hub's (`alertNotifications`), applied to what the whole cluster committed.
 extension NotificationRouter {
-    /// Where hubd's API reads the book and leaves requests: the cluster's database, or the state directory's files.
-    public var alertPlace: any AlertPlace { sharedAlerts ?? AlertFiles(directory: stateDirectory) }
+    /// Where hubd's API and Home Assistant's entities read the book and leave requests: the cluster's database, or
+    /// the router's book in memory with the state directory's requests (`LiveAlerts`).
+    public var alertPlace: any AlertPlace {
+        sharedAlerts ?? LiveAlerts(files: AlertFiles(directory: stateDirectory), ledger: alerts)
+    }
+
+    /// A signal each time the book may have changed: the cluster keeper's commits, or the router's book in memory.
+    public func alertChanges() -> AsyncStream<Void> { sharedAlerts?.committed() ?? alerts.changes() }
 
     /// The cluster's key for buttons and links, read (or made) before anything is sent or checked: every agent signs
     /// and checks with the same one. Tried again every 2 s until the database answers.

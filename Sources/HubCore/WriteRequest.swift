@@ -1,18 +1,22 @@
 import Foundation
-import HubCore
 
-/// How `hubctl` has the hubd running on a state directory write what it holds for the history before reading it:
-/// hubd commits every `history.commit_interval` (five minutes by default, for the SD card), so without asking, `hubctl
-/// history` and `hubctl events` would miss what came since. The request is SIGUSR1; hubd answers by rewriting
-/// `history.answered` in the state directory (its pid and how many it answered; not flushed: worth nothing after a
-/// crash) once the commit is done. hubd writes the file first when it starts trapping the signal, so `hubctl` only
-/// signals a hubd that answers: SIGUSR1 ends a process that does not trap it (an older hubd, or one starting).
-public enum HistoryRequest {
-    public static let fileName = "history.answered"
+/// How `hubctl` has the hubd running on a state directory write what it holds before reading the files: hubd
+/// commits the history every `history.commit_interval` (an hour by default), writes the registry's statuses every
+/// `store.flush_interval` (30 s) and the alert book's files only when the book must be durable, all for the SD card;
+/// without asking, `hubctl history`, `hubctl sensors list` and `hubctl alerts list` would miss what came since. The
+/// request is SIGUSR1; hubd answers by rewriting `hubd.answered` in the state directory (its pid and how many it
+/// answered; not flushed: worth nothing after a crash) once everything is written. hubd writes the file first when it
+/// starts trapping the signal, so `hubctl` only signals a hubd that answers: SIGUSR1 ends a process that does not
+/// trap it (an older hubd, or one starting).
+public enum WriteRequest {
+    public static let fileName = "hubd.answered"
+    /// What hubd answered in before (it answered only for the history): removed as hubd starts.
+    static let formerFileName = "history.answered"
 
     /// hubd, as it starts: an earlier hubd's answer goes, lest its pid be this one's before the signal is trapped.
     public static func forget(in directory: String) {
         unlink(directory + "/" + fileName)
+        unlink(directory + "/" + formerFileName)
     }
 
     /// hubd: process `pid` answers requests, `count` so far.
@@ -21,7 +25,8 @@ public enum HistoryRequest {
     }
 
     /// hubctl: has the hubd running on `directory`, if one answers requests, write what it holds, waiting up to
-    /// `limit` for it; whether it answered. Nothing when no hubd runs there or it is another user's.
+    /// `limit` for it; whether it answered. Nothing when no hubd runs there or it is another user's (the files are
+    /// what there is then).
     @discardableResult
     public static func ask(directory: String, within limit: Duration = .seconds(2)) -> Bool {
         guard let before = answered(in: directory), before.pid == InstanceLock.holder(directory: directory),
