@@ -19,7 +19,11 @@
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
 # there at the end, to see what each file holds. LOW_WEAR=1: with `state.low_wear` (the journal and the logs in the
 # runtime directory, a tmpfs here as under the unit). HOME_YAML: more of hubd's configuration, e.g.
-# `HOME_YAML='sensors: { sync_delay: 5s }'` for an A/B of a setting.
+# `HOME_YAML='sensors: { sync_delay: 5s }'` for an A/B of a setting. PI_DISK=1 (root): the state directory on a disk
+# of its own, made and mounted as Raspberry Pi OS makes its SD card's root (ext4 with its journal, `defaults,noatime`;
+# PI_MOUNT for other options, e.g. `noatime,lazytime`), a loop-mounted image in BENCH_TMPDIR; the report then says
+# what the device itself was written, the filesystem's journal and its metadata included, which hubd's counters do
+# not see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +46,20 @@ built_at=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package
 release_build hubd
 command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
 bench_work
+pi_image="" pi_mount="" pi_device=""
+if [ "${PI_DISK:-0}" = 1 ]; then
+    pi_image=$(mktemp "${BENCH_TMPDIR:-/var/tmp}/pi-disk.XXXXXX")
+    truncate -s 2G "$pi_image"
+    mkfs.ext4 -q -F "$pi_image"
+    pi_mount=$(mktemp -d)
+    mount -o "loop,${PI_MOUNT:-defaults,noatime}" "$pi_image" "$pi_mount"
+    pi_device=$(basename "$(findmnt -no SOURCE --target "$pi_mount")")
+    export BENCH_TMPDIR=$pi_mount
+    # After bench_cleanup has removed the state directory in it (umount detaches the loop device).
+    trap 'bench_cleanup; umount "$pi_mount"; rmdir "$pi_mount"; rm -f "$pi_image"' EXIT
+fi
+# What the device the state directory is on was written so far, in bytes (PI_DISK only: a device of its own).
+device_written() { if [ -n "$pi_device" ]; then awk '{ print $7 * 512 }' "/sys/block/$pi_device/stat"; else echo 0; fi; }
 disk_state
 start_broker
 doors=$((HOME_SENSORS / 2))
@@ -147,16 +165,17 @@ begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
 sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
 
 io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
-# Each window starts and ends with the history committed (SIGUSR1, as hubctl asks: HistoryRequest), so it holds
-# the commits of its own rows, whether or not the history's timer (history.commit_interval, 5 min) fell in it.
+# Each window starts and ends with the history committed (SIGUSR1, as hubctl asks: WriteRequest), so it holds
+# the commits of its own rows, whether or not the history's timer (history.commit_interval, 5 min) fell in it. The
+# request has hubd write the registry's statuses and the alert book too: one write of each more a window.
 commit_history() {
-    local before; before=$(awk '{ print $2 }' "$state/history.answered")
+    local before; before=$(awk '{ print $2 }' "$state/hubd.answered")
     kill -USR1 "$hub_pid"
     for _ in $(seq 200); do
-        [ "$(awk '{ print $2 }' "$state/history.answered")" != "$before" ] && return
+        [ "$(awk '{ print $2 }' "$state/hubd.answered")" != "$before" ] && return
         sleep 0.05
     done
-    echo "home: hubd did not answer SIGUSR1 (history.answered) in 10 s" >&2
+    echo "home: hubd did not answer SIGUSR1 (hubd.answered) in 10 s" >&2
     exit 1
 }
 # Waits for the history's next commit (its log's modification time moves; nothing else writes it), and a second more
@@ -189,12 +208,15 @@ now() { date +%s.%N; }
 # The first window, untraced: hubd's CPU and what reached the disk as it runs by itself.
 edge
 plain_bytes0=$(io write_bytes); plain_cancelled0=$(io cancelled_write_bytes); plain_cpu0=$(cpu_ticks "$hub_pid")
+plain_device0=$(device_written)
 plain_t0=$(now)
 window
 plain_bytes1=$(io write_bytes); plain_cancelled1=$(io cancelled_write_bytes); plain_cpu1=$(cpu_ticks "$hub_pid")
+plain_device1=$(device_written)
 plain_t1=$(now)
 # The second: strace on every thread of hubd, its io counters before and after.
 bytes0=$(io write_bytes); cancelled0=$(io cancelled_write_bytes); wchar0=$(io wchar); cpu0=$(cpu_ticks "$hub_pid")
+device0=$(device_written)
 messages0=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered0=$(wc -l <"$state/delivered.jsonl" 2>/dev/null || echo 0)
 strace -f -y -qq -e trace=write,pwrite64,writev,fsync,fdatasync -p "$hub_pid" -o "$work/strace" &
@@ -221,6 +243,7 @@ if [ "$pages" != 0 ]; then
 fi
 t1=$(now)
 bytes1=$(io write_bytes); cancelled1=$(io cancelled_write_bytes); wchar1=$(io wchar); cpu1=$(cpu_ticks "$hub_pid")
+device1=$(device_written)
 messages1=$(metric sensorhub_messages_total | cut -d. -f1)
 delivered1=$(wc -l <"$state/delivered.jsonl")
 kill "$publisher" 2>/dev/null || true
@@ -290,6 +313,11 @@ asked=0; syncs=0
     echo "  $(each "$syncs" "$messages") fsyncs; per notification: $(each "$syncs" "$notifications") fsyncs."
     echo "- Untraced, the $(secs "$plain_secs") s before: $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) bytes reached the disk, **$(mb $((plain_bytes1 - plain_bytes0 - plain_cancelled1 + plain_cancelled0)) "$plain_day") MB a day**;"
     echo "  hubd's CPU $(seconds_of_ticks $((plain_cpu1 - plain_cpu0))) s, **$(percent $((plain_cpu1 - plain_cpu0)) "$plain_secs") % of a core** ($(percent $((cpu1 - cpu0)) "$traced_secs") % with strace attached)."
+    if [ -n "$pi_device" ]; then
+        echo "- **The device itself** (PI_DISK: ext4 with its journal, mounted \`$(findmnt -no OPTIONS --target "$pi_mount")\`)"
+        echo "  was written $((device1 - device0)) bytes, **$(mb $((device1 - device0))) MB a day** ($(mb $((plain_device1 - plain_device0)) "$plain_day") MB untraced):"
+        echo "  hubd's pages, and what the filesystem writes for them besides (its journal, each metadata block in it first)."
+    fi
     wal=$(awk '$1 == "history.sqlite-wal" { print $2 }' <<<"$by_file")
     if [ -n "$wal" ] && ! grep -q '^history.sqlite ' <<<"$by_file"; then
         echo "- SQLite's checkpoint (the log's pages written into history.sqlite, every 1,000 pages of log) did not fall in"

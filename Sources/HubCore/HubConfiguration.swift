@@ -45,7 +45,7 @@ public struct HubConfiguration: Sendable, Hashable {
     public var availabilityTopic: String = "sensorhub/availability"
     /// `store.flush_interval`: how often received statuses are written to the store, at most. 30 s, as long as the
     /// status log's `fsync` may wait (`StoreWriter.defaultSyncInterval`), so each write is flushed: written every
-    /// 10 s and flushed every 30 s, the log took 31 MB of a home's pages a day, 12 MB at 30 s (`bench/home.sh`).
+    /// 10 s and flushed every 30 s, the log took 31 MB of a home's pages a day, 19 MB at 30 s (`bench/home.sh`).
     /// `hubctl` asks a running hubd to write them before it reads (`WriteRequest`); hubd's readers take them live.
     public var flushInterval: Duration = .seconds(30)
     /// `log.level`: trace, debug, info, notice, warning, error or critical.
