@@ -38,6 +38,24 @@ import Testing
         ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + Journal.fileName))?[.size] as? Int) ?? -1
     }
 
+    /// The file's blocks are allocated ahead of its appends, 256 KiB at a time, its size what was written: ext4
+    /// allocating a block or two at each `fsync` wrote its bitmap and group descriptor again each time
+    /// (`AppendFile.reserve`).
+    @Test func theFilesBlocksAreAllocatedAheadOfItsLines() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = Journal(directory: directory, logger: logger)
+        _ = try journal.open()
+        journal.attach([("store", Consumer())])
+        journal.append([record("door", "open", sequence: 1)])
+        await journal.flushed()
+        var info = stat()
+        #expect(stat(directory + "/" + Journal.fileName, &info) == 0)
+        #expect(info.st_size > 0 && info.st_size < 4096, "the size is what was written: \(info.st_size)")
+        #expect(Int(info.st_blocks) * 512 >= 1 << 18, "\(info.st_blocks) blocks of 512 bytes allocated")
+        // Read back whole, the blocks beyond the end unseen.
+        #expect(try Journal(directory: directory, logger: logger).open().records.map(\.status) == ["open"])
+    }
+
     @Test func durableRecordsReachEveryConsumerAndComeBackUntilAcknowledged() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let journal = Journal(directory: directory, logger: logger)

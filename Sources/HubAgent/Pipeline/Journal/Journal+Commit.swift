@@ -148,7 +148,12 @@ extension Journal {
                 fd = try AppendFile.open(path, in: directory)
                 state.withLock { $0.fd = fd }
             }
-            if flushWanted { state.withLock { $0.writesToFlush += 1 } }
+            let (size, reserved) = state.withLock { state in
+                if flushWanted { state.writesToFlush += 1 }
+                return (state.size, state.reserved)
+            }
+            let reserving = AppendFile.reserve(fd, size: size, appending: bytes.count, reserved: reserved)
+            if reserving != reserved { state.withLock { $0.reserved = reserving } }
             try AppendFile.append(bytes, to: fd, path: path, sync: false)
             state.withLock { $0.size += bytes.count }
             if sync { try flush(fd) }

@@ -66,6 +66,7 @@ extension Journal {
                     if $0.fd >= 0 { Glibc.close($0.fd) }
                     $0.fd = -1
                     $0.size = keep.count
+                    $0.reserved = 0
                     $0.acknowledgementsWritten = $0.acknowledged
                 }
             } else {
@@ -74,6 +75,7 @@ extension Journal {
                 }
                 state.withLock {
                     $0.size = 0
+                    $0.reserved = 0
                     $0.acknowledgementsWritten = [:]
                 }
             }

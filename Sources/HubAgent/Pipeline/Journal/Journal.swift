@@ -66,6 +66,8 @@ public final class Journal: Sendable {
         var trimWanted = false
         /// Bytes in the file.
         var size = 0
+        /// Bytes allocated for the file ahead of its appends (`AppendFile.reserve`), from `size` on.
+        var reserved = 0
         var replay: [JournalRecord] = []
         /// The packet ids of the messages whose changes are in the file (committed).
         var deliveries = RecentDeliveries()
@@ -155,6 +157,7 @@ public final class Journal: Sendable {
         state.withLock {
             $0.fd = fd
             $0.size = contents.count
+            $0.reserved = 0
             $0.notificationLines = notificationLines
             $0.nextPosition = (replay.records.map(\.position).max() ?? 0) + 1
             // What the file holds is durable: a confirmation waits for nothing read back.
