@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HubCore
 import HubHistory
+import HubNotify
 import HubSupport
 import HubTestKit
 import Hummingbird
@@ -52,6 +53,27 @@ import Yams
 
     func error(_ buffer: ByteBuffer) -> String? {
         ((try? decode(buffer)) as? [String: Any])?["error"] as? String
+    }
+
+    /// hubd writes the alert book's files only when it must be durable: a page follows the book in memory (its
+    /// revision, `AlertPlace.revision`), or an alert opened in its group's wait would show only 30 s later.
+    @Test func theChangeFeedFollowsTheBookInMemory() throws {
+        final class Place: AlertPlace {
+            let moved = Locked(0)
+            func saved() async throws -> SavedAlerts { SavedAlerts(book: AlertBook(), pending: []) }
+            func send(_ requests: [AlertRequest]) async throws {}
+            var revision: Int? { moved.withLock { $0 } }
+        }
+        let place = Place()
+        let hub = self.hub
+        let api = HubAPI(
+            snapshot: { _ in hub.withLock { $0 } }, store: FileRegistry(store), stateDirectory: directory.path,
+            access: testAccess(directory.path, token: testAdminToken), metrics: MetricsExporter(),
+            logger: Logger(label: "api-test"), alerts: place)
+        let before = api.changePrint()
+        #expect(api.changePrint() == before, "nothing moved")
+        place.moved.withLock { $0 += 1 }
+        #expect(api.changePrint() != before, "the book moved, its files did not")
     }
 
     @Test func sensorsAddListGetRemoveAndBadInput() async throws {

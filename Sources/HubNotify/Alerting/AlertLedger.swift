@@ -188,6 +188,9 @@ final class AlertLedger: Sendable {
 
     var book: AlertBook { state.withLock { $0.book } }
 
+    /// The book's revision in memory (without copying the book).
+    var revision: Int { state.withLock { $0.book.revision } }
+
     /// The book in memory, once `open` has read the files (nil before: the files are what there is).
     var openBook: AlertBook? { state.withLock { $0.opened ? $0.book : nil } }
 

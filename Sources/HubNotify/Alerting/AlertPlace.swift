@@ -53,7 +53,7 @@ struct LiveAlerts: AlertPlace {
 
     func send(_ requests: [AlertRequest]) async throws { try await files.send(requests) }
 
-    var revision: Int? { ledger.book.revision }
+    var revision: Int? { ledger.revision }
 }
 
 /// A cluster's alert book (docs/cluster.md, "Alerts"): kept by one agent at a time, the holder of the `alerts` duty,
