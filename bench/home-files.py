@@ -65,15 +65,20 @@ def by_strace(trace, state):
 
 def by_pages(pages_file, inodes_file, disk, hub):
     """`  123 bdi 254:0: ino=6725696 index=0`, a page each."""
-    names = {}
+    # An inode freed (a file replaced by rename) can be given to the next file made: on a small filesystem (a
+    # PI_DISK image) at once. Each is named by the file it was in most of the looks, every 2 s.
+    seen = {}
     for line in open(inodes_file, errors="replace"):
         inode, _, path = line.rstrip("\n").partition(" ")
-        names[inode] = name_of(path)
+        counts = seen.setdefault(inode, {})
+        counts[name_of(path)] = counts.get(name_of(path), 0) + 1
+    names = {inode: max(counts, key=counts.get) for inode, counts in seen.items()}
     device = os.stat(disk).st_dev
     pages = {}
     for line in open(pages_file, errors="replace"):
         m = re.match(r"^\s*(\d+)\s.*\bbdi (\d+):(\d+): ino=(\d+)", line)
-        if not m or m.group(1) != hub:
+        # hubd's own pages, on the state directory's device (a page of another disk's is not this one's).
+        if not m or m.group(1) != hub or (int(m.group(2)), int(m.group(3))) != (os.major(device), os.minor(device)):
             continue
         ino = m.group(4)
         if ino in names:
