@@ -19,11 +19,11 @@
 # state directory lives (a disk, not tmpfs, or write_bytes reads 0). KEEP_STATE=DIR: the state directory is copied
 # there at the end, to see what each file holds. LOW_WEAR=1: with `state.low_wear` (the journal and the logs in the
 # runtime directory, a tmpfs here as under the unit). HOME_YAML: more of hubd's configuration, e.g.
-# `HOME_YAML='sensors: { sync_delay: 5s }'` for an A/B of a setting. PI_DISK=1 (root): the state directory on a disk
-# of its own, made and mounted as Raspberry Pi OS makes its SD card's root (ext4 with its journal, `defaults,noatime`;
-# PI_MOUNT for other options, e.g. `noatime,lazytime`), a loop-mounted image in BENCH_TMPDIR; the report then says
-# what the device itself was written, the filesystem's journal and its metadata included, which hubd's counters do
-# not see.
+# `HOME_YAML='sensors: { sync_delay: 5s }'` for an A/B of a setting. PI_DISK=1 (root; the default where root can
+# loop-mount, PI_DISK=0 to run on BENCH_TMPDIR itself): the state directory on a disk of its own, made and mounted as
+# Raspberry Pi OS makes its SD card's root (ext4 with its journal, `defaults,noatime`; PI_MOUNT for other options,
+# e.g. `noatime,lazytime`), a loop-mounted image in BENCH_TMPDIR; the report then says what the device itself was
+# written, the filesystem's journal and its metadata included, which hubd's counters do not see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,7 +47,10 @@ release_build hubd
 command -v strace >/dev/null || { sudo -n apt-get install -y strace >&2 || apt-get install -y strace >&2; }
 bench_work
 pi_image="" pi_mount="" pi_device=""
-if [ "${PI_DISK:-0}" = 1 ]; then
+if [ -z "${PI_DISK:-}" ]; then
+    PI_DISK=$([ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null && [ -e /dev/loop-control ] && echo 1 || echo 0)
+fi
+if [ "$PI_DISK" = 1 ]; then
     pi_image=$(mktemp "${BENCH_TMPDIR:-/var/tmp}/pi-disk.XXXXXX")
     truncate -s 2G "$pi_image"
     mkfs.ext4 -q -F "$pi_image"
@@ -317,6 +320,9 @@ asked=0; syncs=0
         echo "- **The device itself** (PI_DISK: ext4 with its journal, mounted \`$(findmnt -no OPTIONS --target "$pi_mount")\`)"
         echo "  was written $((device1 - device0)) bytes, **$(mb $((device1 - device0))) MB a day** ($(mb $((plain_device1 - plain_device0)) "$plain_day") MB untraced):"
         echo "  hubd's pages, and what the filesystem writes for them besides (its journal, each metadata block in it first)."
+    else
+        echo "- On the machine's own disk (PI_DISK=0): what its filesystem writes for hubd's files besides their pages (its"
+        echo "  journal, if it has one) is not counted; on a Pi's card that is about twice hubd's own (PI_DISK=1 counts it)."
     fi
     wal=$(awk '$1 == "history.sqlite-wal" { print $2 }' <<<"$by_file")
     if [ -n "$wal" ] && ! grep -q '^history.sqlite ' <<<"$by_file"; then
