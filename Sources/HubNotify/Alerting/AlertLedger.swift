@@ -195,8 +195,8 @@ final class AlertLedger: Sendable {
     var openBook: AlertBook? { state.withLock { $0.opened ? $0.book : nil } }
 
     /// A signal each time the book in memory changes (an event taken, a request applied, a tick), the latest
-    /// kept while the follower is busy: what hubd's own readers (the API's change feed, Home Assistant's alert
-    /// entities) follow, where they watched the files, which are now written only when they must be durable.
+    /// kept while the follower is busy: what Home Assistant's alert entities follow (the API's change feed looks at
+    /// `revision`), where they watched the files, which are written only when the book must be durable.
     func changes() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = followers.withLock { followers in
