@@ -1,6 +1,5 @@
 import Foundation
 import HubCore
-import HubHistory
 import HubTestKit
 import Mosquitto
 import Testing
