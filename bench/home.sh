@@ -62,7 +62,10 @@ if [ "$PI_DISK" = 1 ]; then
     trap 'bench_cleanup; umount "$pi_mount"; rmdir "$pi_mount"; rm -f "$pi_image"' EXIT
 fi
 # What the device the state directory is on was written so far, in bytes (PI_DISK only: a device of its own).
-device_written() { if [ -n "$pi_device" ]; then awk '{ print $7 * 512 }' "/sys/block/$pi_device/stat"; else echo 0; fi; }
+# Sectors written, times 512 in bash: mawk prints a product past 2^31 as 2.66712e+09.
+device_written() {
+    if [ -n "$pi_device" ]; then echo $(($(awk '{ print $7 }' "/sys/block/$pi_device/stat") * 512)); else echo 0; fi
+}
 disk_state
 start_broker
 doors=$((HOME_SENSORS / 2))

@@ -43,11 +43,14 @@ public struct HubConfiguration: Sendable, Hashable {
     public var maximumStatusLength: Int = 256
     /// `hub.availability_topic`: where the hub publishes `online` / `offline` (retained).
     public var availabilityTopic: String = "sensorhub/availability"
-    /// `store.flush_interval`: how often received statuses are written to the store, at most. 30 s, as long as the
-    /// status log's `fsync` may wait (`StoreWriter.defaultSyncInterval`), so each write is flushed: written every
+    /// `store.flush_interval`: how often received statuses are written to the store, at most. 5 minutes, as long as
+    /// the status log's `fsync` may wait (`StoreWriter.defaultSyncInterval`), so each write is flushed: written every
     /// 10 s and flushed every 30 s, the log took 31 MB of a home's pages a day, 19 MB at 30 s (`bench/home.sh`).
     /// `hubctl` asks a running hubd to write them before it reads (`WriteRequest`); hubd's readers take them live.
-    public var flushInterval: Duration = .seconds(30)
+    public var flushInterval: Duration = .seconds(300)
+    /// The longest `flushInterval` takes: the journal holds the statuses until they are written (and replays them
+    /// after a crash), as it holds the history's records for `history.commit_interval`, an hour by default.
+    public static let longestFlushInterval = Duration.seconds(3600)
     /// `log.level`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: String = "info"
     /// `sds011.*`: the particulate sensor hubd drives itself; off unless `sds011.port` is set.
@@ -278,8 +281,8 @@ public struct HubConfiguration: Sendable, Hashable {
             }
         }
         if let interval = try store["flush_interval"].value(
-            "a duration up to 60s, like 1s or 500ms",
-            { DurationText.parse($0).flatMap { $0 <= .seconds(60) ? $0 : nil } })
+            "a duration up to 1h, like 5m or 30s",
+            { DurationText.parse($0).flatMap { $0 <= longestFlushInterval ? $0 : nil } })
         {
             result.flushInterval = interval
         }

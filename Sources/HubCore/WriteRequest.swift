@@ -2,7 +2,7 @@ import Foundation
 
 /// How `hubctl` has the hubd running on a state directory write what it holds before reading the files: hubd
 /// commits the history every `history.commit_interval` (an hour by default), writes the registry's statuses every
-/// `store.flush_interval` (30 s) and the alert book's files only when the book must be durable, all for the SD card;
+/// `store.flush_interval` (5 minutes) and the alert book's files only when the book must be durable, all for the SD card;
 /// without asking, `hubctl history`, `hubctl sensors list` and `hubctl alerts list` would miss what came since. The
 /// request is SIGUSR1; hubd answers by rewriting `hubd.answered` in the state directory (its pid and how many it
 /// answered; not flushed: worth nothing after a crash) once everything is written. hubd writes the file first when it

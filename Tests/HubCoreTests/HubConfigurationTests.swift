@@ -55,6 +55,9 @@ import Testing
         #expect(configuration.availabilityTopic == "home/hub")
         #expect(configuration.flushInterval == .milliseconds(500))
         #expect(configuration.logLevel == "debug")
+        // Every 5 minutes by default (the status log's `fsync`s cost a Pi's card), an hour at most.
+        #expect(try load("log: {level: info}").flushInterval == .seconds(300))
+        #expect(try load("store: {flush_interval: 1h}").flushInterval == .seconds(3600))
     }
 
     @Test func airKeysAreReadAndChecked() async throws {
@@ -186,6 +189,7 @@ import Testing
         ("sensors:\n  silence_timout: 10m\n", "sensors.silence_timout: unknown key"),
         ("air:\n  alert: [pm25]\n", "air.alert: expected a mapping"),
         ("store: {flush_interval: {seconds: 1}}\n", "store.flush_interval: expected a single value, got a mapping"),
+        ("store: {flush_interval: 2h}\n", "a duration up to 1h"),
         (
             "sensors: {max_status_length: long}\n",
             "sensors.max_status_length (or $HUB_SENSORS_MAX_STATUS_LENGTH) is 'long'"

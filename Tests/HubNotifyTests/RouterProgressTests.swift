@@ -98,10 +98,10 @@ import Testing
         #expect(changes.withLock { $0 } > 0, "the book's followers were told of its changes")
         // Stopping writes the book whole into the files.
         #expect(try SavedAlerts(directory: directory.path).book.alerts.count == count)
-        // The first routed batch is reported at the first pass; the next only 30 s later. Reported every pass (5 s),
-        // 12 s of doors made two or three.
+        // The first routed batch is reported at the first pass; the next only a `reportInterval` later. Reported
+        // every pass (5 s), 12 s of doors made two or three.
         let seen = reports.seen.withLock { $0.map(\.position) }
-        let allowed = 1 + Int((elapsed - NotificationRouter.outboxSyncDelay) / .seconds(30))
+        let allowed = 1 + Int((elapsed - NotificationRouter.outboxSyncDelay) / NotificationRouter.reportInterval)
         // Stopping reports the last position, whenever it comes.
         #expect(seen.last == count)
         #expect(seen.count - 1 <= allowed, "\(seen.count - 1) reports in \(elapsed) before the stop's: \(seen)")

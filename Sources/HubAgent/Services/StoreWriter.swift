@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// registry every flush interval (`RegistryStore.recordStatuses`: the file's status log, under its lock, so a
 /// `hubctl` change made meanwhile stays), flushed to disk every `syncInterval` (or `syncAfter` statuses) and only
 /// then acknowledged to the journal, which holds them meanwhile. The flush interval (`store.flush_interval`) is
-/// 30 s by default, as long as `syncInterval`, so each flush is `fsync`ed: hubd's readers take the live statuses,
+/// 5 minutes by default, as long as `syncInterval`, so each flush is `fsync`ed: hubd's readers take the live statuses,
 /// and `hubctl` asks hubd to write them first (`WriteRequest`, `writeNow`). And the status file `hubctl status`
 /// reads, every 5 s (written within a second of a change, it was a home's third-largest writer: 118 MB a day asked,
 /// `bench/home.sh`). A change of the counters, the connection or the registry still wakes the writer
@@ -58,9 +58,11 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let syncInterval: Duration
     /// Flushed every second, a home's log took 47 `fsync`s a minute, each writing its last page again
     /// (`bench/home.sh`: 37 MB a day asked, and a 4 KiB page an `fsync`); written every 10 s (the journal's put-off
-    /// `fsync` hands them over so) and flushed every 30 s, 31 MB of pages; both every 30 s, 19 MB. The journal
-    /// holds them until then, so a power cut loses none.
-    static let defaultSyncInterval = Duration.seconds(30)
+    /// `fsync` hands them over so) and flushed every 30 s, 31 MB of pages; both every 30 s, 19 MB. Every 5 minutes
+    /// (`store.flush_interval`'s default too): on a Pi's ext4 each `fsync` of a file that grew costs the card
+    /// 12–22 KiB of the filesystem's own journal besides the file's pages (`bench/fsync-cost.py`). The journal holds
+    /// them until then, as it holds an hour of records for the history anyway, so a power cut loses none.
+    static let defaultSyncInterval = Duration.seconds(300)
     /// Or how many: the journal can't drop what they came from meanwhile (at 1,000 statuses a second, 3 MB).
     static let syncAfter = 10_000
 

@@ -82,7 +82,7 @@ extension HubConfiguration {
     static let storeKeys: [ConfigKey] =
         [
             ConfigKey(
-                "flush_interval", "duration up to 60s", default: "30s",
+                "flush_interval", "duration up to 1h", default: "5m",
                 "How often received statuses are written to the registry's files, at most; every status is in the "
                     + "journal first, so a crash loses none. The API and the dashboard show the live statuses, and "
                     + "`hubctl` asks a running hubd to write them before it reads; shorter is more writes to the "

@@ -40,10 +40,13 @@ extension NotificationRouter {
     /// not written (a crash makes it again from the journal's events): hubd's readers take it from memory
     /// (`LiveAlerts`), and `hubctl` asks hubd to write it first (`WriteRequest`). Reported every 5 s, a home's book
     /// took 17,856 `fsync`s a day, 90 MB; written without `fsync` every 5 s between reports, 58 MB
-    /// (`bench/home.sh`).
-    static let reportInterval = Duration.seconds(30)
+    /// (`bench/home.sh`). Every 5 minutes, not 30 s: on a Pi's ext4 each `fsync` of a file that grew costs the card
+    /// 12–22 KiB of the filesystem's own journal besides the file's pages (`bench/fsync-cost.py`), and the journal
+    /// keeps the events meanwhile, as it keeps an hour of records for the history anyway.
+    static let reportInterval = Duration.seconds(300)
     /// Reported at once when this many journal records wait for it, whatever the interval: a building's 10,000
-    /// messages a second would keep 300,000 records in the journal for 30 s (as `HistoryWriter.defaultMostPending`).
+    /// messages a second would keep 3,000,000 records in the journal for 5 minutes (as
+    /// `HistoryWriter.defaultMostPending`).
     static let reportAfter = 10_000
 
     /// Flushes the outbox, saves the alert book, then reports the position routed before the flush began. The book
