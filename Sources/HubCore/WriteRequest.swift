@@ -2,12 +2,12 @@ import Foundation
 
 /// How `hubctl` has the hubd running on a state directory write what it holds before reading the files: hubd
 /// commits the history every `history.commit_interval` (an hour by default), writes the registry's statuses every
-/// `store.flush_interval` (5 minutes) and the alert book's files only when the book must be durable, all for the SD card;
-/// without asking, `hubctl history`, `hubctl sensors list` and `hubctl alerts list` would miss what came since. The
-/// request is SIGUSR1; hubd answers by rewriting `hubd.answered` in the state directory (its pid and how many it
-/// answered; not flushed: worth nothing after a crash) once everything is written. hubd writes the file first when it
-/// starts trapping the signal, so `hubctl` only signals a hubd that answers: SIGUSR1 ends a process that does not
-/// trap it (an older hubd, or one starting).
+/// `store.flush_interval` (5 minutes) and the alert book's files only when the book must be durable, all for the SD
+/// card; without asking, `hubctl history`, `hubctl sensors list` and `hubctl alerts list` would miss what came since.
+/// The request is SIGUSR1; hubd answers by rewriting `hubd.answered` in the state directory (its pid and how many
+/// it answered; not flushed: worth nothing after a crash) once everything is written. hubd writes the file first
+/// when it starts trapping the signal, so `hubctl` only signals a hubd that answers: SIGUSR1 ends a process that
+/// does not trap it (an older hubd, or one starting).
 public enum WriteRequest {
     public static let fileName = "hubd.answered"
     /// What hubd answered in before (it answered only for the history): removed as hubd starts.
