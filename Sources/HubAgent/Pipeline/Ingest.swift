@@ -36,8 +36,8 @@ final class Ingest: Service, Sendable {
     /// Whether the hub subscribes through covering filters (`sensors.subscribe`): a message they bring on a topic
     /// no sensor uses is expected then, counted as `not_a_sensor` and not logged.
     let coversTopics = Atomic<Bool>(false)
-    /// Rung by each of those: what the watch for floods sleeps on while the hub is quiet.
-    let liveBell = Doorbell()
+    /// Rung at every `FloodWatch.step`th of those: what the watch for floods sleeps on.
+    let floodBell = Doorbell()
     /// Told when the counters move (what `hubctl status` shows).
     private let moved: ChangeSignal?
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
@@ -169,9 +169,8 @@ final class Ingest: Service, Sendable {
     /// Applies one message to the tracker and appends what it changed to the journal, for the burst's commit.
     /// - Parameter holds: whether the client holds acknowledgements until confirmed.
     private func apply(_ message: MQTTMessage, holds: Bool) {
-        if !message.retain {
-            liveMessages.add(1, ordering: .relaxed)
-            liveBell.ring()
+        if !message.retain, liveMessages.add(1, ordering: .relaxed).newValue % FloodWatch.step == 0 {
+            floodBell.ring()
         }
         // A held message is journaled with its packet id: one the broker sends again (no acknowledgement reached it
         // before hubd died, or before the connection dropped) is known, acknowledged, and not applied twice.

@@ -273,46 +273,42 @@ final class Subscriptions: Service, Sendable {
     /// The broker's queue for hubd counts the messages waiting beyond those in flight (20 by default), connected or
     /// not, and drops what comes past `max_queued_messages` (1,000 by default): a flood faster than hubd's journal
     /// commits can cost some sensors their newest status even while hubd is connected (FaultTests, 2026-11-28: a
-    /// broker restart with hubd back before the publishers). So after a burst of more than 1,000 live messages
-    /// (retained replays, which the pass itself brings, do not count) once a second has passed quietly, the second
-    /// pass runs again: each sensor's retained newest status comes after the burst. From the first quiet second
+    /// broker restart with hubd back before the publishers). So after a flood of live messages (`FloodWatch`;
+    /// retained replays, which the pass itself brings, do not count), once a second has passed quietly, the second
+    /// pass runs again: each sensor's retained newest status comes after the flood. From the first quiet second
     /// after the connection (the first pass's, `settle`) until the client is closed.
     ///
-    /// It looks once a second while messages come (a second with none between two looks is a quiet one): looking
-    /// every 250 ms, its timer was the largest part of an idle home's CPU (4 statuses a second, `bench/home.sh`: four
-    /// of the five timers a second that woke hubd, each waking three threads).
+    /// It sleeps on `Ingest.floodBell`, every 500th live message, and looks once a second only while a flood lasts:
+    /// looking once a second whenever messages came, its timer was one of the four a second that woke hubd at a
+    /// home's 4 statuses a second (`bench/home.sh`), each waking three threads.
     private func watchFloods(_ client: MosquittoClient) async {
-        let flood = 1000
-        var last = ingest.liveMessages.load(ordering: .relaxed)
-        var burstStart: Int?
-        var quietSince = ContinuousClock.now
-        while !client.isClosed {
-            guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
+        // The backlog the broker kept for the session is the first pass's (`settle`): counted from after it.
+        guard await quietSecond(client) != nil else { return }
+        var watch = FloodWatch()
+        while !client.isClosed && !Task.isCancelled {
+            await ingest.floodBell.wait(until: nil)
             let count = ingest.liveMessages.load(ordering: .relaxed)
-            let quiet = ContinuousClock.now - quietSince >= .seconds(1)
-            if count != last {
-                // A message after a quiet second starts a burst (once the first pass's backlog is behind).
-                if quiet && burstStart != nil { burstStart = last }
-                last = count
-                quietSince = .now
-                continue
-            }
-            guard quiet else { continue }
-            guard let start = burstStart else {
-                burstStart = count
-                continue
-            }
-            guard count - start > flood else {
-                // Quiet, and no burst to answer: sleep until a live message comes (no timer while idle).
-                await ingest.liveBell.wait(until: nil)
-                continue
-            }
-            burstStart = count
+            guard watch.rang(count: count, at: .now) else { continue }
+            guard let end = await quietSecond(client) else { return }
+            watch.reset()
             logger.notice(
                 "a burst may have overflowed the broker's queue for hubd; subscribing again for the newest statuses",
-                metadata: ["messages": "\(count - start)"])
+                metadata: ["messages": "\(end - count + FloodWatch.step)"])
             inputs.continuation.yield(.settled(client))
         }
+    }
+
+    /// Returns the live messages' count once a second has passed with none (looking once a second), or nil when the
+    /// client closed first or the task was cancelled.
+    private func quietSecond(_ client: MosquittoClient) async -> Int? {
+        var last = ingest.liveMessages.load(ordering: .relaxed)
+        while !client.isClosed {
+            guard (try? await Task.sleep(for: .seconds(1))) != nil else { return nil }
+            let count = ingest.liveMessages.load(ordering: .relaxed)
+            if count == last { return count }
+            last = count
+        }
+        return nil
     }
 
     /// Subscribes `client` to every sensor's topic, or to the filters that cover them (`sensors.subscribe`);
