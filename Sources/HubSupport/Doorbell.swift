@@ -22,6 +22,14 @@ package final class Doorbell: Sendable {
 
     /// Returns on a ring, at `deadline`, or when the task is cancelled.
     package func wait(until deadline: ContinuousClock.Instant?) async {
+        // Rung since the last wait: no child tasks and no timer (the status file's writer, its bell rung by the
+        // counters at every message, made two tasks and a timer every 5 s for a ring already there).
+        if state.withLock({ state in
+            defer { state.pending = false }
+            return state.pending
+        }) {
+            return
+        }
         // Without a deadline, no child tasks: a wait per routed batch made two tasks and a timer (issue 38).
         guard let deadline else { return await waitForRing() }
         await withTaskGroup(of: Void.self) { group in
