@@ -7,6 +7,12 @@ package final class Doorbell: Sendable {
         var pending = false
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextID: UInt64 = 0
+
+        /// Whether a ring came since the last wait; taken if so.
+        mutating func takeRing() -> Bool {
+            defer { pending = false }
+            return pending
+        }
     }
 
     package init() {}
@@ -24,12 +30,7 @@ package final class Doorbell: Sendable {
     package func wait(until deadline: ContinuousClock.Instant?) async {
         // Rung since the last wait: no child tasks and no timer (the status file's writer, its bell rung by the
         // counters at every message, made two tasks and a timer every 5 s for a ring already there).
-        if state.withLock({ state in
-            defer { state.pending = false }
-            return state.pending
-        }) {
-            return
-        }
+        if state.withLock({ $0.takeRing() }) { return }
         // Without a deadline, no child tasks: a wait per routed batch made two tasks and a timer (issue 38).
         guard let deadline else { return await waitForRing() }
         await withTaskGroup(of: Void.self) { group in
@@ -49,10 +50,7 @@ package final class Doorbell: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = self.state.withLock { state -> Bool in
-                    if state.pending || Task.isCancelled {
-                        state.pending = false
-                        return true
-                    }
+                    if state.takeRing() || Task.isCancelled { return true }
                     state.waiters[id] = continuation
                     return false
                 }
