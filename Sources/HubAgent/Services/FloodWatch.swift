@@ -7,12 +7,11 @@
 /// come or `sensors.sync_delay` (10 s) has passed, so the 200 the broker may have in flight to hubd (its Receive
 /// Maximum) fill, and messages queue behind them, only when they come faster than 20 a second or hubd falls behind:
 /// a slower stream never fills that queue, however long it runs. So a flood is `step` live messages within `window`
-/// (10 a second or faster), told by
-/// two rings that far apart at most: any 1,001 messages in a row cross two multiples of `step`, so a burst of 1,001
-/// at that rate is always seen, and some of 501 to 1,000 are (a second pass more than needed costs a replay of the
-/// retained statuses, no more). (Before, the watch looked once a second whenever messages came and took any 1,000
-/// without a quiet second between them for a flood: at a home's 4 statuses a second, a timer a second waking three
-/// threads, and a "flood" each time the trickle paused.)
+/// (10 a second or faster), told by two rings that far apart at most: any 1,001 messages in a row cross two
+/// multiples of `step`, so a burst of 1,001 at that rate is always seen, and some of 501 to 1,000 are (a second pass
+/// more than needed costs a replay of the retained statuses, no more). (Before, the watch looked once a second
+/// whenever messages came and took any 1,000 without a quiet second between them for a flood: at a home's 4
+/// statuses a second, a timer a second waking three threads, and a "flood" each time the trickle paused.)
 struct FloodWatch: Sendable {
     /// Every how many live messages the watch is told: half Mosquitto's default `max_queued_messages`.
     static let step = 500
