@@ -9,6 +9,7 @@
 
 A file written through a temporary name and renamed counts under its own name (`name_of`), in both.
 """
+import collections
 import os
 import re
 import sys
@@ -67,12 +68,11 @@ def by_pages(pages_file, inodes_file, disk, hub):
     """`  123 bdi 254:0: ino=6725696 index=0`, a page each."""
     # An inode freed (a file replaced by rename) can be given to the next file made: on a small filesystem (a
     # PI_DISK image) at once. Each is named by the file it was in most of the looks, every 2 s.
-    seen = {}
+    seen = collections.defaultdict(collections.Counter)
     for line in open(inodes_file, errors="replace"):
         inode, _, path = line.rstrip("\n").partition(" ")
-        counts = seen.setdefault(inode, {})
-        counts[name_of(path)] = counts.get(name_of(path), 0) + 1
-    names = {inode: max(counts, key=counts.get) for inode, counts in seen.items()}
+        seen[inode][name_of(path)] += 1
+    names = {inode: counts.most_common(1)[0][0] for inode, counts in seen.items()}
     device = os.stat(disk).st_dev
     pages = {}
     for line in open(pages_file, errors="replace"):
