@@ -40,8 +40,10 @@ struct StatusFileTests {
             try await hub.prepare(broker, sensors: ["kitchen"])
             try await hub.startAndWaitUntilReady(["RUNTIME_DIRECTORY": runtime.path])
             let path = hub.hubctl.state.file(AgentStatus.fileName)
-            let linked = try FileManager.default.destinationOfSymbolicLink(atPath: path)
-            #expect(linked == runtime.file(AgentStatus.fileName))
+            // The store writer links the file as it starts, which may come after hubd says it is online.
+            try await eventually("the status file linked into the runtime directory") {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == runtime.file(AgentStatus.fileName)
+            }
             #expect(AgentStatus.read(from: runtime.path)?.isRunning == true)
             try await eventually("hubctl status: running and connected") {
                 let running = try await hub.hubctl.run("status")
