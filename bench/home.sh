@@ -23,7 +23,8 @@
 # loop-mount, PI_DISK=0 to run on BENCH_TMPDIR itself): the state directory on a disk of its own, made and mounted as
 # Raspberry Pi OS makes its SD card's root (ext4 with its journal, `defaults,noatime`; PI_MOUNT for other options,
 # e.g. `noatime,lazytime`), a loop-mounted image in BENCH_TMPDIR; the report then says what the device itself was
-# written, the filesystem's journal and its metadata included, which hubd's counters do not see.
+# written, the filesystem's journal and its metadata included, which hubd's counters do not see. TIMERS=1 (root): the
+# timers that wake hubd at this rate instead (`bench/timers.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -169,6 +170,13 @@ pids+=("$publisher")
 until grep -q '^begin' "$publisher_log"; do sleep 0.1; done
 begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
 sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
+# TIMERS=1: which of hubd's sleeping functions set the timers that wake it at this rate, over TIMERS_SECS (60) from
+# INTERVAL seconds after the load began (the first minute has its own), then the bench stops.
+if [ "${TIMERS:-0}" = 1 ]; then
+    sleep "${INTERVAL:-60}"
+    bench/timers.sh "$hub_pid" "${TIMERS_SECS:-60}"
+    exit 0
+fi
 
 io() { awk -v key="$1" '$1 == key ":" { print $2 }' "/proc/$hub_pid/io"; }
 # Each window starts and ends with the history committed (SIGUSR1, as hubctl asks: WriteRequest), so it holds

@@ -31,6 +31,15 @@ struct FloodWatchTests {
         }
     }
 
+    /// A second is quiet below a flood's rate (10 a second): a home's trickle is, a flood's tail at that rate is not.
+    @Test func aSecondBelowAFloodsRateIsQuiet() {
+        #expect(FloodWatch.isQuiet(0))
+        #expect(FloodWatch.isQuiet(4))
+        #expect(FloodWatch.isQuiet(9))
+        #expect(!FloodWatch.isQuiet(10))
+        #expect(!FloodWatch.isQuiet(500))
+    }
+
     /// Rings faster than the watch wakes are one wake: the step reached counts, not the messages counted.
     @Test func ringsTakenTogetherCountTheStepsReached() {
         var watch = FloodWatch()

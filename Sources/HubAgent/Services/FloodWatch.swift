@@ -36,6 +36,13 @@ struct FloodWatch: Sendable {
         return now - last.at <= Self.window
     }
 
+    /// Whether a second with `messages` in it was a quiet one: fewer than a flood's rate (`step` within `window`,
+    /// 10 a second). The flood is over then, or there was none; a home's trickle (4 a second) is quiet, so it never
+    /// holds back the second pass. (A quiet second used to be one with no message at all: at a home's steady 4 a
+    /// second there never was one, so the watch, which begins with a quiet second, never began, and its look once a
+    /// second went on for as long as hubd ran.)
+    static func isQuiet(_ messages: Int) -> Bool { messages * Int(window.components.seconds) < step }
+
     /// The flood has been answered: the next one is counted afresh.
     mutating func reset() { last = nil }
 }

@@ -252,21 +252,10 @@ final class Subscriptions: Service, Sendable {
         return document
     }
 
-    /// Waits until no message has arrived for a second (at most a minute), then asks for the second pass.
+    /// Waits for a quiet second (`FloodWatch.isQuiet`: the backlog the broker kept, and the retained statuses, have
+    /// come; at most a minute), then asks for the second pass.
     private func settle(_ client: MosquittoClient) async {
-        var last = ingest.messageCount
-        var quietSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            guard (try? await Task.sleep(for: .milliseconds(250))) != nil else { return }
-            let count = ingest.messageCount
-            if count != last {
-                last = count
-                quietSince = .now
-            } else if ContinuousClock.now - quietSince >= .seconds(1) {
-                break
-            }
-        }
+        guard await quietSecond(counting: { self.ingest.messageCount }, within: .seconds(60)) != nil else { return }
         inputs.continuation.yield(.settled(client))
     }
 
@@ -278,9 +267,10 @@ final class Subscriptions: Service, Sendable {
     /// pass runs again: each sensor's retained newest status comes after the flood. From the first quiet second
     /// after the connection (the first pass's, `settle`) until the client is closed.
     ///
-    /// It sleeps on `Ingest.floodBell`, every 500th live message, and looks once a second only while a flood lasts:
-    /// looking once a second whenever messages came, its timer was one of the four a second that woke hubd at a
-    /// home's 4 statuses a second (`bench/home.sh`), each waking three threads.
+    /// It sleeps on `Ingest.floodBell`, every 500th live message, and looks once a second only while a flood lasts
+    /// (and for the first quiet second): at a home's 4 statuses a second its look once a second, and `settle`'s four
+    /// a second in hubd's first minute, were the timers that woke hubd (perf probe on libdispatch's
+    /// `dispatch_after_f`, the sleeping function read from the task's async context: `bench/timers.sh`).
     private func watchFloods(_ client: MosquittoClient) async {
         // The backlog the broker kept for the session is the first pass's (`settle`): counted from after it.
         guard await quietSecond(client) != nil else { return }
@@ -298,15 +288,24 @@ final class Subscriptions: Service, Sendable {
         }
     }
 
-    /// Returns the live messages' count once a second has passed with none (looking once a second), or nil when the
+    /// Returns the live messages' count once a quiet second has passed (`FloodWatch.isQuiet`), or nil when the
     /// client closed first or the task was cancelled.
     private func quietSecond(_ client: MosquittoClient) async -> Int? {
-        var last = ingest.liveMessages.load(ordering: .relaxed)
-        while !client.isClosed {
+        await quietSecond(counting: { self.ingest.liveMessages.load(ordering: .relaxed) }, unless: { client.isClosed })
+    }
+
+    /// Looks at `count` once a second and returns it after the first quiet second (`FloodWatch.isQuiet`), or once
+    /// `limit` has passed; nil when the task was cancelled, or `givenUp` first.
+    private func quietSecond(
+        counting count: () -> Int, unless givenUp: () -> Bool = { false }, within limit: Duration? = nil
+    ) async -> Int? {
+        let deadline = limit.map { ContinuousClock.now + $0 }
+        var last = count()
+        while !givenUp() {
             guard (try? await Task.sleep(for: .seconds(1))) != nil else { return nil }
-            let count = ingest.liveMessages.load(ordering: .relaxed)
-            if count == last { return count }
-            last = count
+            let now = count()
+            if FloodWatch.isQuiet(now - last) || deadline.map({ .now >= $0 }) == true { return now }
+            last = now
         }
         return nil
     }
