@@ -115,9 +115,6 @@ public struct Hub: Sendable {
         let storeWrites = Locked(0)
         let current = Locked(configuration)
         let errors = ErrorRecorder(logger: logger)
-        let statusChanged = Doorbell()
-        // The counters hubctl status shows moved: the status file is written (at most once every 5 s).
-        let countersMoved = ChangeSignal(bell: statusChanged)
 
         var tracker = SensorTracker(
             defaultSilenceTimeout: configuration.silenceTimeout, maximumStatusLength: configuration.maximumStatusLength)
@@ -138,7 +135,7 @@ public struct Hub: Sendable {
             subscribe: { await subscriptionInputs.attach($0) }, detach: { subscriptionInputs.detach() },
             restored: { subscriptionInputs.restored($0) },
             beforeReady: beforeReady,
-            statusChanged: statusChanged, errors: errors, notifier: notifier, logger: logger)
+            errors: errors, notifier: notifier, logger: logger)
         // In a cluster the alert book is the database's, kept by one agent at a time.
         let alertBook = keeper.flatMap { keeper in
             configuration.store.map { server in
@@ -159,7 +156,7 @@ public struct Hub: Sendable {
             },
             progress: { journal.acknowledge(NotificationRouter.consumerName, through: $0) }, log: journal,
             shared: outbox,
-            sharedAlerts: alertBook, moved: countersMoved, executor: pipeline, lowWear: configuration.lowWear)
+            sharedAlerts: alertBook, executor: pipeline, lowWear: configuration.lowWear)
         let shared = registry.flatMap { registry in
             outbox.map { outbox in
                 SharedIngest(
@@ -241,7 +238,7 @@ public struct Hub: Sendable {
         if let remote { readingSinks.append(remote) }
         let ingest = Ingest(
             tracker: tracker, clients: clients, journal: journal, readings: readingSinks, listeners: listeners,
-            syncDelay: configuration.syncDelay, shared: shared, errors: errors, moved: countersMoved, logger: logger)
+            syncDelay: configuration.syncDelay, shared: shared, errors: errors, logger: logger)
         var following: (@Sendable (DefaultsDocument, Bool) -> Void)?
         if let homeAssistant {
             following = { document, newClient in homeAssistant.followed(document, newClient: newClient) }
@@ -249,7 +246,7 @@ public struct Hub: Sendable {
         let subscriptions = Subscriptions(
             inputs: subscriptionInputs, store: store, ingest: ingest, connection: connection,
             qos: configuration.qos, listenerFilters: listeners.flatMap(\.filters), followed: following,
-            statusChanged: statusChanged, followedVersion: followed, partitions: shared?.partitions,
+            followedVersion: followed, partitions: shared?.partitions,
             mode: configuration.subscribe, errors: errors, logger: logger)
         let sds011 = configuration.sds011.port.map { _ in
             SDS011Source(
@@ -296,7 +293,7 @@ public struct Hub: Sendable {
         let storeWriter = StoreWriter(
             store: store, journal: journal, writes: storeWrites, followedVersion: followed, stateDirectory: state.path,
             flushInterval: configuration.flushInterval,
-            snapshot: snapshot, statusChanged: statusChanged, countersMoved: countersMoved, errors: errors,
+            snapshot: snapshot, errors: errors,
             logger: logger, recordsStatuses: shared == nil, runtimeDirectory: runtime)
         let reloader = ConfigurationReloader(
             option: configurationOption, current: current, file: file, ingest: ingest, router: router, errors: errors,

@@ -21,7 +21,7 @@ import Testing
         let writer = StoreWriter(
             store: FileRegistry(store), journal: journal, writes: Locked(0), followedVersion: Locked(nil),
             stateDirectory: state.path, flushInterval: .milliseconds(20), snapshot: { _ in HubSnapshot() },
-            statusChanged: Doorbell(), errors: ErrorRecorder(logger: logger), logger: logger,
+            errors: ErrorRecorder(logger: logger), logger: logger,
             syncInterval: .milliseconds(500))
         journal.attach([(StoreWriter.consumerName, writer)])
         let running = Task { await writer.run() }

@@ -328,27 +328,6 @@ import Testing
         #expect(outbox.errors == 0)
     }
 
-    /// A done mark, which lands on the outbox's queue after the backend's counters moved, rings the status file's
-    /// signal itself: `hubctl status` showed a delivered notification pending until the next heartbeat, 5 s on
-    /// (found by AlertChaosTests, which read "1 notifications still pending" 3 s after every message was in).
-    @Test func aDoneMarkTellsTheStatusFile() async throws {
-        let directory = try TemporaryDirectory()
-        let bell = Doorbell()
-        let signal = ChangeSignal(bell: bell)
-        let outbox = Outbox(directory: directory.path, moved: signal)
-        _ = try await outbox.open()
-        let notification = Notification(id: "n", backend: "b", rule: "r", event: event("s"), title: "t", body: "b")
-        try outbox.append([notification])
-        signal.rearm()
-        await outbox.markDone([notification.key])
-        #expect(outbox.pendingCount == 0)
-        // Rung already: the wait returns at once, not at its deadline.
-        let clock = ContinuousClock()
-        let waited = await clock.measure { await bell.wait(until: .now + .seconds(5)) }
-        #expect(waited < .seconds(1), "\(waited)")
-        await outbox.close()
-    }
-
     /// An apns backend with no registered device sends nothing, and says so (log line and counter).
     @Test func pushWithoutDevicesIsCountedNotSilent() async throws {
         let directory = try TemporaryDirectory()

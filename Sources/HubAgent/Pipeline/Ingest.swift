@@ -39,7 +39,6 @@ final class Ingest: Service, Sendable {
     /// Rung at every `FloodWatch.step`th of those: what the watch for floods sleeps on.
     let floodBell = Doorbell()
     /// Told when the counters move (what `hubctl status` shows).
-    private let moved: ChangeSignal?
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
     let journal: Journal
@@ -68,10 +67,8 @@ final class Ingest: Service, Sendable {
     init(
         tracker: SensorTracker, clients: AsyncStream<MosquittoClient>, journal: Journal, readings: [any ReadingSink],
         listeners: [any TopicListener] = [],
-        syncDelay: Duration = .zero, shared: SharedIngest? = nil, errors: ErrorRecorder? = nil,
-        moved: ChangeSignal? = nil, logger: Logger
+        syncDelay: Duration = .zero, shared: SharedIngest? = nil, errors: ErrorRecorder? = nil, logger: Logger
     ) {
-        self.moved = moved
         self.syncDelay = Locked(syncDelay)
         self.shared = shared
         self.errors = errors
@@ -202,7 +199,6 @@ final class Ingest: Service, Sendable {
         _ outcome: SensorTracker.Outcome, of message: MQTTMessage, recorded: RecordedReading?,
         fresh: Set<String>? = nil
     ) {
-        defer { moved?.note() }
         switch outcome {
         case .event(let event):
             let made = fresh?.contains(event.id) ?? true
@@ -249,7 +245,6 @@ final class Ingest: Service, Sendable {
             $0.messages += messages
             $0.changes += made.count
         }
-        moved?.note()
         for event in made { log(event) }
     }
 

@@ -26,7 +26,6 @@ final class BrokerConnection: Service, Sendable {
     /// Waited for once the client has subscribed, before the hub says it is online (a cluster agent: its first
     /// share of the partitions connected).
     private let beforeReady: (@Sendable () async -> Void)?
-    private let statusChanged: Doorbell
     let errors: ErrorRecorder
     private let notifier: SystemdNotifier
     let logger: Logger
@@ -52,7 +51,7 @@ final class BrokerConnection: Service, Sendable {
         clients: AsyncStream<MosquittoClient>.Continuation,
         subscribe: @escaping @Sendable (MosquittoClient) async -> Void, detach: @escaping @Sendable () -> Void,
         restored: @escaping @Sendable (MosquittoClient) -> Void, beforeReady: (@Sendable () async -> Void)? = nil,
-        statusChanged: Doorbell, errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
+        errors: ErrorRecorder, notifier: SystemdNotifier, logger: Logger
     ) {
         self.beforeReady = beforeReady
         self.state = Locked(State(broker: broker))
@@ -62,7 +61,6 @@ final class BrokerConnection: Service, Sendable {
         self.subscribe = subscribe
         self.detach = detach
         self.restored = restored
-        self.statusChanged = statusChanged
         self.errors = errors
         self.notifier = notifier
         self.logger = logger
@@ -127,7 +125,6 @@ final class BrokerConnection: Service, Sendable {
                 logger.notice("ready", metadata: ["broker": "\(broker.host):\(broker.port)", "sensors": "\(sensors)"])
                 announcedReady = true
             }
-            statusChanged.ring()
             clearWake()
             // Until the client dies, the broker settings change, or the service is asked to stop.
             await withTaskGroup(of: Void.self) { group in
@@ -146,7 +143,6 @@ final class BrokerConnection: Service, Sendable {
                 wake()
                 await group.waitForAll()
             }
-            statusChanged.ring()
         }
         clients.finish()
         await closeNotificationClient()
@@ -294,7 +290,6 @@ final class BrokerConnection: Service, Sendable {
             case .disconnected(let error):
                 state.withLock { $0.connected = false }
                 errors.record("connection to the broker lost: \(error)")
-                statusChanged.ring()
             case .subscriptionsRestored(let count, let refused):
                 logger.info("subscriptions restored", metadata: ["count": "\(count)", "refused": "\(refused)"])
                 if !refused.isEmpty { errors.record("the broker refused the subscriptions to \(refused)") }
@@ -305,7 +300,6 @@ final class BrokerConnection: Service, Sendable {
                     $0.since = Date()
                 }
                 await announce(client, "online")
-                statusChanged.ring()
             case .reconnectFailed:
                 break
             case .closed(let error):

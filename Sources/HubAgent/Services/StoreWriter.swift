@@ -10,10 +10,10 @@ import ServiceLifecycle
 /// then acknowledged to the journal, which holds them meanwhile. The flush interval (`store.flush_interval`) is
 /// 5 minutes by default, as long as `syncInterval`, so each flush is `fsync`ed: hubd's readers take the live statuses,
 /// and `hubctl` asks hubd to write them first (`WriteRequest`, `writeNow`). And the status file `hubctl status`
-/// reads, every 5 s (written within a second of a change, it was a home's third-largest writer: 118 MB a day asked,
-/// `bench/home.sh`). A change of the counters, the connection or the registry still wakes the writer
-/// (`statusChanged`), but no file comes sooner than `statusInterval` after the last, so it keeps that cadence. Both
-/// once more when hubd stops, after every other service but the journal: the last statuses are written.
+/// reads, every 5 s, changed or not (written within a second of a change, it was a home's third-largest writer:
+/// 118 MB a day asked, `bench/home.sh`; nothing rings for a change any more, as a file no sooner than 5 s after the
+/// last made the ring a second timer every 5 s for nothing: `bench/timers.sh`). Both once more when hubd stops, after
+/// every other service but the journal: the last statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"
@@ -25,9 +25,6 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     private let stateDirectory: String
     private let flushInterval: Duration
     private let snapshot: HubSnapshot.Source
-    private let statusChanged: Doorbell
-    /// Rings `statusChanged` when the counters move; re-armed before each status file is made.
-    private let countersMoved: ChangeSignal?
     private let errors: ErrorRecorder
     private let logger: Logger
     /// Where the status file is written while hubd runs, the state directory's a link to it (`AgentStatus.link`):
@@ -70,13 +67,12 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         store: any RegistryStore, journal: Journal, writes: Locked<Int>,
         followedVersion: Locked<RegistryVersion?>,
         stateDirectory: String, flushInterval: Duration,
-        snapshot: @escaping HubSnapshot.Source, statusChanged: Doorbell, countersMoved: ChangeSignal? = nil,
+        snapshot: @escaping HubSnapshot.Source,
         errors: ErrorRecorder, logger: Logger, recordsStatuses: Bool = true,
         syncInterval: Duration = defaultSyncInterval, runtimeDirectory: String? = nil
     ) {
         self.syncInterval = syncInterval
         self.runtimeDirectory = runtimeDirectory
-        self.countersMoved = countersMoved
         self.recordsStatuses = recordsStatuses
         self.store = store
         self.journal = journal
@@ -85,7 +81,6 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
         self.stateDirectory = stateDirectory
         self.flushInterval = flushInterval
         self.snapshot = snapshot
-        self.statusChanged = statusChanged
         self.errors = errors
         self.logger = logger
     }
@@ -122,8 +117,6 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
                     // The first at once (hubctl status has no file yet).
                     var written = ContinuousClock.now - Self.statusInterval
                     while !Task.isCancelled {
-                        await self.statusChanged.wait(until: written + Self.statusInterval)
-                        // At most one a `statusInterval`: what moves meanwhile goes into this one.
                         try? await Task.sleep(until: written + Self.statusInterval)
                         await self.files.run { self.writeStatus(in: statusDirectory) }
                         written = .now
@@ -231,7 +224,6 @@ final class StoreWriter: Service, JournalConsumer, Sendable {
     }
 
     private func writeStatus(in directory: String) {
-        countersMoved?.rearm()
         do {
             try snapshot(false).agentStatus.write(to: directory)
         } catch {

@@ -81,7 +81,6 @@ final class Subscriptions: Service, Sendable {
     private let listenerFilters: [[String]]
     /// Told of each registry followed, and whether a new client has just subscribed to it.
     private let followed: (@Sendable (DefaultsDocument, _ newClient: Bool) -> Void)?
-    private let statusChanged: Doorbell
     /// The registry version whose sensors ingest follows: set here when it reads one, and moved on by `StoreWriter`
     /// to the version each flush of statuses makes from it.
     private let followedVersion: Locked<RegistryVersion?>
@@ -98,7 +97,7 @@ final class Subscriptions: Service, Sendable {
     init(
         inputs: Inputs, store: any RegistryStore, ingest: Ingest, connection: BrokerConnection, qos: Int,
         listenerFilters: [[String]] = [], followed: (@Sendable (DefaultsDocument, Bool) -> Void)? = nil,
-        statusChanged: Doorbell, followedVersion: Locked<RegistryVersion?> = Locked(nil),
+        followedVersion: Locked<RegistryVersion?> = Locked(nil),
         partitions: ClusterPartitions? = nil, mode: SubscribeMode = .auto, errors: ErrorRecorder,
         logger: Logger
     ) {
@@ -112,7 +111,6 @@ final class Subscriptions: Service, Sendable {
         self.ingest = ingest
         self.connection = connection
         self.qos = MQTTQoS(rawValue: Int32(qos)) ?? .atLeastOnce
-        self.statusChanged = statusChanged
         self.errors = errors
         self.logger = logger
     }
@@ -247,7 +245,6 @@ final class Subscriptions: Service, Sendable {
                 metadata: ["subscribed": "\(delta.subscribe.count)", "unsubscribed": "\(delta.unsubscribe.count)"])
         }
         connection.follow(document.broker)
-        statusChanged.ring()
         if client != nil { followed?(document, false) }
         return document
     }

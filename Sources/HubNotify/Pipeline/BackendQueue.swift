@@ -50,7 +50,6 @@ final class BackendQueue: Sendable {
     let outbox: any NotificationLedger
     let logger: Logger
     /// Told when the statistics move (`hubctl status` shows them).
-    private let moved: ChangeSignal?
     private let doorbell = Doorbell()
     private let state = Locked(State())
     /// Resumed once `run` has returned.
@@ -79,9 +78,8 @@ final class BackendQueue: Sendable {
 
     init(
         name: String, notifier: any Notifier, policy: DeliveryPolicy, outbox: any NotificationLedger,
-        moved: ChangeSignal? = nil, logger: Logger
+        logger: Logger
     ) {
-        self.moved = moved
         self.name = name
         self.notifier = notifier
         self.starter = notifier as? any StartingNotifier
@@ -148,7 +146,6 @@ final class BackendQueue: Sendable {
         }
         for notification in dropped { outbox.markDoneLater(notification.key) }
         if queued { doorbell.ring() }
-        moved?.note()
     }
 
     /// An attempt started by `enqueue` has its answer (on the thread its I/O ended on): delivered is settled there,
@@ -172,7 +169,6 @@ final class BackendQueue: Sendable {
             $0.statistics.lastError = reason
             $0.statistics.lastErrorAt = .now
         }
-        moved?.note()
         logger.error(
             "notification not sent: no recipients",
             metadata: ["id": "\(notification.id)", "sensor": "\(notification.event.sensor)", "reason": "\(reason)"])
@@ -275,11 +271,9 @@ final class BackendQueue: Sendable {
         }
         logger.debug("delivered", metadata: ["id": "\(item.notification.id)", "attempts": "\(item.attempts)"])
         outbox.markDoneLater(item.notification.key)
-        moved?.note()
     }
 
     private func settle(_ item: Item, _ result: DeliveryResult) async {
-        defer { moved?.note() }
         var item = item
         item.attempts += 1
         let notification = item.notification

@@ -22,7 +22,6 @@ public final class NotificationRouter: Service, Sendable {
     let actionKeyCache = Locked<SymmetricKey?>(nil)
     let publish: MQTTPublish?
     /// Told when a backend's counters move.
-    private let moved: ChangeSignal?
     let setup: Locked<Setup>
     /// Rung for the routing loop: a pass is wanted (`passWanted`), or the alert book's next deadline may have moved.
     let doorbell = Doorbell()
@@ -134,22 +133,20 @@ public final class NotificationRouter: Service, Sendable {
     ///   - log: where the outbox's lines go: the journal's file in hubd (`outbox.jsonl` of its own when nil).
     ///   - shared: a cluster's outbox, which then keeps every notification (the file outbox none).
     ///   - sharedAlerts: a cluster's alert book, which then keeps the alerts (`alerts.json` nothing).
-    ///   - moved: told when a backend's counters move (`hubctl status` shows them).
     ///   - executor: the pipeline's executor, shared with the journal (`Journal(executor:)`); one of its own when nil.
     ///   - lowWear: the alert book's log is in memory (`state.low_wear`, `AlertLedger.logInMemory`).
     public init(
         configuration: NotifierConfiguration, stateDirectory: String, logger: Logger,
         publish: MQTTPublish? = nil, progress: (@Sendable (Int) -> Void)? = nil, log: (any NotificationLog)? = nil,
         shared: (any SharedOutbox)? = nil,
-        sharedAlerts: (any SharedAlertBook)? = nil, moved: ChangeSignal? = nil, executor: DispatchQueue? = nil,
+        sharedAlerts: (any SharedAlertBook)? = nil, executor: DispatchQueue? = nil,
         lowWear: Bool = false
     ) throws(ConfigurationError) {
         self.executor = executor ?? DispatchQueue(label: "sensorhub.pipeline")
         self.executor.setSpecific(key: Self.executorKey, value: executorTag)
-        self.moved = moved
         self.progress = progress
         self.sharedAlerts = sharedAlerts
-        self.outbox = Outbox(directory: stateDirectory, log: log, logger: logger, moved: moved)
+        self.outbox = Outbox(directory: stateDirectory, log: log, logger: logger)
         self.shared = shared
         self.logger = logger
         self.stateDirectory = stateDirectory
@@ -157,7 +154,7 @@ public final class NotificationRouter: Service, Sendable {
         let outbox: any NotificationLedger = shared ?? self.outbox
         let queues = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(
-                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, moved: moved, logger: logger)
+                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
         }
         self.setup = Locked(Setup(configuration: configuration, queues: queues, alerts: configuration.alertSetup))
         self.alerts = AlertLedger(directory: stateDirectory, logger: logger, logInMemory: lowWear)
@@ -212,10 +209,9 @@ public final class NotificationRouter: Service, Sendable {
         let old = Dictionary(uniqueKeysWithValues: current.backends.map { ($0.name, $0) })
         let outbox: any NotificationLedger = shared ?? self.outbox
         let logger = self.logger
-        let moved = self.moved
         let made = try Self.makeQueues(configuration.backends, stateDirectory, logger, publish) { spec, notifier in
             BackendQueue(
-                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, moved: moved, logger: logger)
+                name: spec.name, notifier: notifier, policy: spec.policy, outbox: outbox, logger: logger)
         }
         var result = Reconfiguration()
         let wanted = Set(configuration.backends.map(\.name))

@@ -24,7 +24,6 @@ public final class Outbox: Sendable {
     private let state = Locked(State())
     private let logger: Logger?
     /// Told when notifications stop pending (`hubctl status` shows how many are).
-    private let moved: ChangeSignal?
 
     struct State {
         /// Keys added and not yet done, with their line, for compaction.
@@ -61,20 +60,17 @@ public final class Outbox: Sendable {
         }
 
         /// Whether `key` was pending.
-        mutating func removePending(_ key: String) -> Bool {
-            guard let line = pending.removeValue(forKey: key) else { return false }
+        mutating func removePending(_ key: String) {
+            guard let line = pending.removeValue(forKey: key) else { return }
             pendingBytes -= line.count + 1
-            return true
         }
     }
 
     /// - Parameter log: where the lines go (the journal's file in hubd); `outbox.jsonl` in `directory` when nil.
-    public init(directory: String, log: (any NotificationLog)? = nil, logger: Logger? = nil, moved: ChangeSignal? = nil)
-    {
+    public init(directory: String, log: (any NotificationLog)? = nil, logger: Logger? = nil) {
         self.directory = directory
         self.log = log ?? OutboxFile(directory: directory, logger: logger)
         self.logger = logger
-        self.moved = moved
     }
 
     /// Writes that failed since start (each logged).
@@ -259,13 +255,12 @@ public final class Outbox: Sendable {
     /// `sync()` or `close()`. Each delivery took a hop to the outbox's queue before (a context switch or two a
     /// notification).
     public func markDoneLater(_ key: String) {
-        let (arm, removed) = state.withLock { state -> (Bool, Bool) in
+        let arm = state.withLock { state -> Bool in
             state.doneBacklog.append(key)
-            let removed = state.removePending(key)
+            state.removePending(key)
             defer { state.doneTimerArmed = true }
-            return (!state.doneTimerArmed, removed)
+            return !state.doneTimerArmed
         }
-        if removed { moved?.note() }
         guard arm else { return }
         queue.asyncAfter(deadline: .now() + Self.doneMarkDelay) {
             self.state.withLock { $0.doneTimerArmed = false }
@@ -310,13 +305,10 @@ public final class Outbox: Sendable {
     private func writeDone(_ keys: [String]) throws(StoreError) {
         guard !keys.isEmpty else { return }
         try log.appendNotifications(Self.doneLines(keys), sync: false)
-        let removed = state.withLock { state -> Bool in
+        state.withLock { state in
             state.doneLines += keys.count
-            return keys.reduce(false) { state.removePending($1) || $0 }
+            for key in keys { state.removePending(key) }
         }
-        // The done marks land after the backend's counters moved (on this queue, later): the status file must not
-        // keep showing them pending until its next heartbeat.
-        if removed { moved?.note() }
         try compactIfWorthIt()
     }
 
