@@ -88,7 +88,7 @@ struct StateOptions: ParsableArguments {
     }
 
     /// The registry, for a command that shows statuses: a running hubd writes the ones it holds first (it writes
-    /// them every `store.flush_interval`, 30 s by default: `WriteRequest`).
+    /// them every `store.flush_interval`, 5 minutes by default: `WriteRequest`).
     func registryWithStatuses() async throws -> any RegistryStore {
         let (configuration, state) = try await resolve()
         if configuration.store == nil { WriteRequest.ask(directory: state.path) }
