@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// One particulate measurement, in µg/m³; either value may be missing (ESPHome sends them on separate topics).
 public struct ParticulateReading: Sendable, Hashable {
@@ -95,7 +96,7 @@ public struct ParticulateReading: Sendable, Hashable {
     }
 
     /// One decimal, as the sensor measures.
-    public static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+    public static func format(_ value: Double) -> String { FixedDecimal.text(value, places: 1) }
 }
 
 /// The pollutants the hub evaluates.

@@ -1,6 +1,7 @@
 import Foundation
 import HubCore
 import HubHistory
+import HubSupport
 import Hummingbird
 import NIOCore
 
@@ -206,8 +207,9 @@ extension HubAPI {
             svg +=
                 "<text x=\"\(width / 2 - 60)\" y=\"\(height / 2)\" font-size=\"13\" font-family=\"sans-serif\" fill=\"#5b6472\">No readings yet</text>\n"
         } else {
-            let path = points.map { "\(String(format: "%.1f", x($0.0))),\(String(format: "%.1f", y($0.1)))" }.joined(
-                separator: " ")
+            let path = points.map { point in
+                FixedDecimal.text(x(point.0), places: 1) + "," + FixedDecimal.text(y(point.1), places: 1)
+            }.joined(separator: " ")
             svg +=
                 "<polyline class=\"series\" points=\"\(path)\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\"/>\n"
             if points.count == 1 {

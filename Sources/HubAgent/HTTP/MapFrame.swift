@@ -1,5 +1,6 @@
 import Foundation
 import HubCore
+import HubSupport
 
 /// The ground every map of the dashboard is drawn on (a session's track, a route): places in the equirectangular
 /// projection around the middle of what is drawn (`LocalProjection`: metres east and north), fitted to a 640 × 400
@@ -140,5 +141,5 @@ struct MapFrame {
         return [5, 2, 1].map { $0 * power }.first { $0 <= metres } ?? power
     }
 
-    static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+    static func format(_ value: Double) -> String { FixedDecimal.text(value, places: 1) }
 }

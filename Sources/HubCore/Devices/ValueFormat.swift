@@ -132,7 +132,7 @@ public struct ValueFormat: Sendable, Hashable {
 
     /// `format(_:)` for a number written with `places` digits after its point (`places(writtenIn:)`).
     public func format(_ number: Double, published places: Int?) -> String {
-        var text = String(format: "%.\(decimals ?? min(places ?? 2, 2))f", number)
+        var text = FixedDecimal.text(number, places: decimals ?? min(places ?? 2, 2))
         if decimals == nil && places == nil {
             while text.hasSuffix("0") { text.removeLast() }
             if text.hasSuffix(".") { text.removeLast() }

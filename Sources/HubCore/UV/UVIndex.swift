@@ -1,4 +1,5 @@
 import Foundation
+import HubSupport
 
 /// The clear-sky UV index from the Sun's zenith angle and the total ozone column.
 ///
@@ -68,7 +69,7 @@ public struct UVIndex: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// One decimal, as TEMIS gives it.
-    public var description: String { String(format: "%.1f", value) }
+    public var description: String { FixedDecimal.text(value, places: 1) }
 
     public static func < (lhs: UVIndex, rhs: UVIndex) -> Bool { lhs.value < rhs.value }
 }
