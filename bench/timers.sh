@@ -43,7 +43,7 @@ for line in open(maps_path):
     if "x" in fields[1]: code.append((start, end, fields[5]))
 names = {}
 def demangle(symbol):
-    out = subprocess.run(["swift", "demangle", "--simplified", symbol], capture_output=True, text=True)
+    out = subprocess.run(["swift", "demangle", "--simplified", "--compact", symbol], capture_output=True, text=True)
     return out.stdout.strip() or symbol
 def name(address):
     for start, end, path in code:
