@@ -28,8 +28,8 @@ package final class Doorbell: Sendable {
 
     /// Returns on a ring, at `deadline`, or when the task is cancelled.
     package func wait(until deadline: ContinuousClock.Instant?) async {
-        // Rung since the last wait: no child tasks and no timer (the status file's writer, its bell rung by the
-        // counters at every message, made two tasks and a timer every 5 s for a ring already there).
+        // Rung since the last wait: no child tasks and no timer (a bell rung more often than it is waited on, as
+        // the status file's writer's was at every message, made two tasks and a timer for a ring already there).
         if state.withLock({ $0.takeRing() }) { return }
         // Without a deadline, no child tasks: a wait per routed batch made two tasks and a timer (issue 38).
         guard let deadline else { return await waitForRing() }

@@ -38,7 +38,6 @@ final class Ingest: Service, Sendable {
     let coversTopics = Atomic<Bool>(false)
     /// Rung at every `FloodWatch.step`th of those: what the watch for floods sleeps on.
     let floodBell = Doorbell()
-    /// Told when the counters move (what `hubctl status` shows).
     private let rejections = Locked<[Rejection: LogThrottle]>([:])
     private let clients: AsyncStream<MosquittoClient>
     let journal: Journal

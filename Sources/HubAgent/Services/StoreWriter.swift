@@ -11,9 +11,9 @@ import ServiceLifecycle
 /// 5 minutes by default, as long as `syncInterval`, so each flush is `fsync`ed: hubd's readers take the live statuses,
 /// and `hubctl` asks hubd to write them first (`WriteRequest`, `writeNow`). And the status file `hubctl status`
 /// reads, every 5 s, changed or not (written within a second of a change, it was a home's third-largest writer:
-/// 118 MB a day asked, `bench/home.sh`; nothing rings for a change any more, as a file no sooner than 5 s after the
-/// last made the ring a second timer every 5 s for nothing: `bench/timers.sh`). Both once more when hubd stops, after
-/// every other service but the journal: the last statuses are written.
+/// 118 MB a day asked, `bench/home.sh`; and a change no longer wakes the writer: with no file sooner than 5 s after
+/// the last, that wake was a second timer every 5 s to no end, `bench/timers.sh`). Both once more when hubd stops,
+/// after every other service but the journal: the last statuses are written.
 final class StoreWriter: Service, JournalConsumer, Sendable {
     /// The name it acknowledges the journal's records under.
     static let consumerName = "store"

@@ -49,7 +49,6 @@ final class BackendQueue: Sendable {
     /// Where notifications are marked done: the outbox file, or a cluster's outbox.
     let outbox: any NotificationLedger
     let logger: Logger
-    /// Told when the statistics move (`hubctl status` shows them).
     private let doorbell = Doorbell()
     private let state = Locked(State())
     /// Resumed once `run` has returned.

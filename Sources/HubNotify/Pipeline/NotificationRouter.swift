@@ -21,7 +21,6 @@ public final class NotificationRouter: Service, Sendable {
     let stateDirectory: String
     let actionKeyCache = Locked<SymmetricKey?>(nil)
     let publish: MQTTPublish?
-    /// Told when a backend's counters move.
     let setup: Locked<Setup>
     /// Rung for the routing loop: a pass is wanted (`passWanted`), or the alert book's next deadline may have moved.
     let doorbell = Doorbell()

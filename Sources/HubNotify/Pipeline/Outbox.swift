@@ -23,7 +23,6 @@ public final class Outbox: Sendable {
     private let queue = DispatchQueue(label: "sensorhub.outbox")
     private let state = Locked(State())
     private let logger: Logger?
-    /// Told when notifications stop pending (`hubctl status` shows how many are).
 
     struct State {
         /// Keys added and not yet done, with their line, for compaction.
