@@ -171,9 +171,9 @@ until grep -q '^begin' "$publisher_log"; do sleep 0.1; done
 begin=$(awk '/^begin/ { print $2 }' "$publisher_log")
 sleep "$(echo "$begin - $(date +%s.%N)" | bc)"
 # TIMERS=1: which of hubd's sleeping functions set the timers that wake it at this rate, over TIMERS_SECS (60) from
-# INTERVAL seconds after the load began (the first minute has its own), then the bench stops.
+# TIMERS_AFTER (60) seconds after the load began (the first minute has timers of its own), then the bench stops.
 if [ "${TIMERS:-0}" = 1 ]; then
-    sleep "${INTERVAL:-60}"
+    sleep "${TIMERS_AFTER:-60}"
     bench/timers.sh "$hub_pid" "${TIMERS_SECS:-60}"
     exit 0
 fi

@@ -32,7 +32,7 @@ perf record -q -o "$work/perf.data" -e timers:after -e timers:block --call-graph
     -- sleep "$secs" 2>/dev/null
 perf script -i "$work/perf.data" -F event,trace,ip,sym,dso 2>/dev/null >"$work/trace"
 python3 - "$work/maps" "$work/trace" "$secs" <<'PY'
-import collections, re, subprocess, sys
+import collections, functools, re, subprocess, sys
 maps_path, trace_path, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 code, base = [], {}
 for line in open(maps_path):
@@ -42,6 +42,7 @@ for line in open(maps_path):
     base.setdefault(fields[5], start - int(fields[2], 16))
     if "x" in fields[1]: code.append((start, end, fields[5]))
 names = {}
+@functools.cache
 def demangle(symbol):
     out = subprocess.run(["swift", "demangle", "--simplified", "--compact", symbol], capture_output=True, text=True)
     return out.stdout.strip() or symbol
